@@ -1,0 +1,100 @@
+// Package store defines what the engine must remember, as interfaces that the vault implements
+// (DESIGN.md: "the engine reaches both only through interfaces it defines").
+//
+// Secrets (spec 5.1, 5.2, 4.4, 10.2, 10.7) go through [Secrets], which the vault backs with the
+// OS keyring: the root private key of the self-operated operator, and one bundle per
+// (Company identifier, account) holding the User ID, Agent ID, delegated keys and tokens.
+// Nothing in this package is ever written to SQLite, a log, or a model-visible result.
+//
+// The vault does not import this package (DESIGN.md: vault imports nothing of ours). It provides
+// a [KV] of opaque byte values, keyed by item name, with std-library types only; [NewSecrets] turns
+// any KV into the typed, versioned-JSON [Secrets] the engine uses, with per-item atomic updates.
+// [NewMemoryKV] is an in-memory KV for unit tests of other packages.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"time"
+)
+
+// ErrNotFound is returned when a secret item does not exist. It is [fs.ErrNotExist], so KV
+// implementations outside this package can return it without importing this package.
+var ErrNotFound = fs.ErrNotExist
+
+// KV is a store of secret items: the OS keyring in production (vault.Keyring). Values are opaque
+// bytes. Get returns an error matching fs.ErrNotExist when the item is absent. Set replaces the
+// whole value atomically. Names lists every item this application stored; DeleteAll removes them.
+// Every call must be bounded by a timeout and by ctx.
+type KV interface {
+	Get(ctx context.Context, name string) ([]byte, error)
+	Set(ctx context.Context, name string, value []byte) error
+	Delete(ctx context.Context, name string) error
+	Names(ctx context.Context) ([]string, error)
+	DeleteAll(ctx context.Context) error
+}
+
+// BundleVersion is the current format version of the JSON values kept in the keyring.
+const BundleVersion = 1
+
+// RootBundle is the self-operated operator's root key material (spec 4.1, 5.2). One keyring item.
+type RootBundle struct {
+	Version int `json:"v"`
+	// Keys are private JWKs (JSON), newest first. The first one signs new delegations and
+	// client assertions; older ones stay published in the JWKS until their delegations expire.
+	Keys []json.RawMessage `json:"keys"`
+	// Created is when the newest key was generated.
+	Created time.Time `json:"created"`
+}
+
+// DelegatedKey is one delegated P-256 key with its delegation (spec 5.2, Delegated keys).
+// It signs Session JWTs for exactly one User ID.
+type DelegatedKey struct {
+	PrivateJWK json.RawMessage `json:"private_jwk"`
+	Thumbprint string          `json:"kid"`
+	Delegation string          `json:"delegation"` // compact JWT
+	NotAfter   time.Time       `json:"not_after"`  // delegation exp
+}
+
+// Token is one access/refresh token set for a resource (spec 4.4, 4.5, 4.7).
+type Token struct {
+	Resource     string    `json:"resource"` // "" for https://{organization.domain}
+	AccessToken  string    `json:"access_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"` // Bearer or DPoP
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Scopes       []string  `json:"scopes,omitempty"`
+	ExpiresAt    time.Time `json:"expires_at,omitempty"`
+}
+
+// CompanyBundle is everything secret Poppydesk holds for one (Company identifier, account).
+// Account "" is the signed-out identity of the User at that Company. One keyring item, so that
+// opening a Company costs one Secret Service round trip.
+type CompanyBundle struct {
+	Version      int             `json:"v"`
+	UserID       string          `json:"user_id"`
+	AgentID      string          `json:"agent_id,omitempty"`
+	Delegated    []DelegatedKey  `json:"delegated,omitempty"` // newest last
+	DPoPKey      json.RawMessage `json:"dpop_key,omitempty"`  // private JWK
+	Tokens       []Token         `json:"tokens,omitempty"`
+	AccountLabel string          `json:"account_label,omitempty"` // what the user calls the account
+}
+
+// Secrets keeps secret bundles. Implementations must be safe for concurrent use, must make each
+// write atomic per item (a reader sees the old bundle or the new one, never a mix or nothing),
+// and must bound every call with a timeout so a locked or absent keyring cannot hang the caller.
+type Secrets interface {
+	LoadRoot(ctx context.Context) (*RootBundle, error)
+	SaveRoot(ctx context.Context, b *RootBundle) error
+
+	LoadCompany(ctx context.Context, company, account string) (*CompanyBundle, error)
+	// UpdateCompany reads the bundle (an empty one with Version set if none exists), calls fn,
+	// and stores the result atomically. If fn returns an error nothing is stored.
+	UpdateCompany(ctx context.Context, company, account string, fn func(*CompanyBundle) error) (*CompanyBundle, error)
+	DeleteCompany(ctx context.Context, company, account string) error
+	// Companies lists the (company, account) pairs that have a bundle.
+	Companies(ctx context.Context) ([][2]string, error)
+
+	// Reset deletes every item Poppydesk keeps ("reset Poppydesk").
+	Reset(ctx context.Context) error
+}

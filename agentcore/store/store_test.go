@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+func TestSecretsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s := NewSecrets(NewMemoryKV())
+	if _, err := s.LoadRoot(ctx); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("LoadRoot on empty store: %v, want ErrNotFound", err)
+	}
+	tests := []struct{ company, account string }{
+		{"https://shop.example", ""},
+		{"https://shop.example", "work/acct"},
+		{"https://auth.example/tenant/1", ""},
+	}
+	for _, tc := range tests {
+		b, err := s.UpdateCompany(ctx, tc.company, tc.account, func(b *CompanyBundle) error {
+			b.UserID = "u-" + tc.company + tc.account
+			return nil
+		})
+		if err != nil || b.UserID != "u-"+tc.company+tc.account || b.Version != BundleVersion {
+			t.Fatalf("UpdateCompany(%q,%q) = %+v, %v", tc.company, tc.account, b, err)
+		}
+	}
+	got, err := s.Companies(ctx)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Companies = %v, %v", got, err)
+	}
+	for _, tc := range tests {
+		b, err := s.LoadCompany(ctx, tc.company, tc.account)
+		if err != nil || b.UserID != "u-"+tc.company+tc.account {
+			t.Fatalf("LoadCompany(%q,%q) = %+v, %v", tc.company, tc.account, b, err)
+		}
+	}
+	// A failing update stores nothing.
+	_, err = s.UpdateCompany(ctx, tests[0].company, "", func(b *CompanyBundle) error {
+		b.UserID = "changed"
+		return errors.New("no")
+	})
+	if err == nil {
+		t.Fatal("want error from fn")
+	}
+	if b, _ := s.LoadCompany(ctx, tests[0].company, ""); b.UserID == "changed" {
+		t.Fatal("failed update was stored")
+	}
+	if err := s.DeleteCompany(ctx, tests[0].company, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadCompany(ctx, tests[0].company, ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Companies(ctx); len(got) != 0 {
+		t.Fatalf("after reset: %v", got)
+	}
+}
+
+func TestUpdateCompanyConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := NewSecrets(NewMemoryKV())
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := s.UpdateCompany(ctx, "https://c.example", "", func(b *CompanyBundle) error {
+				b.Tokens = append(b.Tokens, Token{Resource: fmt.Sprint(i)})
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	b, _ := s.LoadCompany(ctx, "https://c.example", "")
+	if len(b.Tokens) != 50 {
+		t.Fatalf("lost updates: %d tokens, want 50", len(b.Tokens))
+	}
+}
+
+func TestNewerFormatRefused(t *testing.T) {
+	ctx := context.Background()
+	kv := NewMemoryKV()
+	_ = kv.Set(ctx, companyItem("https://c.example", ""), []byte(`{"v":99,"user_id":"x"}`))
+	_, err := NewSecrets(kv).LoadCompany(ctx, "https://c.example", "")
+	if err == nil {
+		t.Fatal("want error for newer format")
+	}
+}
