@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Sets everything up and runs every test: Go (unit, real-keyring, end-to-end in headless Chromium),
+# frontend unit tests (Vitest) and the desktop smoke test under Xvfb. `.ci/run` calls this through
+# `make test`. Full logs go to out/; the last line is the summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$(go env GOPATH)/bin:$PATH"
+mkdir -p out
+t0=$(date +%s)
+step() { printf '\n== %s\n' "$*"; }
+fail=0
+pass_steps=0
+fail_steps=0
+record() { if [ "$1" = 0 ]; then pass_steps=$((pass_steps+1)); else fail_steps=$((fail_steps+1)); fail=1; fi; }
+
+step "bootstrap"
+scripts/bootstrap.sh
+tb=$(date +%s)
+
+step "gofmt and go vet"
+rc=0
+bad=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [ -n "$bad" ]; then echo "gofmt would change: $bad"; rc=1; fi
+go vet ./... || rc=1
+record $rc
+
+step "frontend: build and unit tests (Vitest)"
+rc=0
+(cd frontend && npm run build && npm test) > out/frontend.log 2>&1 || rc=$?
+grep -E 'Test Files|Tests |error|FAIL' out/frontend.log || true
+[ "$rc" = 0 ] || { echo "frontend failed; see out/frontend.log"; tail -40 out/frontend.log; }
+record $rc
+
+step "Go tests (real Secret Service via gnome-keyring; headless Chromium end-to-end)"
+rc=0
+export POPPYDESK_REQUIRE_KEYRING=1 POPPYDESK_REQUIRE_E2E=1
+scripts/with-keyring.sh go test -count=1 -timeout 25m -v ./... > out/go-test.log 2>&1 || rc=$?
+grep -E '^(ok|FAIL|---\s+FAIL|panic:|\s+--- FAIL)' out/go-test.log || true
+[ "$rc" = 0 ] || { echo "go test failed; see out/go-test.log"; grep -B2 -A20 -E -- '--- FAIL|^panic:' out/go-test.log | head -150; }
+record $rc
+
+step "benchmarks (short run, ratios against a baseline in the same run)"
+rc=0
+go test -run '^$' -bench . -benchtime 200x -benchmem ./agentcore/... > out/bench.log 2>&1 || rc=$?
+grep -E '^(Benchmark|ok|FAIL)' out/bench.log || true
+record $rc
+
+step "desktop smoke test (release build under Xvfb)"
+rc=0
+scripts/smoke.sh || rc=$?
+record $rc
+
+gp=$(grep -cE '^\s*--- PASS' out/go-test.log || true)
+gf=$(grep -cE '^\s*--- FAIL' out/go-test.log || true)
+gs=$(grep -cE '^\s*--- SKIP' out/go-test.log || true)
+echo
+echo "setup $((tb-t0)) s, total $(( $(date +%s)-t0 )) s; steps: $pass_steps passed, $fail_steps failed"
+echo "Tests: $gp passed, $gf failed, $gs skipped"
+exit $fail
