@@ -1,0 +1,255 @@
+package vault
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Approval is a pending or finished approval (Operations extension v2): the request that got
+// `approval_required`, the interface it came through, and every revision of the operation the
+// Company sent. State is the engine's state name; the vault only compares and sets it.
+//
+// Request must not hold secrets: the engine stores the request before signing (no Session JWT,
+// access token or DPoP proof); it signs again when it sends.
+type Approval struct {
+	ID        string // chosen by the engine, unique across Companies
+	Company   string
+	Account   string
+	SID       string
+	Interface string // e.g. "api", "mcp", "conversation"
+	Request   json.RawMessage
+	State     string
+	Created   time.Time
+	Updated   time.Time
+	Revisions []Revision // ascending by Revision
+}
+
+// Revision is one revision of the operation (Operations extension v2), as JSON.
+type Revision struct {
+	Revision  int
+	Operation json.RawMessage
+	Received  time.Time
+}
+
+// Decision is one row of the append-only decision log: a state change of an approval, which
+// revision it concerned, and what was decided (for example "approve", "deny", "sent",
+// "outcome_unknown", "succeeded").
+type Decision struct {
+	Seq        int64 // assigned by the log
+	ApprovalID string
+	Revision   int
+	From, To   string
+	Decision   string
+	At         time.Time
+	Note       string
+}
+
+// CreateApproval stores a new approval with its first revision, in one transaction, durable when
+// it returns. An existing id fails with an error matching ErrExists.
+func (s *State) CreateApproval(ctx context.Context, a Approval, first Revision) error {
+	if a.ID == "" || a.Company == "" || a.State == "" {
+		return errors.New("create approval: id, company and state must not be empty")
+	}
+	if !json.Valid(a.Request) || !json.Valid(first.Operation) {
+		return fmt.Errorf("create approval %q: the request and the operation must be valid JSON", a.ID)
+	}
+	if a.Updated.IsZero() {
+		a.Updated = a.Created
+	}
+	return s.tx(ctx, "create approval "+a.ID, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (id, company, account, sid, interface, request, state, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.Company, a.Account, a.SID, a.Interface, string(a.Request), a.State, a.Created.UnixNano(), a.Updated.UnixNano())
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("approval %q already exists: %w", a.ID, ErrExists)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO approval_revisions (approval_id, revision, operation, received_at) VALUES (?, ?, ?, ?)`,
+			a.ID, first.Revision, string(first.Operation), first.Received.UnixNano())
+		return err
+	})
+}
+
+// AddRevision records a newer revision of the operation and sets the approval's state to
+// newState (a new revision needs a new decision: DESIGN.md invariant 2). The revision number must
+// be greater than every stored one.
+func (s *State) AddRevision(ctx context.Context, id string, r Revision, newState string) error {
+	if !json.Valid(r.Operation) || newState == "" {
+		return fmt.Errorf("add revision to approval %q: the operation must be valid JSON and the state not empty", id)
+	}
+	return s.tx(ctx, "add revision to approval "+id, func(tx *sql.Tx) error {
+		var latest sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(revision) FROM approval_revisions WHERE approval_id = ?`, id).Scan(&latest); err != nil {
+			return err
+		}
+		if !latest.Valid {
+			return notFoundf("approval %q is not known", id)
+		}
+		if int64(r.Revision) <= latest.Int64 {
+			return fmt.Errorf("approval %q: revision %d is not newer than stored revision %d: %w", id, r.Revision, latest.Int64, ErrConflict)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO approval_revisions (approval_id, revision, operation, received_at) VALUES (?, ?, ?, ?)`,
+			id, r.Revision, string(r.Operation), r.Received.UnixNano()); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, updated_at = ? WHERE id = ?`, newState, r.Received.UnixNano(), id)
+		return err
+	})
+}
+
+// TransitionApproval is the write-before-send step: in one transaction it checks that the
+// approval is in state from, sets it to d.To, and appends d to the decision log (d.From is set to
+// from; d.At is the time of the change). It returns after the commit, so the change is durable
+// before the caller sends anything. If the state is not from, nothing changes and the error
+// matches ErrConflict. If d.Revision is not the latest revision, the error matches ErrConflict too
+// (an approval names exactly the latest revision the user saw).
+func (s *State) TransitionApproval(ctx context.Context, id, from string, d Decision) error {
+	if d.To == "" || d.Decision == "" {
+		return fmt.Errorf("transition approval %q: the new state and the decision must not be empty", id)
+	}
+	return s.tx(ctx, "transition approval "+id, func(tx *sql.Tx) error {
+		var cur string
+		var latest sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT a.state, (SELECT MAX(revision) FROM approval_revisions r WHERE r.approval_id = a.id)
+			FROM approvals a WHERE a.id = ?`, id).Scan(&cur, &latest)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFoundf("approval %q is not known", id)
+		}
+		if err != nil {
+			return err
+		}
+		if cur != from {
+			return fmt.Errorf("approval %q is %q, not %q: %w", id, cur, from, ErrConflict)
+		}
+		if int64(d.Revision) != latest.Int64 {
+			return fmt.Errorf("approval %q: decision for revision %d but the latest is %d: %w", id, d.Revision, latest.Int64, ErrConflict)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, updated_at = ? WHERE id = ?`, d.To, d.At.UnixNano(), id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO approval_decisions (approval_id, revision, from_state, to_state, decision, decided_at, note)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, d.Revision, from, d.To, d.Decision, d.At.UnixNano(), d.Note)
+		return err
+	})
+}
+
+const approvalCols = `id, company, account, sid, interface, request, state, created_at, updated_at`
+
+func scanApproval(sc interface{ Scan(...any) error }) (Approval, error) {
+	var a Approval
+	var req string
+	var created, updated sql.NullInt64
+	if err := sc.Scan(&a.ID, &a.Company, &a.Account, &a.SID, &a.Interface, &req, &a.State, &created, &updated); err != nil {
+		return a, err
+	}
+	a.Request = json.RawMessage(req)
+	a.Created, a.Updated = fromNS(created), fromNS(updated)
+	return a, nil
+}
+
+// GetApproval returns the approval with all its revisions, or an error matching ErrNotFound.
+func (s *State) GetApproval(ctx context.Context, id string) (Approval, error) {
+	a, err := scanApproval(s.r.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, notFoundf("approval %q is not known", id)
+	}
+	if err != nil {
+		return a, fmt.Errorf("get approval %q: %w", id, err)
+	}
+	all := []*Approval{&a}
+	return a, s.fillRevisions(ctx, all)
+}
+
+// ListApprovals returns the approvals in any of states (all if none given), oldest first, with
+// their revisions.
+func (s *State) ListApprovals(ctx context.Context, states ...string) ([]Approval, error) {
+	q := `SELECT ` + approvalCols + ` FROM approvals`
+	var args []any
+	if len(states) > 0 {
+		q += ` WHERE state IN (?` + strings.Repeat(", ?", len(states)-1) + `)`
+		for _, st := range states {
+			args = append(args, st)
+		}
+	}
+	q += ` ORDER BY created_at, id`
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	var out []Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	ptrs := make([]*Approval, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	return out, s.fillRevisions(ctx, ptrs)
+}
+
+func (s *State) fillRevisions(ctx context.Context, as []*Approval) error {
+	for _, a := range as {
+		rows, err := s.r.QueryContext(ctx, `SELECT revision, operation, received_at FROM approval_revisions WHERE approval_id = ? ORDER BY revision`, a.ID)
+		if err != nil {
+			return fmt.Errorf("revisions of approval %q: %w", a.ID, err)
+		}
+		for rows.Next() {
+			var r Revision
+			var op string
+			var at sql.NullInt64
+			if err := rows.Scan(&r.Revision, &op, &at); err != nil {
+				rows.Close()
+				return fmt.Errorf("revisions of approval %q: %w", a.ID, err)
+			}
+			r.Operation, r.Received = json.RawMessage(op), fromNS(at)
+			a.Revisions = append(a.Revisions, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("revisions of approval %q: %w", a.ID, err)
+		}
+	}
+	return nil
+}
+
+// Decisions returns the decision log of one approval (all approvals if id is ""), in order.
+func (s *State) Decisions(ctx context.Context, id string) ([]Decision, error) {
+	q := `SELECT seq, approval_id, revision, from_state, to_state, decision, decided_at, note FROM approval_decisions`
+	var args []any
+	if id != "" {
+		q += ` WHERE approval_id = ?`
+		args = append(args, id)
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the decision log: %w", err)
+	}
+	defer rows.Close()
+	var out []Decision
+	for rows.Next() {
+		var d Decision
+		var at sql.NullInt64
+		if err := rows.Scan(&d.Seq, &d.ApprovalID, &d.Revision, &d.From, &d.To, &d.Decision, &at, &d.Note); err != nil {
+			return nil, fmt.Errorf("read the decision log: %w", err)
+		}
+		d.At = fromNS(at)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,58 @@
+// Package vault keeps what Poppydesk must remember: secrets in the OS keyring, everything else
+// in one SQLite file. It imports nothing else of Poppydesk (DESIGN.md); the engine reaches it
+// through interfaces it defines (agentcore/store.KV for secrets), so other packages test with
+// in-memory stores.
+//
+// # What is kept where, and why
+//
+// The OS keyring ([Keyring], the Secret Service through github.com/zalando/go-keyring) holds
+// every secret: the self-operated operator's root private key; and, per (Company identifier,
+// account), the User ID and Agent ID, the delegated private keys with their delegations, the DPoP
+// key, and the access and refresh tokens with their scopes, resources and expiries. Spec 10.2
+// (Secrets and the model) and DESIGN.md invariant 5 require keys and tokens to stay out of
+// anything the model or a log can read; the keyring is the place the desktop encrypts and unlocks
+// with the user's session. The User IDs and Agent IDs sit there too, not in SQLite, because spec
+// 5.1 requires the mapping from each User to their IDs at every Company to stay confidential:
+// a copied database file or backup must not reveal it.
+//
+// Layout: few keyring items. One item per (Company identifier, account) bundle, plus one for the
+// root key, plus one index item (go-keyring cannot list a service's items, so [Keyring.Names]
+// reads the index). Opening a Company is therefore one Secret Service round trip. Each value is
+// the versioned JSON that agentcore/store writes, stored as given (bytes that are not UTF-8 text
+// are base64-encoded behind a marker prefix). All items carry the Secret Service attributes
+// service=<service name, default "Poppydesk"> and username=<item name>, so
+// `secret-tool lookup service Poppydesk username root` shows one.
+//
+// The SQLite file ([State], modernc.org/sqlite) holds what is not secret: discovered Companies
+// and their documents with HTTP cache validators (spec 3), Sessions by sid with version and
+// extensions (spec 5; sids are never reused), conversations and their cursors (spec 8), pending
+// and finished approvals with every operation revision and an append-only decision log
+// (Operations extension v2, sections 5 to 7), the inspector's exchange log (already redacted by
+// the caller), and settings. It never holds a token, key, Session JWT, code, User ID or Agent ID.
+//
+// # Keyring behaviour
+//
+// Every keyring call is bounded by a timeout (default 3 s) and by its context, so a locked or
+// absent keyring cannot hang the app; a call that times out keeps running in the background but
+// its result is discarded, and later calls for the same item wait behind it so writes are never
+// reordered. Values are cached in memory after the first read (also "absent"), so once warm the
+// hot path of signing a request reads no keyring at all. Each write is one Secret Service
+// CreateItem with replace, so it is atomic per item. There is no other backend: without a Secret
+// Service every call fails with an error matching [ErrKeyringUnavailable] that says how to start
+// one (GNOME Keyring, or KeePassXC's Secret Service integration). There is deliberately no
+// plain-text file fallback.
+//
+// # State behaviour
+//
+// Schema migrations are embedded (migrations/NNNN_name.sql), applied at open in order inside
+// transactions, forward only; a database from a newer build is refused. The database runs in WAL
+// mode with synchronous=FULL, a busy timeout, foreign keys and secure_delete, one writer
+// connection and a small reader pool. Every method that changes data is one transaction committed
+// before it returns, so [State.TransitionApproval] is the write-before-send step of Operations
+// extension v2 section 7 (an approval is durable before it is sent). The exchange log keeps a
+// window (default 30 days or 200 MB of stored fields, whichever is smaller), pruned by an injected
+// clock on open and every 64 inserts.
+//
+// The keyring code is hand-written over go-keyring because no maintained library adds timeouts,
+// caching and an index to it; SQL is written directly against database/sql, as the schema is small.
+package vault

@@ -1,0 +1,539 @@
+package vault
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Company is a discovered Company (spec 3): its identifier, the domain it was discovered from,
+// the discovery document as fetched, and the HTTP cache validators.
+type Company struct {
+	Identifier string
+	Domain     string
+	Document   json.RawMessage
+	FetchedAt  time.Time
+	ETag       string
+	Expires    time.Time // zero: no expiry given
+}
+
+// PutCompany inserts or replaces a discovered Company.
+func (s *State) PutCompany(ctx context.Context, c Company) error {
+	if c.Identifier == "" || c.Domain == "" {
+		return errors.New("put company: identifier and domain must not be empty")
+	}
+	if !json.Valid(c.Document) {
+		return fmt.Errorf("put company %s: the document is not valid JSON", c.Identifier)
+	}
+	return s.tx(ctx, "put company "+c.Identifier, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO companies (identifier, domain, document, fetched_at, etag, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (identifier) DO UPDATE SET domain = excluded.domain, document = excluded.document,
+				fetched_at = excluded.fetched_at, etag = excluded.etag, expires_at = excluded.expires_at`,
+			c.Identifier, c.Domain, string(c.Document), c.FetchedAt.UnixNano(), c.ETag, ns(c.Expires))
+		return err
+	})
+}
+
+const companyCols = `identifier, domain, document, fetched_at, etag, expires_at`
+
+func scanCompany(sc interface{ Scan(...any) error }) (Company, error) {
+	var c Company
+	var doc string
+	var fetched, exp sql.NullInt64
+	if err := sc.Scan(&c.Identifier, &c.Domain, &doc, &fetched, &c.ETag, &exp); err != nil {
+		return c, err
+	}
+	c.Document = json.RawMessage(doc)
+	c.FetchedAt, c.Expires = fromNS(fetched), fromNS(exp)
+	return c, nil
+}
+
+// GetCompany returns the Company with this identifier, or an error matching ErrNotFound.
+func (s *State) GetCompany(ctx context.Context, identifier string) (Company, error) {
+	c, err := scanCompany(s.r.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE identifier = ?`, identifier))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, notFoundf("company %s is not known", identifier)
+	}
+	if err != nil {
+		return c, fmt.Errorf("get company %s: %w", identifier, err)
+	}
+	return c, nil
+}
+
+// ListCompanies returns every discovered Company, by identifier.
+func (s *State) ListCompanies(ctx context.Context) ([]Company, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+companyCols+` FROM companies ORDER BY identifier`)
+	if err != nil {
+		return nil, fmt.Errorf("list companies: %w", err)
+	}
+	defer rows.Close()
+	var out []Company
+	for rows.Next() {
+		c, err := scanCompany(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list companies: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ForgetCompany deletes everything the state database holds about a Company: the Company, its
+// cached documents, Sessions, conversations, approvals with their decision log, and exchanges.
+// (Its secrets are in the keyring: delete them there too.)
+func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
+	return s.tx(ctx, "forget company "+identifier, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM companies WHERE identifier = ?`,
+			`DELETE FROM http_cache WHERE company = ?`,
+			`DELETE FROM sessions WHERE company = ?`,
+			`DELETE FROM conversations WHERE company = ?`,
+			`DELETE FROM approvals WHERE company = ?`, // cascades to revisions and decisions
+			`DELETE FROM exchanges WHERE company = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, identifier); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// CacheEntry is a cached HTTP response body with its validators (RFC 9111), keyed by URL.
+type CacheEntry struct {
+	URL       string
+	Company   string // the Company it belongs to, so ForgetCompany removes it ("" if none)
+	Body      []byte
+	ETag      string
+	FetchedAt time.Time
+	Expires   time.Time
+}
+
+// PutCacheEntry inserts or replaces the entry for e.URL.
+func (s *State) PutCacheEntry(ctx context.Context, e CacheEntry) error {
+	if e.URL == "" {
+		return errors.New("put cache entry: URL must not be empty")
+	}
+	return s.tx(ctx, "put cache entry", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO http_cache (url, company, body, etag, fetched_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (url) DO UPDATE SET company = excluded.company, body = excluded.body, etag = excluded.etag,
+				fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`,
+			e.URL, e.Company, nonNil(e.Body), e.ETag, e.FetchedAt.UnixNano(), ns(e.Expires))
+		return err
+	})
+}
+
+// GetCacheEntry returns the entry for url, or an error matching ErrNotFound.
+func (s *State) GetCacheEntry(ctx context.Context, url string) (CacheEntry, error) {
+	e := CacheEntry{URL: url}
+	var fetched, exp sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT company, body, etag, fetched_at, expires_at FROM http_cache WHERE url = ?`, url).
+		Scan(&e.Company, &e.Body, &e.ETag, &fetched, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, notFoundf("no cached response for %s", url)
+	}
+	if err != nil {
+		return e, fmt.Errorf("get cache entry for %s: %w", url, err)
+	}
+	e.FetchedAt, e.Expires = fromNS(fetched), fromNS(exp)
+	return e, nil
+}
+
+// DeleteCacheEntry removes the entry for url (no error if there is none).
+func (s *State) DeleteCacheEntry(ctx context.Context, url string) error {
+	return s.tx(ctx, "delete cache entry", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM http_cache WHERE url = ?`, url)
+		return err
+	})
+}
+
+// Session is one Poppy Session (spec 5.3): its sid, protocol version and extensions in use.
+type Session struct {
+	SID        string
+	Company    string
+	Account    string
+	Version    string
+	Extensions []string
+	Started    time.Time
+	Ended      time.Time // zero while open
+}
+
+// AddSession records a new Session. A sid is never reused (DESIGN.md invariant 7): adding an
+// existing sid fails with an error matching ErrExists.
+func (s *State) AddSession(ctx context.Context, ss Session) error {
+	if ss.SID == "" || ss.Company == "" {
+		return errors.New("add session: sid and company must not be empty")
+	}
+	ext, err := json.Marshal(nonNilStrings(ss.Extensions))
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, "add session", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (sid, company, account, version, extensions, started_at, ended_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sid) DO NOTHING`,
+			ss.SID, ss.Company, ss.Account, ss.Version, string(ext), ss.Started.UnixNano(), ns(ss.Ended))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("session id %q was already used; sids are never reused (spec 5.3): %w", ss.SID, ErrExists)
+		}
+		return nil
+	})
+}
+
+// EndSession records when a Session ended.
+func (s *State) EndSession(ctx context.Context, sid string, at time.Time) error {
+	return s.tx(ctx, "end session", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ? WHERE sid = ?`, at.UnixNano(), sid)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFoundf("session %q is not known", sid)
+		}
+		return nil
+	})
+}
+
+const sessionCols = `sid, company, account, version, extensions, started_at, ended_at`
+
+func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
+	var ss Session
+	var ext string
+	var started, ended sql.NullInt64
+	if err := sc.Scan(&ss.SID, &ss.Company, &ss.Account, &ss.Version, &ext, &started, &ended); err != nil {
+		return ss, err
+	}
+	if err := json.Unmarshal([]byte(ext), &ss.Extensions); err != nil {
+		return ss, fmt.Errorf("extensions of session %q: %w", ss.SID, err)
+	}
+	ss.Started, ss.Ended = fromNS(started), fromNS(ended)
+	return ss, nil
+}
+
+// GetSession returns the Session with this sid, or an error matching ErrNotFound.
+func (s *State) GetSession(ctx context.Context, sid string) (Session, error) {
+	ss, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE sid = ?`, sid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ss, notFoundf("session %q is not known", sid)
+	}
+	if err != nil {
+		return ss, fmt.Errorf("get session: %w", err)
+	}
+	return ss, nil
+}
+
+// ListSessions returns the Sessions of (company, account), oldest first.
+func (s *State) ListSessions(ctx context.Context, company, account string) ([]Session, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE company = ? AND account = ? ORDER BY started_at, sid`, company, account)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		ss, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, ss)
+	}
+	return out, rows.Err()
+}
+
+// Conversation is the local state of a conversation with a Company Agent (spec 8): where reading
+// stopped (Cursor) and a state chosen by the engine.
+type Conversation struct {
+	Company string
+	ID      string
+	Account string
+	Cursor  string
+	State   string
+	Updated time.Time
+}
+
+// PutConversation inserts or replaces the conversation (Company, ID).
+func (s *State) PutConversation(ctx context.Context, c Conversation) error {
+	if c.Company == "" || c.ID == "" {
+		return errors.New("put conversation: company and id must not be empty")
+	}
+	return s.tx(ctx, "put conversation", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO conversations (company, id, account, cursor, state, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (company, id) DO UPDATE SET account = excluded.account, cursor = excluded.cursor,
+				state = excluded.state, updated_at = excluded.updated_at`,
+			c.Company, c.ID, c.Account, c.Cursor, c.State, c.Updated.UnixNano())
+		return err
+	})
+}
+
+// GetConversation returns one conversation, or an error matching ErrNotFound.
+func (s *State) GetConversation(ctx context.Context, company, id string) (Conversation, error) {
+	c := Conversation{Company: company, ID: id}
+	var upd sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT account, cursor, state, updated_at FROM conversations WHERE company = ? AND id = ?`, company, id).
+		Scan(&c.Account, &c.Cursor, &c.State, &upd)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, notFoundf("conversation %q with %s is not known", id, company)
+	}
+	if err != nil {
+		return c, fmt.Errorf("get conversation: %w", err)
+	}
+	c.Updated = fromNS(upd)
+	return c, nil
+}
+
+// ListConversations returns the conversations with company, most recently updated first.
+func (s *State) ListConversations(ctx context.Context, company string) ([]Conversation, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT company, id, account, cursor, state, updated_at FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, company)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []Conversation
+	for rows.Next() {
+		var c Conversation
+		var upd sql.NullInt64
+		if err := rows.Scan(&c.Company, &c.ID, &c.Account, &c.Cursor, &c.State, &upd); err != nil {
+			return nil, fmt.Errorf("list conversations: %w", err)
+		}
+		c.Updated = fromNS(upd)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// SetSetting stores a setting.
+func (s *State) SetSetting(ctx context.Context, key, value string) error {
+	if key == "" {
+		return errors.New("set setting: key must not be empty")
+	}
+	return s.tx(ctx, "set setting "+key, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+		return err
+	})
+}
+
+// GetSetting returns a setting, or an error matching ErrNotFound.
+func (s *State) GetSetting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", notFoundf("setting %q is not set", key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get setting %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// DeleteSetting removes a setting (no error if it was not set).
+func (s *State) DeleteSetting(ctx context.Context, key string) error {
+	return s.tx(ctx, "delete setting "+key, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key)
+		return err
+	})
+}
+
+// Settings returns every setting.
+func (s *State) Settings(ctx context.Context) (map[string]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT key, value FROM settings`)
+	if err != nil {
+		return nil, fmt.Errorf("list settings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("list settings: %w", err)
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+// Exchange is one HTTP exchange for the inspector, ALREADY REDACTED by the caller: no token,
+// Session JWT, assertion, code or key may be in it (DESIGN.md invariant 5).
+type Exchange struct {
+	ID              int64 // assigned by AddExchange
+	At              time.Time
+	Company         string
+	Direction       string // e.g. "outgoing" (Poppydesk to Company) or "incoming" (a redirect back)
+	Method          string
+	URL             string
+	Status          int
+	RequestHeaders  http.Header
+	RequestBody     []byte
+	ResponseHeaders http.Header
+	ResponseBody    []byte
+	Duration        time.Duration
+}
+
+func (e *Exchange) size() int64 {
+	n := len(e.Company) + len(e.Direction) + len(e.Method) + len(e.URL) + len(e.RequestBody) + len(e.ResponseBody)
+	for _, h := range []http.Header{e.RequestHeaders, e.ResponseHeaders} {
+		for k, vs := range h {
+			n += len(k)
+			for _, v := range vs {
+				n += len(v)
+			}
+		}
+	}
+	return int64(n)
+}
+
+// AddExchange appends an exchange to the log and returns its id. Every few inserts it prunes
+// the log to the configured window.
+func (s *State) AddExchange(ctx context.Context, e Exchange) (int64, error) {
+	reqH, err := json.Marshal(nonNilHeader(e.RequestHeaders))
+	if err != nil {
+		return 0, err
+	}
+	respH, err := json.Marshal(nonNilHeader(e.ResponseHeaders))
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.tx(ctx, "add exchange", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status,
+			request_headers, request_body, response_headers, response_body, duration_ns, size)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.At.UnixNano(), e.Company, e.Direction, e.Method, e.URL, e.Status,
+			string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), e.size())
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if s.writes.Add(1)%pruneEvery == 0 {
+		if _, err := s.PruneExchanges(ctx); err != nil {
+			s.log.Warn("pruning the exchange log failed", "err", err)
+		}
+	}
+	return id, nil
+}
+
+// ExchangeQuery selects exchanges; zero fields do not filter.
+type ExchangeQuery struct {
+	Company string
+	Since   time.Time
+	AfterID int64 // only ids greater than this (paging)
+	Limit   int   // default 100
+}
+
+// ListExchanges returns exchanges matching q, oldest first.
+func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]Exchange, error) {
+	var where []string
+	var args []any
+	if q.Company != "" {
+		where, args = append(where, "company = ?"), append(args, q.Company)
+	}
+	if !q.Since.IsZero() {
+		where, args = append(where, "at >= ?"), append(args, q.Since.UnixNano())
+	}
+	if q.AfterID > 0 {
+		where, args = append(where, "id > ?"), append(args, q.AfterID)
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	query := `SELECT id, at, company, direction, method, url, status, request_headers, request_body,
+		response_headers, response_body, duration_ns FROM exchanges`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY id LIMIT ?"
+	args = append(args, q.Limit)
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list exchanges: %w", err)
+	}
+	defer rows.Close()
+	var out []Exchange
+	for rows.Next() {
+		var e Exchange
+		var at sql.NullInt64
+		var reqH, respH string
+		var dur int64
+		if err := rows.Scan(&e.ID, &at, &e.Company, &e.Direction, &e.Method, &e.URL, &e.Status, &reqH,
+			&e.RequestBody, &respH, &e.ResponseBody, &dur); err != nil {
+			return nil, fmt.Errorf("list exchanges: %w", err)
+		}
+		if err := json.Unmarshal([]byte(reqH), &e.RequestHeaders); err != nil {
+			return nil, fmt.Errorf("list exchanges: request headers of %d: %w", e.ID, err)
+		}
+		if err := json.Unmarshal([]byte(respH), &e.ResponseHeaders); err != nil {
+			return nil, fmt.Errorf("list exchanges: response headers of %d: %w", e.ID, err)
+		}
+		e.At, e.Duration = fromNS(at), time.Duration(dur)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// PruneExchanges deletes exchanges older than the window's age (by the injected clock) and then
+// the oldest ones until the rest fits the window's size. It returns how many were deleted.
+func (s *State) PruneExchanges(ctx context.Context) (int64, error) {
+	cutoff := s.opts.Now().Add(-s.opts.ExchangeMaxAge).UnixNano()
+	var n int64
+	err := s.tx(ctx, "prune the exchange log", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM exchanges WHERE at < ?`, cutoff)
+		if err != nil {
+			return err
+		}
+		a, _ := res.RowsAffected()
+		res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
+			SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id DESC) AS kept FROM exchanges) WHERE kept > ?)`,
+			s.opts.ExchangeMaxBytes)
+		if err != nil {
+			return err
+		}
+		b, _ := res.RowsAffected()
+		n = a + b
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		if _, err := s.w.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+			return n, fmt.Errorf("compact %s after pruning: %w", s.path, err)
+		}
+	}
+	return n, nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilHeader(h http.Header) http.Header {
+	if h == nil {
+		return http.Header{}
+	}
+	return h
+}

@@ -1,0 +1,509 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clock is an injected clock for tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func openTest(t *testing.T, opts StateOptions) *State {
+	t.Helper()
+	s, err := OpenState(context.Background(), filepath.Join(t.TempDir(), "state.db"), opts)
+	if err != nil {
+		t.Fatalf("OpenState: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// seedVersion writes sample rows into a database at schema version v (tables of versions <= v).
+func seedVersion(ctx context.Context, t *testing.T, s *State, v int) {
+	t.Helper()
+	stmts := map[int][]string{
+		1: {
+			`INSERT INTO settings VALUES ('theme', 'dark')`,
+			`INSERT INTO companies VALUES ('https://shop.example', 'shop.example', '{"a":1}', 1, 'W/"e1"', NULL)`,
+			`INSERT INTO sessions VALUES ('sid-1', 'https://shop.example', '', '0.4', '["operations"]', 2, NULL)`,
+			`INSERT INTO conversations VALUES ('https://shop.example', 'c1', '', 'cur-9', 'open', 3)`,
+		},
+		2: {
+			`INSERT INTO approvals VALUES ('ap-1', 'https://shop.example', '', 'sid-1', 'api', '{}', 'pending', 4, 4)`,
+			`INSERT INTO approval_revisions VALUES ('ap-1', 1, '{"id":"op"}', 4)`,
+		},
+		3: {
+			`INSERT INTO exchanges (at, company, direction, method, url, status, request_headers, request_body, response_headers, response_body, duration_ns, size)
+			 VALUES (5, 'https://shop.example', 'outgoing', 'GET', 'https://shop.example/x', 200, '{}', x'', '{}', x'', 1, 10)`,
+		},
+	}
+	for version := 1; version <= v; version++ {
+		for _, q := range stmts[version] {
+			if _, err := s.w.ExecContext(ctx, q); err != nil {
+				t.Fatalf("seed version %d: %v", version, err)
+			}
+		}
+	}
+}
+
+func TestMigrationsFromEveryEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	n := SchemaVersion()
+	if n < 3 {
+		t.Fatalf("SchemaVersion = %d, want at least 3", n)
+	}
+	for from := 0; from <= n; from++ {
+		t.Run(fmt.Sprintf("from version %d", from), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			old, err := openState(ctx, path, StateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := migrate(ctx, old.w, path, from); err != nil {
+				t.Fatalf("migrate to %d: %v", from, err)
+			}
+			seedVersion(ctx, t, old, from)
+			old.Close()
+
+			s, err := OpenState(ctx, path, StateOptions{Now: func() time.Time { return time.Unix(0, 6) }})
+			if err != nil {
+				t.Fatalf("OpenState after version %d: %v", from, err)
+			}
+			defer s.Close()
+			var v int
+			if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != n {
+				t.Fatalf("user_version = %d, %v; want %d", v, err, n)
+			}
+			if err := s.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if from >= 1 {
+				if c, err := s.GetCompany(ctx, "https://shop.example"); err != nil || c.ETag != `W/"e1"` {
+					t.Fatalf("company after migration = %+v, %v", c, err)
+				}
+			}
+			if from >= 2 {
+				if a, err := s.GetApproval(ctx, "ap-1"); err != nil || len(a.Revisions) != 1 {
+					t.Fatalf("approval after migration = %+v, %v", a, err)
+				}
+			}
+			// Every table of the newest schema works after the upgrade.
+			if _, err := s.AddExchange(ctx, Exchange{At: time.Unix(0, 7), Company: "c"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.TransitionApproval(ctx, "ap-1", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: time.Unix(0, 8)}); from >= 2 && err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := OpenState(ctx, path, StateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion()+1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = OpenState(ctx, path, StateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "newer Poppydesk") {
+		t.Fatalf("OpenState on a newer schema = %v, want a 'newer Poppydesk' error", err)
+	}
+}
+
+func TestOpenStateSettingsAndFileMode(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	var mode, sync string
+	var busy int
+	s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+	s.w.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync)
+	s.w.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy)
+	if mode != "wal" || sync != "2" || busy != 5000 {
+		t.Fatalf("journal_mode=%s synchronous=%s busy_timeout=%d; want wal, 2 (FULL), 5000", mode, sync, busy)
+	}
+	if err := s.SetSetting(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{s.Path(), s.Path() + "-wal"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", filepath.Base(f), fi.Mode().Perm())
+		}
+	}
+	// Readers cannot write.
+	if _, err := s.r.ExecContext(ctx, `INSERT INTO settings VALUES ('x', 'y')`); err == nil {
+		t.Fatal("the reader pool accepted a write")
+	}
+}
+
+func TestSettings(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	tests := []struct{ key, value string }{{"theme", "dark"}, {"theme", "light"}, {"window.width", "1200"}}
+	for _, tc := range tests {
+		if err := s.SetSetting(ctx, tc.key, tc.value); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.GetSetting(ctx, tc.key); err != nil || v != tc.value {
+			t.Fatalf("GetSetting(%q) = %q, %v", tc.key, v, err)
+		}
+	}
+	all, err := s.Settings(ctx)
+	if err != nil || len(all) != 2 || all["theme"] != "light" {
+		t.Fatalf("Settings = %v, %v", all, err)
+	}
+	if err := s.DeleteSetting(ctx, "theme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSetting(ctx, "theme"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetSetting after delete = %v", err)
+	}
+	if err := s.SetSetting(ctx, "", "x"); err == nil {
+		t.Fatal("empty key accepted")
+	}
+}
+
+func TestCompaniesAndCache(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	tests := []Company{
+		{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"v":"0.4"}`), FetchedAt: t0, ETag: `"a"`, Expires: t0.Add(time.Hour)},
+		{Identifier: "https://auth.example/t/1", Domain: "books.example", Document: json.RawMessage(`{}`), FetchedAt: t0},
+		{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"v":"0.5"}`), FetchedAt: t0.Add(time.Minute), ETag: `"b"`},
+	}
+	for _, c := range tests {
+		if err := s.PutCompany(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetCompany(ctx, c.Identifier)
+		if err != nil || got.Domain != c.Domain || string(got.Document) != string(c.Document) ||
+			!got.FetchedAt.Equal(c.FetchedAt) || got.ETag != c.ETag || !got.Expires.Equal(c.Expires) {
+			t.Fatalf("GetCompany = %+v, %v; want %+v", got, err, c)
+		}
+	}
+	list, err := s.ListCompanies(ctx)
+	if err != nil || len(list) != 2 || list[0].Identifier != "https://auth.example/t/1" {
+		t.Fatalf("ListCompanies = %+v, %v", list, err)
+	}
+	if err := s.PutCompany(ctx, Company{Identifier: "x", Domain: "x", Document: json.RawMessage(`{`)}); err == nil {
+		t.Fatal("invalid JSON document accepted")
+	}
+	if _, err := s.GetCompany(ctx, "https://none.example"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetCompany(unknown) = %v", err)
+	}
+
+	e := CacheEntry{URL: "https://shop.example/.well-known/poppy.json", Company: "https://shop.example", Body: []byte("{}"), ETag: `"a"`, FetchedAt: t0, Expires: t0.Add(time.Hour)}
+	if err := s.PutCacheEntry(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetCacheEntry(ctx, e.URL)
+	if err != nil || string(got.Body) != "{}" || got.ETag != `"a"` || !got.Expires.Equal(e.Expires) {
+		t.Fatalf("GetCacheEntry = %+v, %v", got, err)
+	}
+	if err := s.DeleteCacheEntry(ctx, e.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCacheEntry(ctx, e.URL); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetCacheEntry after delete = %v", err)
+	}
+}
+
+func TestSessionsNeverReuseASid(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	ss := Session{SID: "sid-1", Company: "https://shop.example", Version: "0.4", Extensions: []string{"operations"}, Started: t0}
+	if err := s.AddSession(ctx, ss); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSession(ctx, ss); !errors.Is(err, ErrExists) {
+		t.Fatalf("second AddSession with the same sid = %v, want ErrExists", err)
+	}
+	if err := s.EndSession(ctx, "sid-1", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndSession(ctx, "sid-x", t0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("EndSession(unknown) = %v", err)
+	}
+	got, err := s.GetSession(ctx, "sid-1")
+	if err != nil || !got.Ended.Equal(t0.Add(time.Hour)) || got.Extensions[0] != "operations" {
+		t.Fatalf("GetSession = %+v, %v", got, err)
+	}
+	if err := s.AddSession(ctx, Session{SID: "sid-2", Company: "https://shop.example", Started: t0.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListSessions(ctx, "https://shop.example", "")
+	if err != nil || len(list) != 2 || list[1].SID != "sid-2" || len(list[1].Extensions) != 0 {
+		t.Fatalf("ListSessions = %+v, %v", list, err)
+	}
+}
+
+func TestConversations(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	tests := []Conversation{
+		{Company: "https://a.example", ID: "c1", Cursor: "1", State: "open", Updated: t0},
+		{Company: "https://a.example", ID: "c2", Cursor: "", State: "open", Updated: t0.Add(time.Second)},
+		{Company: "https://a.example", ID: "c1", Cursor: "7", State: "closed", Updated: t0.Add(2 * time.Second)},
+		{Company: "https://b.example", ID: "c1", Cursor: "x", State: "open", Updated: t0},
+	}
+	for _, c := range tests {
+		if err := s.PutConversation(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetConversation(ctx, c.Company, c.ID)
+		if err != nil || got != c {
+			t.Fatalf("GetConversation = %+v, %v; want %+v", got, err, c)
+		}
+	}
+	list, err := s.ListConversations(ctx, "https://a.example")
+	if err != nil || len(list) != 2 || list[0].ID != "c1" || list[0].Cursor != "7" {
+		t.Fatalf("ListConversations = %+v, %v", list, err)
+	}
+}
+
+func TestApprovalLifecycleAndDecisionLog(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	a := Approval{ID: "ap-1", Company: "https://shop.example", SID: "sid-1", Interface: "api",
+		Request: json.RawMessage(`{"method":"POST","url":"https://shop.example/orders"}`), State: "pending", Created: t0}
+	if err := s.CreateApproval(ctx, a, Revision{Revision: 1, Operation: json.RawMessage(`{"id":"op1","revision":1}`), Received: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateApproval(ctx, a, Revision{Revision: 1, Operation: json.RawMessage(`{}`)}); !errors.Is(err, ErrExists) {
+		t.Fatalf("CreateApproval twice = %v, want ErrExists", err)
+	}
+	steps := []struct {
+		name    string
+		from    string
+		d       Decision
+		wantErr error
+	}{
+		{"wrong from state", "approved", Decision{Revision: 1, To: "sent", Decision: "send", At: t0}, ErrConflict},
+		{"stale revision", "pending", Decision{Revision: 0, To: "approved", Decision: "approve", At: t0}, ErrConflict},
+		{"approve", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0.Add(time.Second), Note: "user gesture"}, nil},
+		{"approve again", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}, ErrConflict},
+		{"sent", "approved", Decision{Revision: 1, To: "sent", Decision: "send", At: t0.Add(2 * time.Second)}, nil},
+	}
+	for _, st := range steps {
+		err := s.TransitionApproval(ctx, "ap-1", st.from, st.d)
+		if (st.wantErr == nil && err != nil) || (st.wantErr != nil && !errors.Is(err, st.wantErr)) {
+			t.Fatalf("%s: TransitionApproval = %v, want %v", st.name, err, st.wantErr)
+		}
+	}
+	if err := s.TransitionApproval(ctx, "ap-x", "pending", Decision{To: "a", Decision: "b"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("TransitionApproval(unknown) = %v", err)
+	}
+	// A new revision needs a new decision: the old revision can no longer be approved.
+	if err := s.AddRevision(ctx, "ap-1", Revision{Revision: 1, Operation: json.RawMessage(`{}`)}, "pending"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("AddRevision with an old number = %v, want ErrConflict", err)
+	}
+	if err := s.AddRevision(ctx, "ap-1", Revision{Revision: 2, Operation: json.RawMessage(`{"id":"op1","revision":2}`), Received: t0.Add(3 * time.Second)}, "pending"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TransitionApproval(ctx, "ap-1", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("approving revision 1 after revision 2 arrived = %v, want ErrConflict", err)
+	}
+	got, err := s.GetApproval(ctx, "ap-1")
+	if err != nil || got.State != "pending" || len(got.Revisions) != 2 || got.Revisions[1].Revision != 2 || !got.Updated.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("GetApproval = %+v, %v", got, err)
+	}
+	pending, err := s.ListApprovals(ctx, "pending", "approved")
+	if err != nil || len(pending) != 1 || len(pending[0].Revisions) != 2 {
+		t.Fatalf("ListApprovals = %+v, %v", pending, err)
+	}
+	if none, _ := s.ListApprovals(ctx, "sent"); len(none) != 0 {
+		t.Fatalf("ListApprovals(sent) = %+v", none)
+	}
+	log, err := s.Decisions(ctx, "ap-1")
+	if err != nil || len(log) != 2 || log[0].Decision != "approve" || log[0].From != "pending" || log[0].Note != "user gesture" || log[1].To != "sent" {
+		t.Fatalf("Decisions = %+v, %v", log, err)
+	}
+	// The log is append-only.
+	if _, err := s.w.ExecContext(ctx, `UPDATE approval_decisions SET decision = 'deny'`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("UPDATE of the decision log = %v, want the append-only error", err)
+	}
+}
+
+func TestForgetCompanyAndReset(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{Now: func() time.Time { return t0 }})
+	for _, c := range []string{"https://a.example", "https://b.example"} {
+		must(t, s.PutCompany(ctx, Company{Identifier: c, Domain: "d", Document: json.RawMessage(`{}`), FetchedAt: t0}))
+		must(t, s.PutCacheEntry(ctx, CacheEntry{URL: c + "/doc", Company: c, FetchedAt: t0}))
+		must(t, s.AddSession(ctx, Session{SID: "sid" + c, Company: c, Started: t0}))
+		must(t, s.PutConversation(ctx, Conversation{Company: c, ID: "c", State: "open", Updated: t0}))
+		must(t, s.CreateApproval(ctx, Approval{ID: "ap" + c, Company: c, Request: json.RawMessage(`{}`), State: "pending", Created: t0},
+			Revision{Revision: 1, Operation: json.RawMessage(`{}`), Received: t0}))
+		must(t, s.TransitionApproval(ctx, "ap"+c, "pending", Decision{Revision: 1, To: "denied", Decision: "deny", At: t0}))
+		_, err := s.AddExchange(ctx, Exchange{At: t0, Company: c})
+		must(t, err)
+	}
+	must(t, s.SetSetting(ctx, "k", "v"))
+	must(t, s.ForgetCompany(ctx, "https://a.example"))
+	counts := func() map[string]int {
+		out := map[string]int{}
+		for _, tb := range []string{"companies", "http_cache", "sessions", "conversations", "approvals", "approval_revisions", "approval_decisions", "exchanges", "settings"} {
+			var n int
+			must(t, s.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tb).Scan(&n))
+			out[tb] = n
+		}
+		return out
+	}
+	for tb, n := range counts() {
+		if n != 1 {
+			t.Errorf("after ForgetCompany, %s has %d rows, want 1 (only the other Company's or the setting)", tb, n)
+		}
+	}
+	if _, err := s.GetCompany(ctx, "https://a.example"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("forgotten Company still there: %v", err)
+	}
+	must(t, s.Reset(ctx))
+	for tb, n := range counts() {
+		if n != 0 {
+			t.Errorf("after Reset, %s has %d rows", tb, n)
+		}
+	}
+	must(t, s.Check(ctx))
+}
+
+func TestExchangeLogWindow(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: 24 * time.Hour, ExchangeMaxBytes: 1000})
+	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"[redacted]"}}
+	first, err := s.AddExchange(ctx, Exchange{At: clk.Now(), Company: "https://a.example", Direction: "outgoing", Method: "POST",
+		URL: "https://a.example/x", Status: 201, RequestHeaders: hdr, RequestBody: []byte(`{"q":1}`), ResponseBody: []byte("ok"), Duration: 15 * time.Millisecond})
+	must(t, err)
+	got, err := s.ListExchanges(ctx, ExchangeQuery{Company: "https://a.example"})
+	if err != nil || len(got) != 1 || got[0].ID != first || got[0].Status != 201 || got[0].RequestHeaders.Get("Authorization") != "[redacted]" ||
+		string(got[0].RequestBody) != `{"q":1}` || got[0].Duration != 15*time.Millisecond || !got[0].At.Equal(t0) {
+		t.Fatalf("ListExchanges = %+v, %v", got, err)
+	}
+
+	tests := []struct {
+		name      string
+		advance   time.Duration
+		add       int // exchanges of 100 bytes of body added at the new time
+		wantKept  int
+		wantFirst bool
+	}{
+		{"within the window", 23 * time.Hour, 2, 3, true},
+		{"first exchange older than the age", 2 * time.Hour, 0, 2, false},
+		{"size limit keeps the newest", time.Minute, 12, 0 /* computed below */, false},
+	}
+	for _, tc := range tests {
+		clk.Add(tc.advance)
+		for range tc.add {
+			_, err := s.AddExchange(ctx, Exchange{At: clk.Now(), Company: "https://a.example", ResponseBody: make([]byte, 100)})
+			must(t, err)
+		}
+		if _, err := s.PruneExchanges(ctx); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.ListExchanges(ctx, ExchangeQuery{Limit: 1000})
+		must(t, err)
+		want := tc.wantKept
+		if tc.name == "size limit keeps the newest" {
+			want = 1000 / (100 + len("https://a.example")) // rows of 117 bytes that fit in 1000
+		}
+		if len(all) != want || (len(all) > 0 && (all[0].ID == first) != tc.wantFirst) {
+			t.Fatalf("%s: kept %d exchanges (first kept: %v), want %d (%v)", tc.name, len(all), len(all) > 0 && all[0].ID == first, want, tc.wantFirst)
+		}
+		var total int64
+		must(t, s.r.QueryRowContext(ctx, "SELECT COALESCE(SUM(size),0) FROM exchanges").Scan(&total))
+		if total > 1000 {
+			t.Fatalf("%s: %d bytes kept, over the 1000-byte window", tc.name, total)
+		}
+	}
+	// Paging.
+	all, _ := s.ListExchanges(ctx, ExchangeQuery{Limit: 1000})
+	page, err := s.ListExchanges(ctx, ExchangeQuery{AfterID: all[0].ID, Limit: 2})
+	if err != nil || len(page) != 2 || page[0].ID != all[1].ID {
+		t.Fatalf("page = %+v, %v", page, err)
+	}
+	if later, _ := s.ListExchanges(ctx, ExchangeQuery{Since: clk.Now().Add(time.Second)}); len(later) != 0 {
+		t.Fatalf("Since in the future returned %d exchanges", len(later))
+	}
+}
+
+func TestConcurrentWritersAndReaders(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 25 {
+				if err := s.SetSetting(ctx, fmt.Sprintf("g%d.%d", g, i), "v"); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := s.Settings(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all, err := s.Settings(ctx)
+	if err != nil || len(all) != 100 {
+		t.Fatalf("Settings = %d, %v; want 100", len(all), err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkTransitionApproval(b *testing.B) {
+	ctx := context.Background()
+	s, err := OpenState(ctx, filepath.Join(b.TempDir(), "state.db"), StateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	i := 0
+	for b.Loop() {
+		id := fmt.Sprintf("ap-%d", i)
+		i++
+		if err := s.CreateApproval(ctx, Approval{ID: id, Company: "c", Request: json.RawMessage(`{}`), State: "pending", Created: t0},
+			Revision{Revision: 1, Operation: json.RawMessage(`{}`), Received: t0}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.TransitionApproval(ctx, id, "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
