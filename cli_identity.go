@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// identityStore opens the secret store that holds the root key (spec 4.1, 10.7). The
-// coordinator wires it to the vault (OS keyring); until then export refuses to run rather than
-// generate a key that would be lost.
-var identityStore = func(ctx context.Context) (store.Secrets, error) {
-	return nil, errors.New("the OS keyring is not wired into this build yet, so there is no root key to export; use a build with the vault enabled")
-}
+// identityStore opens the secret store that holds the root key (spec 4.1, 10.7): the OS keyring
+// through the vault (cli_vault.go). Tests replace it.
+var identityStore = openSecrets
 
 func init() {
 	var clientID, out, name, logo string

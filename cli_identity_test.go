@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,10 +18,13 @@ func TestIdentityExport(t *testing.T) {
 	saved := identityStore
 	t.Cleanup(func() { identityStore = saved })
 
-	t.Run("keyring not wired", func(t *testing.T) {
+	t.Run("keyring unavailable", func(t *testing.T) {
+		identityStore = func(context.Context) (store.Secrets, error) {
+			return nil, errors.New("OS keyring (Secret Service) unavailable: start gnome-keyring")
+		}
 		var out, errb bytes.Buffer
 		code := run(ctx, []string{"identity", "export", "--client-id", "https://agent.example/agent.json", "--out", t.TempDir()}, &out, &errb)
-		if code != 1 || !strings.Contains(errb.String(), "OS keyring is not wired") {
+		if code != 1 || !strings.Contains(errb.String(), "keyring") {
 			t.Fatalf("code %d, stderr %q", code, errb.String())
 		}
 	})
