@@ -1,0 +1,5 @@
+package discovery_test
+
+import "strconv"
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,30 @@
+// Package poppytest is the reference Company: a spec-faithful Poppy 0.4 Company in the spirit of
+// net/http/httptest, used by the engine's tests and by the demo (`poppydesk company serve`).
+//
+// One TLS listener on 127.0.0.1 (random port by default) serves every host of the Company,
+// routing by Host, with a certificate for shop.localhost, *.shop.localhost and agent.localhost
+// issued by a CA generated at start (the devmode rule: clients trust it only in dev mode and map
+// only these names to 127.0.0.1; see transport.Config.DevHosts / DevRootCAs and ClientConfig):
+//
+//   - https://shop.localhost:PORT: poppy.json with every field of spec 3.1 (organization, auth
+//     with issuer, scopes and scope_hints, agent, apis, web, feedback, excluded_tasks, extensions
+//     with operations "2", supported_versions with a 0.3 document); the protected resource
+//     metadata (spec 3.2, RFC 9728); an OpenAPI description; the Session destinations /api/* and
+//     /poppy/*: GET /api/products (signed out), GET /api/orders (needs orders:read: 401
+//     challenge, invalid_token, insufficient_scope), POST /api/gift-wrap (extension_required in
+//     WWW-Authenticate), POST /poppy/conversations (extension_required in a JSON body). Every
+//     Session destination verifies the Session header with agentcore/sessioncheck (spec 5.3),
+//     whose HTTP client reaches agent.localhost on this listener in dev mode.
+//   - https://auth.shop.localhost:PORT: the issuer's RFC 8414 metadata listing
+//     https://shop.localhost:PORT in protected_resources. Its endpoints are listed URLs that
+//     answer unsupported_grant_type until the sign-in work adds the authorization server.
+//   - https://www.shop.localhost:PORT: redirects poppy.json to shop.localhost (spec 3 redirects).
+//   - agent.localhost (or any host): AddHost mounts a handler, e.g. NewTestAgent serves a real
+//     identity.Agent's client metadata and JWKS there.
+//
+// Discovery documents carry Cache-Control (SetCacheControl) and an ETag and answer 304 to a
+// matching If-None-Match (RFC 9111). Every request received is recorded (Requests, RequestsTo) so
+// tests can assert what was and wasn't sent. Faults (Faults, SetFault, Options.Faults) make the
+// Company break one rule at a time, at start or at run time; EditPoppyJSON, EditASMetadata,
+// EditResourceMetadata and SetIssuerMode cover the other discovery checks.
+package poppytest

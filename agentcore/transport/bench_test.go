@@ -1,0 +1,90 @@
+package transport_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// BenchmarkSignedOutRequest compares, in the same run and against the same loopback TLS handler,
+// a signed-out request through the engine (Session destinations check, a real Session JWT from
+// agentcore/session, Poppy headers, the policy dialer, error handling) with a plain net/http
+// request. Both keep connections alive. The handler does not verify the Session, so the numbers
+// compare the client side only.
+func BenchmarkSignedOutRequest(b *testing.B) {
+	f := newFixture(b, func(c *transport.Config) { c.Observer = nil })
+	f.discover(b)
+	ok := []byte(`{"products":[]}`)
+	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(ok) }))
+	target := f.s.URL(poppytest.OtherHost, "/api/products")
+	// The benchmark endpoint is a Session destination of its own.
+	var db transport.DestinationsBuilder
+	if err := db.Prefix(f.s.URL(poppytest.OtherHost, "/api")); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.Run("engine", func(b *testing.B) {
+		c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	b.Run("plain-net-http", func(b *testing.B) {
+		port := f.s.Port
+		plain := &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: f.s.CA().Pool(), ServerName: poppytest.OtherHost},
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
+			},
+			ForceAttemptHTTP2: false,
+		}}
+		b.ReportAllocs()
+		for b.Loop() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+			resp, err := plain.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	b.Run("engine-with-stub-signer", func(b *testing.B) {
+		stub := transport.SignerFunc(func(ctx context.Context, r *http.Request, tok string) error {
+			r.Header.Set("Poppy-Session", "eyJ0eXAiOiJwb3BweS1zZXNzaW9uK2p3dCJ9.e30.c2ln")
+			return nil
+		})
+		c, err := f.tr.Session(transport.SessionConfig{Signer: stub, Destinations: db.Build(), Version: "0.4"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,5 @@
+package transport_test
+
+import "github.com/poppydesk/poppydesk/agentcore/discovery"
+
+func discoveryNoCache() discovery.Option { return discovery.NoCache() }

@@ -1,0 +1,257 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/redact"
+)
+
+// Signer adds the Session header (and whatever else the Session signs) to a request. The
+// agentcore/session Session implements it. accessToken is "" for a signed-out request.
+type Signer interface {
+	SignRequest(ctx context.Context, req *http.Request, accessToken string) error
+}
+
+// SignerFunc adapts a function to Signer.
+type SignerFunc func(ctx context.Context, req *http.Request, accessToken string) error
+
+// SignRequest calls f.
+func (f SignerFunc) SignRequest(ctx context.Context, req *http.Request, accessToken string) error {
+	return f(ctx, req, accessToken)
+}
+
+// Hooks let later layers react to the errors of spec 7. Each is optional.
+type Hooks struct {
+	// Refresh is called once on invalid_token with the rejected token and returns a new access
+	// token (spec 4.4). When it is nil or fails, the request is sent once more signed out
+	// (spec 5.5 "continues signed out"), and Response.SignedOut is set.
+	Refresh func(ctx context.Context, rejected string) (string, error)
+	// RenewSession is called once on session_ended and returns the Signer of a new Session with
+	// a new sid (spec 5.5). The request is then sent again, once. Nil: the error is returned.
+	RenewSession func(ctx context.Context) (Signer, error)
+	// Rediscover is called once on version_unsupported. It fetches poppy.json again without any
+	// cache and chooses a version again (spec 3.4). If the chosen version differs from the one in
+	// use, it returns the new version (and extensions) with the Signer of a new Session, and the
+	// request is sent again, once. Nil: the error is returned.
+	Rediscover func(ctx context.Context) (Rediscovery, error)
+}
+
+// Rediscovery is what Hooks.Rediscover found.
+type Rediscovery struct {
+	Version    string // the newly chosen protocol version ("major.minor")
+	Extensions string // the Poppy-Extensions value for the new Session ("" for none)
+	Signer     Signer // the new Session's signer (required when Version changed)
+}
+
+// SessionConfig configures a SessionClient: one Session at one Company.
+type SessionConfig struct {
+	Signer       Signer
+	Destinations *Destinations
+	Version      string // Poppy-Version, e.g. "0.4" (spec 3.4)
+	Extensions   string // Poppy-Extensions value, e.g. `"operations";v="2"` ("" for none)
+	Hooks        Hooks
+}
+
+// SessionClient sends signed requests for one Session to one Company's Session destinations
+// (spec 5.2, 5.6, 7). It never follows redirects (spec 3). Safe for concurrent use.
+type SessionClient struct {
+	t     *Transport
+	dest  *Destinations
+	hooks Hooks
+
+	mu      sync.Mutex
+	signer  Signer
+	version string
+	exts    string
+}
+
+// Session returns a SessionClient over t.
+func (t *Transport) Session(cfg SessionConfig) (*SessionClient, error) {
+	if cfg.Signer == nil {
+		return nil, errors.New("transport: a SessionClient needs a Signer (every request to a Session destination carries the Session header, spec 5.2)")
+	}
+	if cfg.Version == "" {
+		return nil, errors.New("transport: a SessionClient needs the chosen protocol version for Poppy-Version (spec 3.4)")
+	}
+	return &SessionClient{t: t, dest: cfg.Destinations, hooks: cfg.Hooks, signer: cfg.Signer, version: cfg.Version, exts: cfg.Extensions}, nil
+}
+
+// Request is one request to a Session destination. Body is kept so the request can be re-sent.
+type Request struct {
+	Method      string
+	URL         string
+	Header      http.Header // extra headers (Content-Type, Idempotency-Key, ...)
+	Body        []byte
+	AccessToken string // "" for a signed-out request
+}
+
+// Response is a successful (non-error, non-redirect) response. The caller closes Body.
+type Response struct {
+	*http.Response
+	// AccessToken is the token the last attempt used ("" when it went signed out).
+	AccessToken string
+	// SignedOut is true when the engine dropped a rejected access token and continued signed out.
+	SignedOut bool
+	// Renewed is true when the request succeeded in a new Session (session_ended or
+	// version_unsupported handling); later requests of this client use that Session too.
+	Renewed bool
+}
+
+// Do sends req, signed, and applies the error handling of spec 5.5, 5.6, 3.4 and 7. Every error
+// status becomes a *ProtocolError; a redirect becomes a *RedirectError; a URL outside the
+// Session destinations becomes a *DestinationError before anything is sent.
+func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error) {
+	u, err := CheckURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	if !c.dest.Allows(u) {
+		return nil, &DestinationError{URL: redact.URL(u)}
+	}
+	if u.RawQuery != "" && u.Query().Has("access_token") {
+		return nil, errors.New("transport: refused a URL with access_token in its query: spec 5.6 forbids tokens in URLs")
+	}
+	token := req.AccessToken
+	var (
+		refreshed, droppedToken, renewed, rediscovered bool
+		n429                                           int
+	)
+	for {
+		c.mu.Lock()
+		signer, version, exts := c.signer, c.version, c.exts
+		c.mu.Unlock()
+		resp, err := c.send(ctx, u, req, token, signer, version, exts)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 300 || resp.StatusCode == http.StatusNotModified {
+			return &Response{Response: resp, AccessToken: token, SignedOut: droppedToken, Renewed: renewed || rediscovered}, nil
+		}
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			loc := resp.Header.Get("Location")
+			drain(resp)
+			return nil, &RedirectError{Method: req.Method, URL: redact.URL(u), Status: resp.StatusCode, Location: loc}
+		}
+		pe := parseErrorResponse(req.Method, redact.URL(u), resp, c.t.now())
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusTooManyRequests:
+			wait := pe.RetryAfter
+			if _, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.t.now()); !ok {
+				wait = time.Second // no usable Retry-After: still back off
+			}
+			if n429 >= c.t.cfg.Max429Retries {
+				pe.Note = fmt.Sprintf("gave up after %d rate-limited attempts", n429+1)
+				return nil, pe
+			}
+			if wait > c.t.cfg.MaxRetryAfter {
+				pe.Note = fmt.Sprintf("Retry-After exceeds the engine's limit of %s; not waiting", c.t.cfg.MaxRetryAfter)
+				return nil, pe
+			}
+			n429++
+			if err := c.t.sleep(ctx, wait); err != nil {
+				pe.Note = "stopped waiting: " + err.Error()
+				return nil, pe
+			}
+			continue
+		case pe.Code == CodeInvalidToken && token != "" && !refreshed:
+			refreshed = true
+			if c.hooks.Refresh != nil {
+				if nt, err := c.hooks.Refresh(ctx, token); err == nil && nt != "" {
+					token = nt
+					continue
+				}
+			}
+			token, droppedToken = "", true // continue signed out (spec 5.5)
+			continue
+		case pe.Code == CodeSessionEnded:
+			if renewed || c.hooks.RenewSession == nil {
+				if renewed {
+					pe.Note = "the new Session was ended too, so the request was not sent again (spec 5.5)"
+				}
+				return nil, pe
+			}
+			renewed = true
+			ns, err := c.hooks.RenewSession(ctx)
+			if err != nil || ns == nil {
+				pe.Note = fmt.Sprintf("starting a new Session failed: %v", err)
+				return nil, pe
+			}
+			c.mu.Lock()
+			c.signer = ns
+			c.mu.Unlock()
+			continue
+		case pe.Code == CodeVersionUnsupported:
+			if rediscovered || c.hooks.Rediscover == nil {
+				if rediscovered {
+					pe.Note = "the Company refused the newly chosen version too (spec 3.4)"
+				}
+				return nil, pe
+			}
+			rediscovered = true
+			rd, err := c.hooks.Rediscover(ctx)
+			if err != nil {
+				pe.Note = fmt.Sprintf("fetching poppy.json again failed: %v", err)
+				return nil, pe
+			}
+			if rd.Version == version || rd.Signer == nil {
+				pe.Note = fmt.Sprintf("poppy.json fetched again still chooses version %s, so the request was not sent again (spec 3.4)", version)
+				return nil, pe
+			}
+			c.mu.Lock()
+			c.signer, c.version, c.exts = rd.Signer, rd.Version, rd.Extensions
+			c.mu.Unlock()
+			continue
+		default:
+			// invalid_session, insufficient_scope, 401 challenges, extension_required and the
+			// errors of 8.13 are returned to the caller as typed errors.
+			return nil, pe
+		}
+	}
+}
+
+func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, token string, signer Signer, version, exts string) (*http.Response, error) {
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("transport: building %s %s: %w", req.Method, redact.URL(u), err)
+	}
+	for k, vs := range req.Header {
+		hr.Header[k] = vs
+	}
+	hr.Header.Set("Poppy-Version", version)
+	if exts != "" {
+		hr.Header.Set("Poppy-Extensions", exts)
+	} else {
+		hr.Header.Del("Poppy-Extensions")
+	}
+	if token != "" {
+		hr.Header.Set("Authorization", "Bearer "+token)
+	} else {
+		hr.Header.Del("Authorization")
+	}
+	if err := signer.SignRequest(ctx, hr, token); err != nil {
+		return nil, fmt.Errorf("transport: signing the Session header failed: %w", err)
+	}
+	resp, err := c.t.noRedirect.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+}

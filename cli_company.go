@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+)
+
+// faultList is a repeatable --fault flag.
+type faultList []string
+
+func (f *faultList) String() string { return strings.Join(*f, ",") }
+
+func (f *faultList) Set(v string) error {
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			*f = append(*f, n)
+		}
+	}
+	return nil
+}
+
+// companyServeInfo is the one JSON line `poppydesk company serve` prints.
+type companyServeInfo struct {
+	Listen       string   `json:"listen"`
+	Domain       string   `json:"domain"`
+	Origin       string   `json:"origin"`
+	PoppyJSON    string   `json:"poppy_json"`
+	Issuer       string   `json:"issuer"`
+	Identifier   string   `json:"identifier"`
+	AgentOrigin  string   `json:"agent_origin"`
+	CACert       string   `json:"ca_cert"`
+	DevHosts     []string `json:"dev_hosts"`
+	Faults       []string `json:"faults"`
+	DiscoverHint string   `json:"discover_hint"`
+}
+
+func init() {
+	var (
+		listen string
+		faults faultList
+	)
+	register(&command{
+		name:    "company",
+		summary: "Run the reference Company (a spec-faithful Poppy 0.4 Company on loopback) for demos and tests.",
+		usage:   "serve [--listen ADDR] [--fault NAME ...]",
+		flags: func(fs *flag.FlagSet) {
+			faults = nil // the command is global: start every run from no faults
+			fs.StringVar(&listen, "listen", "127.0.0.1:0", "loopback address to listen on")
+			fs.Var(&faults, "fault", "switch on a fault (repeatable): "+strings.Join(poppytest.Faults, ", "))
+		},
+		run: func(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+			if len(args) == 0 || args[0] != "serve" {
+				return usageError{"the only subcommand is `company serve`"}
+			}
+			if err := fs.Parse(args[1:]); err != nil { // flags may follow "serve"
+				return usageError{err.Error()}
+			}
+			if fs.NArg() > 0 {
+				return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+			}
+			return companyServe(ctx, listen, faults, stdout)
+		},
+	})
+}
+
+func companyServe(ctx context.Context, listen string, faults []string, stdout io.Writer) error {
+	s, err := poppytest.New(poppytest.Options{Listen: listen, Faults: faults})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	defer s.Close()
+	dir, err := os.MkdirTemp("", "poppydesk-company-")
+	if err != nil {
+		return fmt.Errorf("creating a temporary directory for the CA certificate: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	caPath, err := s.WriteCAFile(dir)
+	if err != nil {
+		return fmt.Errorf("writing the CA certificate: %w", err)
+	}
+	info := companyServeInfo{
+		Listen: fmt.Sprintf("127.0.0.1:%d", s.Port), Domain: s.Domain, Origin: s.Origin(), PoppyJSON: s.PoppyJSONURL(),
+		Issuer: s.Issuer(), Identifier: s.Identifier(), AgentOrigin: s.URL(poppytest.AgentHost, ""), CACert: caPath,
+		DevHosts: poppytest.DevHosts, Faults: append([]string{}, s.ActiveFaults()...),
+		DiscoverHint: fmt.Sprintf("poppydesk discover %s --dev-ca %s --dev-allow-loopback", s.Domain, caPath),
+	}
+	line, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
