@@ -1,0 +1,157 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { mountShell } from "./app";
+import type { AppInfo, Backend, Section } from "./backend";
+import { SECTIONS } from "./sections";
+// The real index.html, so the tests see the same skeleton the window loads.
+import indexHTML from "../index.html?raw";
+
+const bodyHTML = /<body>([\s\S]*)<\/body>/.exec(indexHTML)![1];
+
+// A backend backed by plain data: the same interface the Wails bindings and the bridge serve.
+class FakeBackend implements Backend {
+  listeners = new Map<string, ((...d: unknown[]) => void)[]>();
+  counts: Record<string, number> = {};
+  statusText = "";
+  failWith: string | null = null;
+  info(): Promise<AppInfo> {
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve({
+      name: "Poppydesk",
+      version: "9.9.9",
+      protocol: "Personal Agent Protocol 0.4",
+      dataDir: "/data/poppydesk",
+      configDir: "/config/poppydesk",
+      logFile: "/state/poppydesk/poppydesk.log",
+      keyring: "not connected yet",
+      demo: "",
+    });
+  }
+  sections(): Promise<Section[]> {
+    return Promise.resolve(SECTIONS.map((s) => ({ id: s.id, title: s.title, count: this.counts[s.id] ?? 0 })));
+  }
+  status(): Promise<string> {
+    return Promise.resolve(this.statusText);
+  }
+  readyCalls = 0;
+  frontendReady(): Promise<void> {
+    this.readyCalls++;
+    return Promise.resolve();
+  }
+  on(event: string, cb: (...d: unknown[]) => void): () => void {
+    this.listeners.set(event, [...(this.listeners.get(event) ?? []), cb]);
+    return () => {};
+  }
+  emit(event: string, ...data: unknown[]): void {
+    for (const cb of this.listeners.get(event) ?? []) cb(...data);
+  }
+}
+
+function key(target: Element, k: string): void {
+  target.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+describe("the window shell", () => {
+  let backend: FakeBackend;
+  beforeEach(() => {
+    document.body.innerHTML = bodyHTML;
+    window.history.replaceState(null, "", "#");
+    backend = new FakeBackend();
+  });
+
+  it("starts on Approvals with its empty state and one tab stop in the rail", async () => {
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(shell.current()).toBe("approvals");
+    expect(document.getElementById("section-title")!.textContent).toBe("Approvals");
+    expect(document.getElementById("empty-state")!.textContent).toContain("Nothing is waiting for your approval");
+    const stops = [...document.querySelectorAll("#rail a")].filter((a) => a.getAttribute("tabindex") === "0");
+    expect(stops.map((a) => a.id)).toEqual(["nav-approvals"]);
+    expect(document.getElementById("nav-approvals")!.getAttribute("aria-current")).toBe("page");
+    expect(document.title).toBe("Approvals · Poppydesk");
+  });
+
+  it("moves with the arrow keys and opens with Enter, wrapping at the ends", async () => {
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    const first = document.getElementById("nav-approvals")!;
+    first.focus();
+    for (const s of SECTIONS.slice(1)) {
+      key(document.activeElement!, "ArrowDown");
+      expect(document.activeElement!.id).toBe(`nav-${s.id}`);
+      key(document.activeElement!, "Enter");
+      expect(shell.current()).toBe(s.id);
+      expect(document.getElementById("empty-title")!.textContent).toBe(s.emptyTitle);
+      expect(document.getElementById("empty-state")!.textContent).toContain(s.emptyText);
+      expect(window.location.hash).toBe(`#/${s.id}`);
+      expect(document.activeElement!.getAttribute("tabindex")).toBe("0");
+    }
+    key(document.activeElement!, "ArrowDown");
+    expect(document.activeElement!.id).toBe("nav-approvals");
+    key(document.activeElement!, "End");
+    expect(document.activeElement!.id).toBe("nav-settings");
+    key(document.activeElement!, "Home");
+    key(document.activeElement!, " ");
+    expect(shell.current()).toBe("approvals");
+  });
+
+  it("shows what Go returns: version, keyring, Settings facts and the status line", async () => {
+    backend.statusText = "Demo: the reference Company is not available";
+    window.history.replaceState(null, "", "#/settings");
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(document.getElementById("app-version")!.textContent).toBe("9.9.9");
+    expect(document.getElementById("keyring")!.textContent).toBe("Keyring: not connected yet");
+    expect(document.getElementById("status")!.textContent).toBe("Demo: the reference Company is not available");
+    expect(document.getElementById("info-data")!.textContent).toBe("/data/poppydesk");
+    expect(document.getElementById("info-keyring")!.textContent).toBe("not connected yet");
+    expect(backend.readyCalls).toBe(1);
+  });
+
+  it("follows status and section events from Go", async () => {
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    backend.emit("shell:status", "Signing in to shop.example");
+    expect(document.getElementById("status")!.textContent).toBe("Signing in to shop.example");
+    backend.counts = { approvals: 3 };
+    backend.emit("shell:sections");
+    await flush();
+    const badge = document.querySelector("#nav-approvals .badge") as HTMLElement;
+    expect(badge.hidden).toBe(false);
+    expect(badge.textContent).toBe("3");
+    expect(document.getElementById("nav-approvals")!.getAttribute("aria-label")).toBe("Approvals, 3 waiting");
+  });
+
+  it("renders text from Go as text, never as HTML", async () => {
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    backend.emit("shell:status", '<img src=x onerror="alert(1)"><a href="https://evil">x</a>');
+    const status = document.getElementById("status")!;
+    expect(status.querySelector("img, a")).toBeNull();
+    expect(status.textContent).toContain("<img");
+  });
+
+  it("says so when Go does not answer", async () => {
+    backend.failWith = "bridge down";
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(document.getElementById("status")!.textContent).toContain("did not answer: bridge down");
+    expect(document.body.dataset.ready).toBe("error");
+  });
+
+  it("the skip link moves focus to the content", async () => {
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    (document.getElementById("skip-link") as HTMLAnchorElement).click();
+    expect(document.activeElement!.id).toBe("main");
+  });
+
+  it("the page declares the strict CSP and loads no remote resource", () => {
+    expect(indexHTML).toContain(
+      `content="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'"`,
+    );
+    expect(indexHTML).not.toMatch(/https?:\/\//);
+    expect(indexHTML).not.toMatch(/<script>(?!<)/);
+  });
+});

@@ -1,0 +1,5 @@
+import "./style.css";
+import { mountShell } from "./app";
+import { goBackend } from "./backend";
+
+mountShell(document, goBackend);
