@@ -1,0 +1,46 @@
+// Package engine wires Poppydesk's protocol packages into the one engine the app, the MCP
+// server and the CLI call: the safe transport (agentcore/transport), discovery with a
+// persistent cache (agentcore/discovery), the Personal Agent's identity (agentcore/identity),
+// Sessions (agentcore/session), and the inspector's exchange log.
+//
+// Spec sections implemented here (the details are in the packages named):
+//
+//   - 3, 3.2: [Engine.Discover] verifies a Company and stores it; discovery documents are cached
+//     through the state store (RFC 9111), and the issuer found for each domain is remembered
+//     (Settings key "discovery.known_issuer:<domain>"), so a later run never falls back to "no
+//     issuer" for a Company whose issuer it knows. [Engine.Company] reads a stored Company
+//     without fetching anything.
+//   - 3.3, 3.4: each Session declares Poppy-Version (the chosen version) and, only when the
+//     Company lists the Operations extension in version "2", Poppy-Extensions: "operations";v="2".
+//     version_unsupported fetches poppy.json again without any cache; a changed version starts a
+//     new Session and the request is sent again once ([Client] hooks).
+//   - 5.1, 5.2, 5.4: [Engine.Client] returns the Client of one (Company identifier, account):
+//     its own Session, signed by the User's delegated key for that Company, sent only to the
+//     Company's Session destinations. A signed-in Client takes the account's access token from
+//     the keyring itself, so no caller handles a token.
+//   - 5.5: session_ended starts a new Session with a new sid and sends the request again once.
+//     Every Session is recorded in the state store (sid, account, version, extensions, start
+//     and end); sids are never reused. Close records the end of the Sessions it started.
+//
+// # What is stored where (DESIGN.md invariants 5 and 7)
+//
+// Secrets (root and delegated private keys, User IDs, Agent IDs, tokens) go only through
+// store.Secrets (the OS keyring). The [State] receives Companies, cached public documents,
+// Session records (the sid is not secret; the User ID is, and is never written there), and
+// exchanges already redacted by agentcore/transport. The engine wraps the handler of the logger
+// it is given so that every attribute passes through redact.ReplaceAttr, even when the caller's
+// handler has no ReplaceAttr. The repository's canary test (canary_test.go) runs the engine
+// against the real keyring and SQLite file and finds no secret in the database, its WAL, the
+// log file or the exchange log.
+//
+// # State
+//
+// The engine does not import the vault (DESIGN.md: agentcore reaches it through interfaces).
+// *vault.State satisfies [Settings] as it is; its other methods take the vault's own record
+// types, which the engine cannot name, so [State] uses record types with the same fields and
+// package main adapts vault.State to it field by field (cli_engine.go). [NewMemoryState] is
+// an in-memory State for tests.
+//
+// The exchange log is written by one goroutine in the order exchanges are observed, so a request
+// never waits for an SQLite commit; [Engine.FlushExchanges] waits for it.
+package engine

@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/session"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// Config configures an [Engine].
+type Config struct {
+	// Transport is the HTTP policy: zero for production; in dev mode DevHosts and DevRootCAs of
+	// the reference Company (poppytest.Server.ClientConfig). Its Logger and Now default to the
+	// engine's; an Observer set here is called after the engine's own (exchange log).
+	Transport transport.Config
+	// Identity is the Personal Agent's published identity (spec 4.1): client_id and, by
+	// default, jwks_uri next to it. In dev mode the reference Company serves it on
+	// agent.localhost (mount [Engine.Agent]'s Handler with poppytest.Server.AddHost).
+	Identity identity.Config
+	// Operator signs with the keys published at jwks_uri. Nil: identity.LocalOperator over
+	// Secrets (self-operated; root key in the OS keyring).
+	Operator identity.Operator
+	// Secrets keeps keys, User IDs and tokens (the OS keyring through vault.Keyring). Required.
+	Secrets store.Secrets
+	// State keeps what is not secret (vault.State through the adapter in package main, or
+	// [NewMemoryState]). Required.
+	State State
+	// Logger receives the engine's logs. The engine wraps its handler so that every attribute
+	// goes through redact.ReplaceAttr. Nil: text on stderr at Info, redacted.
+	Logger *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Versions are the protocol versions implemented (default {discovery.Implemented}, "0.4").
+	Versions []string
+	// DelegationLifetime and RotateBefore configure delegated keys (session.Config defaults:
+	// 12 h and 1 h; spec 5.2).
+	DelegationLifetime, RotateBefore time.Duration
+	// AgentID sends the User's Agent ID for each Company in every Session (spec 5.1). A
+	// Personal Agent with one agent leaves it off (the default).
+	AgentID bool
+	// Refresh, when set, gets a new access token for (company, account) after the Company
+	// rejected one with invalid_token, or before sending one that has expired (spec 4.4), and
+	// stores the new tokens in the keyring itself. The sign-in layer (agentcore/oauth)
+	// provides it; without it a rejected token makes the request continue signed out (spec 5.5).
+	Refresh func(ctx context.Context, company, account, rejected string) (string, error)
+	// OnExchange, when set, is called with each exchange once it is stored in the exchange
+	// log (for the inspector's live view). It runs on the log's writer goroutine: return fast.
+	OnExchange func(ExchangeRecord)
+}
+
+// Extension versions this engine implements and declares when a Company lists them (spec 3.3,
+// 3.4): the Operations extension, version 2.
+var implementedExtensions = []session.Extension{{Name: "operations", Version: "2"}}
+
+// Engine is the protocol engine: one transport, discovery with a persistent cache, the
+// Personal Agent's identity, Sessions, and the exchange log. Safe for concurrent use.
+type Engine struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	tr       *transport.Transport
+	disc     *discovery.Discoverer
+	agent    *identity.Agent
+	sessions *session.Manager
+	sink     *exchangeSink
+
+	mu        sync.Mutex
+	companies map[string]*discovery.Company // by identifier
+	stored    map[string][]byte             // identifier → last stored record document
+	hosts     map[string]string             // URL authority → Company identifier (exchange log)
+	clients   map[clientKey]*Client
+	open      map[string]bool // sids recorded and not yet ended
+	closed    bool
+}
+
+type clientKey struct{ company, account string }
+
+// New builds an Engine. It does no I/O: the root key, User IDs and documents are loaded when
+// first needed.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Secrets == nil || cfg.State == nil {
+		return nil, errors.New("engine: Config needs Secrets (the OS keyring) and State (the state database)")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redact.ReplaceAttr}))
+	}
+	log := newRedactingLogger(cfg.Logger)
+	e := &Engine{cfg: cfg, log: log, now: cfg.Now, companies: map[string]*discovery.Company{}, stored: map[string][]byte{},
+		hosts: map[string]string{}, clients: map[clientKey]*Client{}, open: map[string]bool{}}
+
+	op := cfg.Operator
+	if op == nil {
+		op = identity.NewLocalOperator(cfg.Secrets, cfg.Now)
+	}
+	agent, err := identity.New(cfg.Identity, op, cfg.Now)
+	if err != nil {
+		return nil, fmt.Errorf("engine: the Personal Agent's identity: %w", err)
+	}
+	e.agent = agent
+
+	e.sink = newExchangeSink(cfg.State, log, cfg.Now, e.companyOfHost, cfg.OnExchange)
+	tc := cfg.Transport
+	if tc.Logger == nil {
+		tc.Logger = log
+	} else {
+		tc.Logger = newRedactingLogger(tc.Logger)
+	}
+	if tc.Now == nil {
+		tc.Now = cfg.Now
+	}
+	extra := tc.Observer
+	tc.Observer = func(ex transport.Exchange) {
+		e.sink.observe(ex)
+		if extra != nil {
+			extra(ex)
+		}
+	}
+	if e.tr, err = transport.New(tc); err != nil {
+		e.sink.close(context.Background())
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.disc, err = discovery.New(discovery.Config{Transport: e.tr, Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost},
+		Known: knownAdapter{st: cfg.State}, Now: cfg.Now, Logger: log, Versions: cfg.Versions})
+	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.sessions, err = session.NewManager(session.Config{Secrets: cfg.Secrets, Delegator: agent, Now: cfg.Now,
+		DelegationLifetime: cfg.DelegationLifetime, RotateBefore: cfg.RotateBefore, Logger: log})
+	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return e, nil
+}
+
+func (e *Engine) close() {
+	e.tr.Close()
+	e.sink.close(context.Background())
+}
+
+// Close records the end of every Session this engine started (spec 5.5: the Personal Agent
+// stops using their sids; a new run starts new Sessions), stores the queued exchanges, and
+// drops idle connections. The Engine must not be used afterwards.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	var sids []string
+	for sid := range e.open {
+		sids = append(sids, sid)
+	}
+	e.open = map[string]bool{}
+	e.mu.Unlock()
+	var errs []error
+	now := e.now()
+	for _, sid := range sids {
+		if err := e.cfg.State.EndSession(ctx, sid, now); err != nil {
+			errs = append(errs, fmt.Errorf("recording the end of a Session: %w", err))
+		}
+	}
+	e.tr.Close()
+	if err := e.sink.close(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("storing the last exchanges: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Agent is the Personal Agent's identity: client metadata, JWKS (Handler, Export) and client
+// assertions for the sign-in layer (spec 4.1).
+func (e *Engine) Agent() *identity.Agent { return e.agent }
+
+// Transport is the engine's HTTP transport, for layers that send requests without a Session
+// (OAuth endpoints use its NoRedirectClient; spec 3, 4).
+func (e *Engine) Transport() *transport.Transport { return e.tr }
+
+// Logger is the engine's logger: every attribute passes through redact.ReplaceAttr. Layers
+// built on the engine log through it.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// FlushExchanges waits until every exchange observed so far is stored in the exchange log.
+func (e *Engine) FlushExchanges(ctx context.Context) error { return e.sink.flush(ctx) }
+
+// Discover finds and verifies the Company at domain (spec 3; "example.com", or host:port in dev
+// mode), using the persistent RFC 9111 cache of discovery documents, and stores the verified
+// Company in the state store. Errors are *discovery.CheckError naming the check and section.
+func (e *Engine) Discover(ctx context.Context, domain string) (*discovery.Company, error) {
+	return e.discover(ctx, domain)
+}
+
+func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.Option) (*discovery.Company, error) {
+	c, err := e.disc.Discover(ctx, domain, opts...)
+	if err != nil {
+		e.log.InfoContext(ctx, "engine: discovery failed", "domain", domain, "err", err)
+		return nil, err
+	}
+	doc, err := encodeCompany(c)
+	if err != nil {
+		return nil, fmt.Errorf("engine: encoding the Company %s: %w", c.Identifier, err)
+	}
+	e.mu.Lock()
+	changed := !bytes.Equal(e.stored[c.Identifier], doc)
+	e.companies[c.Identifier] = c
+	for _, h := range companyHosts(c) {
+		e.hosts[h] = c.Identifier
+	}
+	e.mu.Unlock()
+	if changed {
+		rec := CompanyRecord{Identifier: c.Identifier, Domain: strings.ToLower(c.Organization.Domain), Document: doc, FetchedAt: e.now()}
+		if err := e.cfg.State.PutCompany(ctx, rec); err != nil {
+			return nil, fmt.Errorf("engine: storing the discovered Company %s: %w", c.Identifier, err)
+		}
+		e.mu.Lock()
+		e.stored[c.Identifier] = doc
+		e.mu.Unlock()
+	}
+	if c.IssuerRemoved {
+		e.log.WarnContext(ctx, "engine: the Company removed its issuer, so its identifier changed; new User IDs and Sessions are used (spec 3.2)", "domain", domain, "identifier", c.Identifier)
+	}
+	return c, nil
+}
+
+// Company returns the Company with this identifier (spec 3.2), as last discovered by this
+// engine or, after a restart, as stored in the state store. It does not fetch anything; an
+// error matching fs.ErrNotExist means it was never discovered.
+func (e *Engine) Company(ctx context.Context, identifier string) (*discovery.Company, error) {
+	e.mu.Lock()
+	c := e.companies[identifier]
+	e.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	rec, err := e.cfg.State.GetCompany(ctx, identifier)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the Company %s was never discovered; discover its domain first (spec 3): %w", identifier, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: reading the Company %s: %w", identifier, err)
+	}
+	c, err = decodeCompany(rec.Document)
+	if err != nil {
+		return nil, fmt.Errorf("engine: Company %s: %w", identifier, err)
+	}
+	e.mu.Lock()
+	if cur := e.companies[identifier]; cur != nil {
+		c = cur
+	} else {
+		e.companies[identifier] = c
+		e.stored[identifier] = rec.Document
+		for _, h := range companyHosts(c) {
+			e.hosts[h] = c.Identifier
+		}
+	}
+	e.mu.Unlock()
+	return c, nil
+}
+
+// companyOfHost names the Company an exchange with host belongs to ("" when unknown).
+func (e *Engine) companyOfHost(host string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hosts[strings.TrimSuffix(host, ":443")]
+}
+
+// companyHosts lists the authorities (host[:port], lowercased) of a Company's URLs.
+func companyHosts(c *discovery.Company) []string {
+	urls := []string{"https://" + c.Organization.Domain, c.Issuer, c.PoppyJSONURL, c.DocumentURL}
+	if as := c.AuthorizationServer; as != nil {
+		urls = append(urls, as.TokenEndpoint, as.RevocationEndpoint, as.AuthorizationEndpoint, as.DeviceAuthorizationEndpoint)
+	}
+	for _, a := range c.Channels.APIs {
+		urls = append(urls, a.URL)
+	}
+	if c.Channels.Agent != nil {
+		for _, p := range c.Channels.Agent.Protocols {
+			urls = append(urls, p.Endpoint)
+		}
+	}
+	if c.Channels.Web != nil {
+		urls = append(urls, c.Channels.Web.BrowserSessionEndpoint)
+	}
+	if c.Channels.Feedback != nil {
+		urls = append(urls, c.Channels.Feedback.Endpoint)
+	}
+	var out []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			out = append(out, strings.TrimSuffix(strings.ToLower(u.Host), ":443"))
+		}
+	}
+	return out
+}

@@ -1,0 +1,613 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// clock is a test clock shared by the engine and the reference Company.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type fixture struct {
+	s       *poppytest.Server
+	e       *engine.Engine
+	state   *engine.MemoryState
+	secrets store.Secrets
+	clock   *clock
+	logs    *bytes.Buffer
+
+	mu      sync.Mutex
+	onExchg func(transport.Exchange)
+}
+
+type options struct {
+	faults   []string
+	versions []string
+	state    *engine.MemoryState
+	secrets  store.Secrets
+	refresh  func(ctx context.Context, company, account, rejected string) (string, error)
+	server   *poppytest.Server
+}
+
+func newFixture(t testing.TB, o options) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &fixture{clock: &clock{t: time.Now().Truncate(time.Second)}, logs: &bytes.Buffer{}}
+	f.s = o.server
+	if f.s == nil {
+		s, err := poppytest.New(poppytest.Options{Faults: o.faults, Now: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		f.s = s
+	}
+	f.state, f.secrets = o.state, o.secrets
+	if f.state == nil {
+		f.state = engine.NewMemoryState()
+	}
+	if f.secrets == nil {
+		f.secrets = store.NewSecrets(store.NewMemoryKV())
+	}
+	tc := f.s.ClientConfig()
+	tc.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	tc.Observer = func(ex transport.Exchange) {
+		f.mu.Lock()
+		fn := f.onExchg
+		f.mu.Unlock()
+		if fn != nil {
+			fn(ex)
+		}
+	}
+	// A handler WITHOUT ReplaceAttr: the engine must redact by itself.
+	level := slog.LevelDebug
+	if _, bench := t.(*testing.B); bench {
+		level = slog.LevelWarn
+	}
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: f.logs}, &slog.HandlerOptions{Level: level}))
+	e, err := engine.New(engine.Config{
+		Transport: tc,
+		Identity:  identityFor(f.s),
+		Secrets:   f.secrets,
+		State:     f.state,
+		Logger:    logger,
+		Now:       f.clock.Now,
+		Versions:  o.versions,
+		Refresh:   o.refresh,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	f.s.AddHost(poppytest.AgentHost, e.Agent().Handler(logger))
+	f.e = e
+	return f
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// whenResponse calls fn once, from the transport's observer, when an exchange with this status
+// is observed (before the engine reacts to it).
+func (f *fixture) whenResponse(status int, fn func()) {
+	var once sync.Once
+	f.mu.Lock()
+	f.onExchg = func(ex transport.Exchange) {
+		if ex.Status == status {
+			once.Do(fn)
+		}
+	}
+	f.mu.Unlock()
+}
+
+func (f *fixture) discover(t *testing.T) *discovery.Company {
+	t.Helper()
+	c, err := f.e.Discover(context.Background(), f.s.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (f *fixture) get(t *testing.T, c *engine.Client, path string) (*transport.Response, error) {
+	t.Helper()
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, path)})
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return resp, err
+}
+
+// claimsOf decodes the claims of a recorded Poppy-Session header (test-only, unverified).
+func claimsOf(t *testing.T, jwt string) map[string]any {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("Poppy-Session is not a compact JWS")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sidsSent(t *testing.T, s *poppytest.Server, path string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range s.RequestsTo(poppytest.ShopHost, path) {
+		out = append(out, claimsOf(t, r.Header.Get("Poppy-Session"))["sid"].(string))
+	}
+	return out
+}
+
+// TestDiscoverAndSignedRequest: discovery → a signed request verified by the reference Company
+// (its sessioncheck fetches the engine's client metadata and JWKS on agent.localhost); the
+// Company and the Session are stored; the exchange log has the request with Poppy-Session masked.
+func TestDiscoverAndSignedRequest(t *testing.T) {
+	f := newFixture(t, options{})
+	ctx := context.Background()
+	c := f.discover(t)
+	if c.Identifier != f.s.Identifier() {
+		t.Fatalf("identifier = %s, want %s", c.Identifier, f.s.Identifier())
+	}
+	cl, err := f.e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.get(t, cl, "/api/products")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	h := reqs[0].Header
+	if h.Get("Poppy-Version") != "0.4" || h.Get("Poppy-Extensions") != `"operations";v="2"` || h.Get("Authorization") != "" {
+		t.Fatalf("headers: version %q extensions %q authorization %q", h.Get("Poppy-Version"), h.Get("Poppy-Extensions"), h.Get("Authorization"))
+	}
+	claims := claimsOf(t, h.Get("Poppy-Session"))
+	if claims["aud"] != c.Identifier || claims["iss"] != f.e.Agent().ClientID() || claims["sid"] != cl.SID() {
+		t.Fatalf("claims %v", claims)
+	}
+
+	// The Company is stored, and a second engine over the same state finds it without network.
+	rec, err := f.state.GetCompany(ctx, c.Identifier)
+	if err != nil || rec.Domain != f.s.Domain || !strings.Contains(string(rec.Document), "Shop (reference Company)") {
+		t.Fatalf("stored company %+v, %v", rec, err)
+	}
+	// The Session is recorded, without the User ID.
+	ss := f.state.Sessions()
+	if len(ss) != 1 || ss[0].SID != cl.SID() || ss[0].Company != c.Identifier || ss[0].Version != "0.4" ||
+		strings.Join(ss[0].Extensions, ",") != `"operations";v="2"` || !ss[0].Ended.IsZero() {
+		t.Fatalf("sessions %+v", ss)
+	}
+	sub := claims["sub"].(string)
+	if b, _ := json.Marshal(f.state.Sessions()); bytes.Contains(b, []byte(sub)) {
+		t.Fatal("the User ID reached a Session record")
+	}
+	// The exchange log has the request, with Poppy-Session masked.
+	if err := f.e.FlushExchanges(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, ex := range f.state.Exchanges() {
+		if strings.HasSuffix(ex.URL, "/api/products") {
+			found = true
+			if ex.RequestHeaders.Get("Poppy-Session") != redact.Mask || ex.Company != c.Identifier || ex.Status != 200 || ex.ID == 0 {
+				t.Fatalf("exchange %+v", ex)
+			}
+		}
+		if bytes.Contains([]byte(ex.RequestHeaders.Get("Poppy-Session")), []byte("eyJ")) {
+			t.Fatal("a Session JWT reached the exchange log")
+		}
+	}
+	if !found {
+		t.Fatal("the request is not in the exchange log")
+	}
+	// Close records the end of the Session.
+	if err := f.e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ss := f.state.Sessions(); ss[0].Ended.IsZero() {
+		t.Fatal("Close did not record the end of the Session")
+	}
+}
+
+// TestExtensionsDeclared: "operations";v="2" is declared only when the Company lists version 2.
+func TestExtensionsDeclared(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(doc map[string]any)
+		want string
+	}{
+		{"operations 2 listed", nil, `"operations";v="2"`},
+		{"operations 1 only", func(doc map[string]any) {
+			doc["extensions"].(map[string]any)["operations"] = []any{map[string]any{"version": "1"}}
+		}, ""},
+		{"operations not listed", func(doc map[string]any) { delete(doc["extensions"].(map[string]any), "operations") }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, options{})
+			f.s.EditPoppyJSON(tc.edit)
+			c := f.discover(t)
+			cl, err := f.e.Client(context.Background(), c.Identifier, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.get(t, cl, "/api/products"); err != nil {
+				t.Fatal(err)
+			}
+			reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+			if got := reqs[0].Header.Get("Poppy-Extensions"); got != tc.want {
+				t.Fatalf("Poppy-Extensions = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSessionEnded: session_ended → a new Session with a new sid, the request sent again once;
+// both Sessions recorded, the first one ended (spec 5.5).
+func TestSessionEnded(t *testing.T) {
+	tests := []struct {
+		name         string
+		endsNewToo   bool
+		wantSessions int
+	}{
+		{"new Session succeeds", false, 2},
+		{"new Session ended too: stop", true, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, options{faults: []string{poppytest.FaultSessionEnded}})
+			c := f.discover(t)
+			if !tc.endsNewToo {
+				f.whenResponse(400, func() { f.s.SetFault(poppytest.FaultSessionEnded, false) })
+			}
+			cl, err := f.e.Client(context.Background(), c.Identifier, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := cl.SID()
+			resp, err := f.get(t, cl, "/api/products")
+			if tc.endsNewToo {
+				if !transport.IsCode(err, transport.CodeSessionEnded) {
+					t.Fatalf("err = %v, want session_ended", err)
+				}
+			} else if err != nil || !resp.Renewed {
+				t.Fatalf("resp %+v, err %v", resp, err)
+			}
+			sids := sidsSent(t, f.s, "/api/products")
+			if len(sids) != 2 || sids[0] != first || sids[1] == first || sids[1] != cl.SID() {
+				t.Fatalf("sids sent %v (first %s, now %s)", sids, first, cl.SID())
+			}
+			ss := f.state.Sessions()
+			if len(ss) != tc.wantSessions || ss[0].SID != sids[0] || ss[1].SID != sids[1] || ss[0].Ended.IsZero() || !ss[1].Ended.IsZero() {
+				t.Fatalf("recorded sessions %+v", ss)
+			}
+		})
+	}
+}
+
+// TestVersionUnsupported: version_unsupported → poppy.json again without cache; the same
+// version stops; a changed version continues in a new Session, once (spec 3.4).
+func TestVersionUnsupported(t *testing.T) {
+	t.Run("same version stops", func(t *testing.T) {
+		f := newFixture(t, options{faults: []string{poppytest.FaultVersionUnsupported}})
+		c := f.discover(t)
+		cl, err := f.e.Client(context.Background(), c.Identifier, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json"))
+		_, err = f.get(t, cl, "/api/products")
+		var pe *transport.ProtocolError
+		if !errors.As(err, &pe) || pe.Code != transport.CodeVersionUnsupported || !strings.Contains(pe.Note, "still chooses version 0.4") {
+			t.Fatalf("err = %v", err)
+		}
+		if after := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")); after != before+1 {
+			t.Fatalf("poppy.json fetched %d more times, want 1 (fresh cache entry bypassed)", after-before)
+		}
+		if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != 1 || len(f.state.Sessions()) != 1 {
+			t.Fatalf("sent %d times, %d sessions", n, len(f.state.Sessions()))
+		}
+	})
+	t.Run("changed version continues in a new Session", func(t *testing.T) {
+		// The engine implements 0.3 and 0.4; the Company first serves only 0.3 (so the engine
+		// chooses it) and then drops it: its Session check serves 0.4 only, so the first
+		// request gets version_unsupported, and poppy.json fetched again offers 0.4.
+		f := newFixture(t, options{versions: []string{"0.3", "0.4"}})
+		f.s.EditPoppyJSON(func(doc map[string]any) {
+			doc["protocol_version"] = "0.3"
+			delete(doc, "supported_versions")
+		})
+		c := f.discover(t)
+		if c.Version != "0.3" {
+			t.Fatalf("chose %s", c.Version)
+		}
+		f.whenResponse(400, func() { f.s.EditPoppyJSON(nil) })
+		cl, err := f.e.Client(context.Background(), c.Identifier, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := f.get(t, cl, "/api/products")
+		if err != nil || !resp.Renewed {
+			t.Fatalf("resp %+v err %v", resp, err)
+		}
+		reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+		if len(reqs) != 2 || reqs[0].Header.Get("Poppy-Version") != "0.3" || reqs[1].Header.Get("Poppy-Version") != "0.4" {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		ss := f.state.Sessions()
+		if len(ss) != 2 || ss[0].Version != "0.3" || ss[0].Ended.IsZero() || ss[1].Version != "0.4" || ss[1].SID != cl.SID() || cl.Version() != "0.4" {
+			t.Fatalf("sessions %+v", ss)
+		}
+		if got, _ := f.e.Company(context.Background(), c.Identifier); got.Version != "0.4" {
+			t.Fatalf("stored Company version %s", got.Version)
+		}
+	})
+}
+
+// TestSignedInRequest: a signed-in Client takes the account's access token from the keyring
+// bundle; a rejected token goes through Config.Refresh (spec 4.4, 5.4).
+func TestSignedInRequest(t *testing.T) {
+	refreshed := 0
+	f := newFixture(t, options{refresh: func(ctx context.Context, company, account, rejected string) (string, error) {
+		refreshed++
+		if account != "alice" || rejected != "stale-token" {
+			return "", errors.New("unexpected refresh")
+		}
+		return "good-token", nil
+	}})
+	ctx := context.Background()
+	c := f.discover(t)
+	f.s.AddAccessToken("good-token", f.e.Agent().ClientID(), "orders:read")
+	tests := []struct {
+		name, token   string
+		wantRefreshed int
+	}{
+		{"stored token accepted", "good-token", 0},
+		{"stored token rejected, refreshed", "stale-token", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			refreshed = 0
+			if _, err := f.secrets.UpdateCompany(ctx, c.Identifier, "alice", func(b *store.CompanyBundle) error {
+				b.Tokens = []store.Token{{AccessToken: tc.token, TokenType: "Bearer", Scopes: []string{"orders:read"}}}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			cl, err := f.e.Client(ctx, c.Identifier, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.s.ResetRequests()
+			resp, err := f.get(t, cl, "/api/orders")
+			if err != nil || resp.StatusCode != 200 || resp.SignedOut {
+				t.Fatalf("resp %+v err %v", resp, err)
+			}
+			if refreshed != tc.wantRefreshed {
+				t.Fatalf("refreshed %d times", refreshed)
+			}
+			last := f.s.RequestsTo(poppytest.ShopHost, "/api/orders")
+			if got := last[len(last)-1].Header.Get("Authorization"); got != "Bearer good-token" {
+				t.Fatalf("Authorization %q", got)
+			}
+		})
+	}
+	// Accounts have separate Sessions (spec 5.4).
+	anon, err := f.e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, _ := f.e.Client(ctx, c.Identifier, "alice")
+	if anon.SID() == alice.SID() {
+		t.Fatal("signed-out and signed-in Clients share a Session")
+	}
+	if strings.Contains(f.logs.String(), "good-token") || strings.Contains(f.logs.String(), "stale-token") {
+		t.Fatal("an access token reached the log")
+	}
+}
+
+// TestRestartUsesStoredState: a second engine over the same state and keyring finds the
+// Company without fetching, keeps the User ID, starts a new sid, and remembers the issuer so a
+// 404 for the protected resource metadata is not taken as "no issuer" (spec 3.2).
+func TestRestartUsesStoredState(t *testing.T) {
+	f := newFixture(t, options{})
+	ctx := context.Background()
+	c := f.discover(t)
+	cl, err := f.e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.get(t, cl, "/api/products"); err != nil {
+		t.Fatal(err)
+	}
+	f.e.Close(ctx)
+
+	g := newFixture(t, options{server: f.s, state: f.state, secrets: f.secrets})
+	f.s.ResetRequests()
+	got, err := g.e.Company(ctx, c.Identifier)
+	if err != nil || got.Organization.Name != c.Organization.Name || got.Document == nil {
+		t.Fatalf("Company after restart: %+v, %v", got, err)
+	}
+	cl2, err := g.e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.get(t, cl2, "/api/products"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")); n != 0 {
+		t.Fatalf("poppy.json fetched %d times after restart", n)
+	}
+	reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	first := sidsSent(t, f.s, "/api/products")
+	if cl2.SID() == cl.SID() || first[0] != cl2.SID() {
+		t.Fatal("the restarted engine reused a sid")
+	}
+	sub := claimsOf(t, reqs[0].Header.Get("Poppy-Session"))["sub"]
+	if b, _ := f.secrets.LoadCompany(ctx, c.Identifier, ""); b.UserID != sub {
+		t.Fatal("the User ID changed across a restart")
+	}
+	// The known issuer is remembered in the state: a 404 is not "no issuer".
+	f.s.SetIssuerMode(poppytest.IssuerNone404)
+	g.clock.Add(10 * time.Minute) // the cached metadata (max-age=300) is stale
+	_, err = g.e.Discover(ctx, f.s.Domain)
+	if ce, ok := discovery.AsCheckError(err); !ok || ce.Check != discovery.CheckKnownIssuer {
+		t.Fatalf("err = %v, want the known-issuer check", err)
+	}
+	if _, err := g.e.Company(ctx, "https://never.example"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("unknown Company: %v", err)
+	}
+}
+
+// TestDelegationRotation: past the rotation point a new delegated key signs; the Company still
+// verifies; both keys are in the keyring bundle (spec 5.2).
+func TestDelegationRotation(t *testing.T) {
+	f := newFixture(t, options{})
+	ctx := context.Background()
+	c := f.discover(t)
+	cl, err := f.e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.get(t, cl, "/api/products"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(11*time.Hour + 30*time.Minute) // default lifetime 12 h, rotate 1 h before
+	if _, err := f.get(t, cl, "/api/products"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.secrets.LoadCompany(ctx, c.Identifier, "")
+	if err != nil || len(b.Delegated) != 2 {
+		t.Fatalf("bundle has %d delegated keys, %v", len(b.Delegated), err)
+	}
+	reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	kid := func(r poppytest.Request) string {
+		h, _ := base64.RawURLEncoding.DecodeString(strings.Split(r.Header.Get("Poppy-Session"), ".")[0])
+		var v struct{ Kid string }
+		json.Unmarshal(h, &v)
+		return v.Kid
+	}
+	if kid(reqs[0]) == kid(reqs[1]) || kid(reqs[1]) != b.Delegated[1].Thumbprint {
+		t.Fatal("the delegated key did not rotate")
+	}
+}
+
+// TestLoggerRedacts: the engine redacts attributes even when the caller's handler does not.
+func TestLoggerRedacts(t *testing.T) {
+	f := newFixture(t, options{})
+	f.discover(t)
+	jwt := "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"
+	tests := []struct {
+		name string
+		log  func(l *slog.Logger)
+		leak string
+	}{
+		{"secret key", func(l *slog.Logger) { l.Info("x", "refresh_token", "RT-leak-1") }, "RT-leak-1"},
+		{"secret key in a group", func(l *slog.Logger) { l.Info("x", slog.Group("tok", "access_token", "AT-leak-2")) }, "AT-leak-2"},
+		{"JWT in a message and a value", func(l *slog.Logger) { l.Info("got "+jwt, "header", jwt) }, jwt},
+		{"WithAttrs", func(l *slog.Logger) { l.With("user_id", "UID-leak-3").Info("x") }, "UID-leak-3"},
+		{"LogValuer resolved first", func(l *slog.Logger) { l.Info("x", "v", redact.Secret("S-leak-4")) }, "S-leak-4"},
+		{"error with a JWT", func(l *slog.Logger) { l.Info("x", "err", errors.New("bad "+jwt)) }, jwt},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.log(f.e.Logger())
+			if strings.Contains(f.logs.String(), tc.leak) {
+				t.Fatalf("%q reached the log", tc.leak)
+			}
+		})
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "poppy exchange") || !strings.Contains(logs, redact.Mask) {
+		t.Fatalf("the log lacks the exchange lines or masks: %s", logs)
+	}
+}
+
+func identityFor(s *poppytest.Server) identity.Config {
+	return identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk engine test"}
+}
+
+// TestRedirectedDocumentCached: poppy.json reached through a redirect is cached with its final
+// URL (spec 3: the final URL's path is checked), so a restarted engine discovers from the
+// persistent cache without any request.
+func TestRedirectedDocumentCached(t *testing.T) {
+	f := newFixture(t, options{})
+	ctx := context.Background()
+	www := strings.Replace(f.s.Domain, poppytest.ShopHost, poppytest.WWWHost, 1)
+	tests := []struct{ name, domain string }{{"redirected", www}, {"direct", f.s.Domain}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := f.e.Discover(ctx, tc.domain); err != nil {
+				t.Fatal(err)
+			}
+			g := newFixture(t, options{server: f.s, state: f.state, secrets: f.secrets})
+			g.clock.t = f.clock.Now()
+			f.s.ResetRequests()
+			c, err := g.e.Discover(ctx, tc.domain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(f.s.Requests()); n != 0 {
+				t.Fatalf("%d requests; the persistent cache was not used", n)
+			}
+			if c.PoppyJSONURL != f.s.PoppyJSONURL() {
+				t.Fatalf("final URL %s", c.PoppyJSONURL)
+			}
+		})
+	}
+}

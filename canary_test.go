@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/vault"
+)
+
+// *vault.State keeps the engine's settings as it is (known issuers, spec 3.2); its other
+// methods go through the engineState adapter (cli_engine.go).
+var (
+	_ engine.Settings = (*vault.State)(nil)
+	_ engine.State    = engineState{}
+	_ store.KV        = (*vault.Keyring)(nil)
+)
+
+// canaryKeyring returns a real Secret Service keyring under a throwaway service name, deleted
+// at the end. Without a reachable Secret Service the test skips, unless
+// POPPYDESK_REQUIRE_KEYRING=1 (scripts/with-keyring.sh sets it), which makes it fail.
+func canaryKeyring(t *testing.T) *vault.Keyring {
+	t.Helper()
+	unavailable := func(why string) {
+		msg := why + "; run `bash scripts/with-keyring.sh go test -run Canary -v .`"
+		if os.Getenv("POPPYDESK_REQUIRE_KEYRING") == "1" {
+			t.Fatal("POPPYDESK_REQUIRE_KEYRING=1 but " + msg)
+		}
+		t.Skip(msg)
+	}
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		unavailable("there is no D-Bus session, so no Secret Service")
+	}
+	kr := vault.NewKeyring(vault.KeyringOptions{Service: "poppydesk-canary-" + randHex(6)})
+	ctx := context.Background()
+	if _, err := kr.Get(ctx, "probe"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		unavailable(fmt.Sprintf("no reachable Secret Service (%v)", err))
+	}
+	t.Cleanup(func() {
+		if err := kr.DeleteAll(context.Background()); err != nil {
+			t.Errorf("deleting the canary keyring items: %v", err)
+		}
+	})
+	return kr
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type canaryClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *canaryClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *canaryClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestCanaryNoSecretLeaves is the issue-4 canary (DESIGN.md invariant 5): the whole engine runs
+// against the real OS keyring and a real SQLite state file, logging at DEBUG through a JSON
+// handler with redact.ReplaceAttr into a file. Secrets that can carry a marker get one (access
+// token, refresh token, Agent ID); for the others (root and delegated private keys, User ID,
+// delegations, every Session JWT and Authorization value the Company received) the actual values
+// are collected after the run. The run covers discovery, signed-out and signed-in requests, a
+// session_ended renewal and a delegation rotation. Then the database, its -wal and -shm, the log
+// file and the exchange log must contain none of them, while non-secret control values are found.
+func TestCanaryNoSecretLeaves(t *testing.T) {
+	kr := canaryKeyring(t)
+	ctx := context.Background()
+	secrets := store.NewSecrets(kr)
+	clock := &canaryClock{t: time.Now().Truncate(time.Second)}
+	dir := t.TempDir()
+	statePath := filepath.Join(dir, "state.db")
+	logPath := filepath.Join(dir, "poppydesk.log")
+
+	s, err := poppytest.New(poppytest.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	logger := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact.ReplaceAttr}))
+
+	markerAT := "CANARY-AT-" + randHex(8)
+	markerRT := "CANARY-RT-" + randHex(8)
+	markerAID := "CANARY-AID-" + randHex(8)
+	const account = "canary-account"
+
+	tc := s.ClientConfig()
+	var observerMu sync.Mutex
+	var onResponse func(transport.Exchange)
+	tc.Observer = func(ex transport.Exchange) {
+		observerMu.Lock()
+		fn := onResponse
+		observerMu.Unlock()
+		if fn != nil {
+			fn(ex)
+		}
+	}
+	e, st, closeEngine, err := openEngine(ctx, statePath, engine.Config{
+		Transport: tc,
+		Identity:  identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk canary"},
+		Secrets:   secrets,
+		Logger:    logger,
+		Now:       clock.Now,
+		AgentID:   true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			closeEngine(ctx)
+		}
+	}()
+	s.AddHost(poppytest.AgentHost, e.Agent().Handler(logger))
+
+	// Plant the markers: the Agent ID in the Company's identity bundle, the tokens in the
+	// account's bundle, and the access token at the Company.
+	identifier := s.Identifier()
+	if _, err := secrets.UpdateCompany(ctx, identifier, "", func(b *store.CompanyBundle) error { b.AgentID = markerAID; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.UpdateCompany(ctx, identifier, account, func(b *store.CompanyBundle) error {
+		b.Tokens = []store.Token{{AccessToken: markerAT, RefreshToken: markerRT, TokenType: "Bearer", Scopes: []string{"orders:read"}}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.AddAccessToken(markerAT, e.Agent().ClientID(), "orders:read")
+
+	// The run.
+	c, err := e.Discover(ctx, s.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(cl *engine.Client, path string) {
+		t.Helper()
+		resp, err := cl.Do(ctx, &transport.Request{Method: http.MethodGet, URL: s.URL(poppytest.ShopHost, path)})
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.SignedOut {
+			t.Fatalf("GET %s: status %d, signed out %v", path, resp.StatusCode, resp.SignedOut)
+		}
+	}
+	out, err := e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := e.Client(ctx, c.Identifier, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get(out, "/api/products")
+	get(in, "/api/orders")
+	// session_ended once: a new Session, the request sent again.
+	var once sync.Once
+	observerMu.Lock()
+	onResponse = func(ex transport.Exchange) {
+		if ex.Status == http.StatusBadRequest {
+			once.Do(func() { s.SetFault(poppytest.FaultSessionEnded, false) })
+		}
+	}
+	observerMu.Unlock()
+	if err := s.SetFault(poppytest.FaultSessionEnded, true); err != nil {
+		t.Fatal(err)
+	}
+	get(in, "/api/orders")
+	// Past the rotation point (12 h delegations rotate 1 h before exp): new delegated keys.
+	clock.Add(11*time.Hour + 30*time.Minute)
+	get(out, "/api/products")
+	get(in, "/api/orders")
+	if err := e.FlushExchanges(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Collect every secret's actual value.
+	type secret struct{ what, value string }
+	secretsFound := []secret{{"access token marker", markerAT}, {"refresh token marker", markerRT}, {"Agent ID marker", markerAID}}
+	names, err := kr.Names(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var delegatedKeys int
+	for _, name := range names {
+		raw, err := kr.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var item struct {
+			Keys      []struct{ D string } `json:"keys"`
+			UserID    string               `json:"user_id"`
+			AgentID   string               `json:"agent_id"`
+			Delegated []struct {
+				PrivateJWK struct{ D string } `json:"private_jwk"`
+				Delegation string             `json:"delegation"`
+			} `json:"delegated"`
+			Tokens []store.Token `json:"tokens"`
+		}
+		if err := json.Unmarshal(raw, &item); err != nil {
+			continue // the vault's index item
+		}
+		for _, k := range item.Keys {
+			secretsFound = append(secretsFound, secret{"root private key d of " + name, k.D})
+		}
+		for _, d := range item.Delegated {
+			delegatedKeys++
+			secretsFound = append(secretsFound, secret{"delegated private key d", d.PrivateJWK.D}, secret{"delegation", d.Delegation})
+		}
+		secretsFound = append(secretsFound, secret{"User ID", item.UserID}, secret{"Agent ID", item.AgentID})
+		for _, tok := range item.Tokens {
+			secretsFound = append(secretsFound, secret{"access token", tok.AccessToken}, secret{"refresh token", tok.RefreshToken})
+		}
+	}
+	if delegatedKeys < 2 {
+		t.Fatalf("the keyring holds %d delegated keys; the rotation did not happen", delegatedKeys)
+	}
+	sids := map[string]bool{}
+	for _, r := range s.Requests() {
+		if jwt := r.Header.Get("Poppy-Session"); jwt != "" {
+			parts := strings.Split(jwt, ".")
+			secretsFound = append(secretsFound, secret{"Session JWT", jwt}, secret{"Session JWT signature", parts[len(parts)-1]})
+			payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+			var cl struct {
+				Sid     string `json:"sid"`
+				AgentID string `json:"agent_id"`
+			}
+			json.Unmarshal(payload, &cl)
+			sids[cl.Sid] = true
+			if cl.AgentID != markerAID {
+				t.Fatalf("the Session JWT carries agent_id %q, not the planted marker", cl.AgentID)
+			}
+		}
+		if a := r.Header.Get("Authorization"); a != "" {
+			secretsFound = append(secretsFound, secret{"Authorization value", a})
+		}
+	}
+	if len(sids) < 3 {
+		t.Fatalf("the Company saw %d sids; want the signed-out, signed-in and renewed Sessions", len(sids))
+	}
+	var nonEmpty []secret
+	for _, sc := range secretsFound {
+		if len(sc.value) >= 8 {
+			nonEmpty = append(nonEmpty, sc)
+		} else if sc.value != "" {
+			t.Fatalf("%s is too short to scan for (%d chars)", sc.what, len(sc.value))
+		}
+	}
+
+	// What the scan reads: the database with its WAL and shared memory while open, the log file
+	// and the exchange log read back through vault.State.
+	exchanges, err := st.ListExchanges(ctx, vault.ExchangeQuery{Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exLog bytes.Buffer
+	for _, ex := range exchanges {
+		b, _ := json.Marshal(ex)
+		exLog.Write(b)
+		exLog.Write(ex.RequestBody)
+		exLog.Write(ex.ResponseBody)
+	}
+	sessions, err := st.ListSessions(ctx, c.Identifier, account)
+	if err != nil || len(sessions) < 2 {
+		t.Fatalf("recorded Sessions of the account: %d, %v", len(sessions), err)
+	}
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return b
+	}
+	scan := func(label string, files map[string][]byte) {
+		for name, data := range files {
+			for _, sc := range nonEmpty {
+				if bytes.Contains(data, []byte(sc.value)) {
+					t.Errorf("%s: %s holds a secret: %s", label, name, sc.what)
+				}
+			}
+		}
+	}
+	openFiles := map[string][]byte{
+		"state.db": read(statePath), "state.db-wal": read(statePath + "-wal"), "state.db-shm": read(statePath + "-shm"),
+		"poppydesk.log": read(logPath), "exchange log rows": exLog.Bytes(),
+	}
+	scan("while open", openFiles)
+
+	// Control values: the scan reads what it should.
+	db := append(append([]byte{}, openFiles["state.db"]...), openFiles["state.db-wal"]...)
+	for _, ctl := range []struct {
+		where string
+		data  []byte
+		value string
+	}{
+		{"the state database", db, "Shop (reference Company)"},
+		{"the state database", db, "/api/orders"},
+		{"the state database", db, c.Identifier},
+		{"the log file", openFiles["poppydesk.log"], "/api/orders"},
+		{"the log file", openFiles["poppydesk.log"], "Session started"},
+		{"the log file", openFiles["poppydesk.log"], in.SID()},
+		{"the exchange log", exLog.Bytes(), "/api/products"},
+		{"the exchange log", exLog.Bytes(), redact.Mask},
+	} {
+		if !bytes.Contains(ctl.data, []byte(ctl.value)) {
+			t.Errorf("control value %q not found in %s: the scan would not see a leak there", ctl.value, ctl.where)
+		}
+	}
+	for sid := range sids { // sids are not secret: they are recorded (control)
+		if !bytes.Contains(db, []byte(sid)) {
+			t.Errorf("sid %s is not recorded in the state database", sid)
+		}
+	}
+
+	// After closing (WAL checkpointed into the database), scan again.
+	closed = true
+	if err := closeEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	logFile.Sync()
+	scan("after close", map[string][]byte{
+		"state.db": read(statePath), "state.db-wal": read(statePath + "-wal"), "state.db-shm": read(statePath + "-shm"),
+		"poppydesk.log": read(logPath),
+	})
+	t.Logf("scanned for %d secret values; %d exchanges, %d sids", len(nonEmpty), len(exchanges), len(sids))
+}
