@@ -79,7 +79,19 @@ type windowRuntime struct {
 	status    *app.StatusLine
 	shell     *app.Shell
 	closeLog  func() error
+	// services are the structs bound to the window (Wails) and to the browser-testable bridge:
+	// the shell first, then whatever the runtime hooks add.
+	services []any
+	// demoCompany is set in demo mode when the reference Company runs.
+	demoCompany *DemoInfo
 }
+
+// runtimeHooks run at the end of prepareRuntime, in registration order (cli_window_*.go files
+// register them from init). A hook wires one area of the engine into the window: it may append
+// services to rt.services and register cleanups with rt.lifecycle. An error stops the start.
+// While Wails generates the frontend bindings (bindingsBuild), a hook must only append its
+// service structs (zero values are fine) and start nothing.
+var runtimeHooks []func(ctx context.Context, rt *windowRuntime, o *windowOptions) error
 
 func init() {
 	for _, demo := range []bool{false, true} {
@@ -164,12 +176,19 @@ func prepareRuntime(ctx context.Context, o *windowOptions) (*windowRuntime, erro
 				return nil, fmt.Errorf("starting the reference Company for the demo failed: %w", err)
 			}
 			go func() { <-rt.lifecycle.Context().Done(); stop() }()
+			rt.demoCompany = &info
 			cfg.Demo = info.Name + " (" + info.Identifier + ")"
 			rt.status.Set("Demo: connected to the reference Company " + info.Name + ".")
 			rt.log.Info("demo reference Company started", "identifier", info.Identifier)
 		}
 	}
 	rt.shell = app.NewShell(cfg, rt.status)
+	rt.services = []any{rt.shell}
+	for _, hook := range runtimeHooks {
+		if err := hook(ctx, rt, o); err != nil {
+			return nil, err
+		}
+	}
 	rt.log.Info("poppydesk starting", "version", version, "data", rt.paths.Data, "demo", o.demo)
 	return rt, nil
 }

@@ -50,7 +50,7 @@ func runWails(_ context.Context, rt *windowRuntime) error {
 			Assets:     assets,
 			Middleware: windowCSPMiddleware,
 		},
-		Bind:   []any{rt.shell},
+		Bind:   rt.services,
 		Logger: slogWails{rt.log},
 		// Wails logs at this level into slogWails, which filters again by the slog level.
 		LogLevel:           logger.INFO,

@@ -39,7 +39,7 @@ func runE2E(ctx context.Context, rt *windowRuntime, o *windowOptions, stdout io.
 }
 
 func serveBridge(ctx context.Context, rt *windowRuntime, assets fs.FS, addr string, stdout io.Writer) error {
-	srv, err := webbridge.Start(rt.lifecycle.Context(), addr, webbridge.Config{Assets: assets, Bind: []any{rt.shell}, Log: rt.log})
+	srv, err := webbridge.Start(rt.lifecycle.Context(), addr, webbridge.Config{Assets: assets, Bind: rt.services, Log: rt.log})
 	if err != nil {
 		return err
 	}

@@ -155,3 +155,29 @@ describe("the window shell", () => {
     expect(indexHTML).not.toMatch(/<script>(?!<)/);
   });
 });
+
+describe("section views", () => {
+  beforeEach(() => {
+    document.body.innerHTML = bodyHTML;
+    window.history.replaceState(null, "", "#");
+  });
+
+  it("renders a registered view in place of the empty state, and calls its leave function", async () => {
+    let left = 0;
+    const shell = mountShell(document, new FakeBackend(), {
+      companies: (host, ctx) => {
+        host.append(document.createTextNode("companies view"));
+        ctx.setBadge("approvals", 2);
+        return () => left++;
+      },
+    });
+    await shell.ready;
+    shell.show("companies");
+    expect(document.getElementById("view-companies")?.textContent).toBe("companies view");
+    expect(document.getElementById("empty-state")).toBeNull();
+    expect(document.querySelector("#nav-approvals .badge")?.textContent).toBe("2");
+    shell.show("inspector");
+    expect(left).toBe(1);
+    expect(document.getElementById("empty-state")).not.toBeNull();
+  });
+});

@@ -12,11 +12,24 @@ export interface Shell {
   ready: Promise<void>;
 }
 
+// A section view fills the main area for one section. Views are registered per section id by
+// the feature modules (frontend/src/views/*.ts) in main.ts; a section without a view shows its
+// empty state. `empty` builds that empty state so a view can show it when it has nothing.
+// The returned function, if any, is called when the user leaves the section.
+export interface ViewContext {
+  doc: Document;
+  setStatus(text: string): void;
+  setBadge(sectionId: string, count: number): void;
+  show(id: string): void;
+  empty(): HTMLElement;
+}
+export type SectionView = (host: HTMLElement, ctx: ViewContext) => void | (() => void);
+
 function describeError(err: unknown): string {
   return typeof err === "string" ? err : err instanceof Error ? err.message : String(err);
 }
 
-export function mountShell(doc: Document, backend: Backend): Shell {
+export function mountShell(doc: Document, backend: Backend, views: Record<string, SectionView> = {}): Shell {
   const win = doc.defaultView as Window;
   const rail = doc.getElementById("rail") as HTMLElement;
   const main = doc.getElementById("main") as HTMLElement;
@@ -27,6 +40,7 @@ export function mountShell(doc: Document, backend: Backend): Shell {
 
   let info: AppInfo | undefined;
   let current = "";
+  let leave: (() => void) | undefined;
 
   // Navigation rail.
   const links: HTMLAnchorElement[] = [];
@@ -96,18 +110,34 @@ export function mountShell(doc: Document, backend: Backend): Shell {
       }
     });
     doc.title = `${def.title} · Poppydesk`;
-    const body: Node[] = [
-      el("h1", { id: "section-title", class: "section-title" }, def.title),
+    const empty = (): HTMLElement =>
       el(
         "section",
         { class: "empty", id: "empty-state", "data-section": id, "aria-labelledby": "empty-title" },
         el("div", { class: "empty-icon" }, icon(def.icon)),
         el("h2", { id: "empty-title", class: "empty-title" }, def.emptyTitle),
         el("p", { class: "empty-text" }, def.emptyText),
-      ),
-    ];
+      );
+    if (leave) {
+      leave();
+      leave = undefined;
+    }
+    const title = el("h1", { id: "section-title", class: "section-title" }, def.title);
+    const view = views[id];
+    if (view) {
+      const host = el("div", { class: "view", id: `view-${id}` });
+      main.replaceChildren(title, host);
+      const done = view(host, { doc, setStatus, setBadge, show, empty });
+      if (typeof done === "function") leave = done;
+      return;
+    }
+    const body: Node[] = [title, empty()];
     if (id === "settings") body.push(settingsDetails());
     main.replaceChildren(...body);
+  }
+
+  function setBadge(sectionId: string, count: number): void {
+    applySections([{ id: sectionId, count } as Section]);
   }
 
   function settingsDetails(): HTMLElement {
