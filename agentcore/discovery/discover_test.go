@@ -80,7 +80,7 @@ func TestDiscoverReferenceCompany(t *testing.T) {
 	if len(c.Scopes) != 2 || c.Scopes[1].Name != "orders:write" || c.Scopes[1].Changes != "irreversible" || !*c.Scopes[1].PersonalData {
 		t.Fatalf("scopes = %+v", c.Scopes)
 	}
-	if len(c.Channels.APIs) != 1 || c.Channels.Web == nil || c.Channels.Agent == nil {
+	if len(c.Channels.APIs) != 2 || c.Channels.Web == nil || c.Channels.Agent == nil {
 		t.Fatalf("channels = %+v", c.Channels)
 	}
 	// Discovery requests carry no Session header and no credentials (spec 3.4, 5.2).

@@ -52,7 +52,8 @@ func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 		"agent": map[string]any{"protocols": []any{map[string]any{"type": "poppy", "endpoint": o + "/poppy/conversations"}}},
 		"web":   map[string]any{"browser_session_endpoint": o + "/poppy/browser-session"},
 		"apis": []any{
-			map[string]any{"type": "openapi", "url": o + "/api/openapi.json", "description": "Products and orders"},
+			map[string]any{"type": "openapi", "url": o + "/api/openapi.json", "description": "Products, orders, and exchanges"},
+			map[string]any{"type": "mcp", "url": o + MCPPath, "description": "Product search and item exchanges"},
 		},
 		"feedback":       map[string]any{"endpoint": o + "/poppy/feedback"},
 		"excluded_tasks": map[string]any{"url": o + "/poppy/excluded-tasks.json"},
@@ -171,6 +172,14 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 		s.serveDoc(w, r, doc)
 	case p == "/api/openapi.json":
 		s.serveDoc(w, r, s.openAPI())
+	case p == "/api/orders" || strings.HasPrefix(p, "/api/orders/"):
+		s.serveOrders(w, r) // orders.go: the Orders API with operations (Operations 4, 6, 7)
+	case p == MCPPath:
+		s.serveMCP(w, r) // mcpserver.go
+	case p == "/.well-known/oauth-protected-resource"+MCPPath:
+		// The MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728).
+		s.serveDoc(w, r, map[string]any{"resource": s.MCPURL(), "authorization_servers": []any{s.Issuer()},
+			"scopes_supported": []any{"orders:read", "orders:write"}, "bearer_methods_supported": []any{"header"}})
 	case p == "/poppy/excluded-tasks.json":
 		s.serveDoc(w, r, map[string]any{"tasks": []any{}})
 	case p == "/" || p == "/logo.png":
@@ -188,21 +197,11 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// openAPI is the Shop API's OpenAPI 3.1 description (spec 7): products, and the Orders API of the
+// spec's jacket exchange, with an OAuth2 security scheme whose scopes match poppy.json. Its server
+// URL is relative to the description's URL (OpenAPI 3.1 §4.8.5).
 func (s *Server) openAPI() map[string]any {
-	return map[string]any{
-		"openapi": "3.1.0",
-		"info":    map[string]any{"title": "Shop API", "version": "1"},
-		"servers": []any{map[string]any{"url": s.Origin() + "/api"}},
-		"paths": map[string]any{
-			"/products": map[string]any{"get": map[string]any{"operationId": "listProducts", "summary": "List products (signed out)",
-				"responses": map[string]any{"200": map[string]any{"description": "Products"}}}},
-			"/orders": map[string]any{"get": map[string]any{"operationId": "listOrders", "summary": "List the User's orders",
-				"security":  []any{map[string]any{"shop": []any{"orders:read"}}},
-				"responses": map[string]any{"200": map[string]any{"description": "Orders"}}}},
-			"/gift-wrap": map[string]any{"post": map[string]any{"operationId": "giftWrap", "summary": "Needs the operations extension",
-				"responses": map[string]any{"200": map[string]any{"description": "Wrapped"}}}},
-		},
-	}
+	return openAPIDocument(s.Issuer())
 }
 
 func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {
@@ -229,6 +228,7 @@ func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {
 		if s.fault(FaultIssuerMismatch) {
 			doc["issuer"] = is + "/"
 		}
+		s.editAuthMetadata(doc) // dpop_signing_alg_values_supported when SetDPoP (oauth.go)
 		s.mu.Lock()
 		edit := s.editAS
 		s.mu.Unlock()
@@ -236,9 +236,8 @@ func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {
 			edit(doc)
 		}
 		s.serveDoc(w, r, doc)
-	case "/oauth/token", "/oauth/revoke", "/oauth/authorize", "/oauth/device":
-		// The endpoints are listed so discovery can check them; the sign-in issue implements them.
-		writeError(w, http.StatusBadRequest, "unsupported_grant_type", "the reference Company's authorization server does not implement sign-in yet")
+	case "/oauth/token", "/oauth/revoke", "/oauth/authorize", "/oauth/device", "/device":
+		s.serveOAuth(w, r) // the authorization server (oauth.go)
 	default:
 		http.NotFound(w, r)
 	}

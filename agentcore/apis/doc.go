@@ -1,0 +1,53 @@
+// Package apis calls a Company's APIs as Poppy 0.4 spec section 7 describes: OpenAPI 3.0 and 3.1
+// descriptions (github.com/getkin/kin-openapi) and remote MCP servers over Streamable HTTP (the
+// official Go SDK, github.com/modelcontextprotocol/go-sdk, as the client).
+//
+// Spec sections implemented:
+//
+//   - 3.1 "apis", 7 "API types": Select sorts poppy.json's apis into OpenAPI and MCP entries and
+//     lists every entry of an unknown type as skipped, with the reason ("Personal Agents SHOULD
+//     skip API types they don't recognize").
+//   - 7 OpenAPI: FetchOpenAPI fetches the description WITHOUT the Session header (a description
+//     document is not a Session destination, spec 5.2) through the transport's safe client (HTTPS
+//     only, address policy, no redirects followed, at most 4 MiB), and ParseOpenAPI lists its
+//     operations with parameters, request bodies and security requirements, each scope with the
+//     description of the OAuth2 security scheme that defines it (spec 3.1 auth.scopes, 4.7).
+//     External $refs are never fetched (kin-openapi's loader with external refs off), so a
+//     description cannot make the engine contact another URL. The server URL comes from the
+//     operation's, the path's or the document's servers (first match), resolved against the
+//     description URL, with server variables at their defaults; it must be HTTPS (spec 3) and every
+//     operation's URL must be a Session destination (spec 5.2), or the operation is listed with the
+//     reason it is unavailable.
+//   - 7 calls, 5.2, 5.6: Client.Send signs each attempt with the Session's transport.Signer
+//     (Poppy-Session, Poppy-Version, Poppy-Extensions), adds the access token when given, refuses
+//     URLs outside the Session destinations and tokens in URLs, never follows a redirect
+//     (*transport.RedirectError, spec 3), waits Retry-After on 429 (bounded), calls the Refresh
+//     hook once on invalid_token, and turns every error status into a *transport.ProtocolError
+//     with the codes of spec 7 (invalid_session, session_ended, version_unsupported,
+//     insufficient_scope, 401 challenges, extension_required from WWW-Authenticate). session_ended
+//     and version_unsupported are returned to the caller, which owns the Session and starts a new
+//     one (spec 3.4, 5.5).
+//   - Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): a random key on every unsafe
+//     method (POST, PUT, PATCH, DELETE); the same key on 429 re-sends of the same request.
+//   - 7 MCP servers: ConnectMCP uses the SDK's StreamableClientTransport with an *http.Client whose
+//     RoundTripper signs EVERY HTTP request of the MCP transport (initialize, notifications, tool
+//     calls, the session DELETE) with a fresh Session JWT, refuses URLs that are not Session
+//     destinations, never follows redirects, and adds the MCP server's own access token from a
+//     token function when signed in. HTTP-level errors become *transport.ProtocolError (wrapped
+//     by the SDK; use errors.As). The standalone SSE stream is off: Poppy needs no
+//     server-initiated messages, and each HTTP request is bounded by the transport's timeout.
+//
+// Operations extension v2 hooks (Operations 4, 6): a Result carries the raw HTTP status and body
+// even for error statuses (together with the *transport.ProtocolError), so a 403
+// approval_required and its operation can be recognized; Request.Again re-sends the same method,
+// URL and body with extra headers (Poppy-Approval) and a new or no Idempotency-Key (Operations 6:
+// the first key doesn't carry over). For MCP, a ToolResult keeps isError and structuredContent as
+// raw JSON, and ToolCall.WithApproval re-sends the same tool call with
+// _meta["personalagentprotocol.org/approval"].
+//
+// Why this package signs requests itself instead of using transport.SessionClient.Do: Do consumes
+// the body of an error response, and the body of a 403 approval_required is the operation. The
+// signing, destination and redirect rules are the transport's (Signer, Destinations, the
+// NoRedirectClient's RoundTripper), and errors are the transport's typed errors, built from
+// transport.ParseChallenges and transport.ParseRetryAfter.
+package apis

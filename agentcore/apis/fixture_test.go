@@ -1,0 +1,197 @@
+package apis_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dunglas/httpsfv"
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/session"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// clock is a test clock shared by the reference Company and the Personal Agent.
+type clock struct{ off atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *clock) Advance(d time.Duration) { c.off.Add(int64(d)) }
+
+// fixture: a running reference Company, a discovered Company, a real test agent (identity,
+// delegated keys, Session JWT signer) and the engine's dev-mode transport.
+type fixture struct {
+	s       *poppytest.Server
+	clk     *clock
+	tr      *transport.Transport
+	company *discovery.Company
+	dest    *transport.Destinations
+	agent   *poppytest.TestAgent
+
+	mu     sync.Mutex
+	sleeps []time.Duration
+}
+
+const (
+	tokenRW   = "tok-read-write"
+	tokenRead = "tok-read-only"
+)
+
+var opsV2 = []session.Extension{{Name: "operations", Version: "2"}}
+
+func newFixture(t testing.TB, faults ...string) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &fixture{clk: &clock{}}
+	s, err := poppytest.New(poppytest.Options{Faults: faults, Now: f.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	cfg := s.ClientConfig()
+	cfg.Now = f.clk.Now
+	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+		f.mu.Lock()
+		f.sleeps = append(f.sleeps, d)
+		f.mu.Unlock()
+		return ctx.Err()
+	}
+	if f.tr, err = transport.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.tr.Close)
+	disc, err := discovery.New(discovery.Config{Transport: f.tr, Now: f.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.company, err = disc.Discover(ctx, s.Domain); err != nil {
+		t.Fatal(err)
+	}
+	if f.dest, err = f.company.SessionDestinations(); err != nil {
+		t.Fatal(err)
+	}
+	if f.agent, err = s.NewTestAgent(ctx, f.clk.Now); err != nil {
+		t.Fatal(err)
+	}
+	s.AddAccessToken(tokenRW, f.agent.ClientID, "orders:read", "orders:write")
+	s.AddAccessToken(tokenRead, f.agent.ClientID, "orders:read")
+	return f
+}
+
+// session opens a Session of the test agent (account "" for signed out) declaring exts.
+func (f *fixture) session(t testing.TB, account string, exts []session.Extension) *session.Session {
+	t.Helper()
+	sess, err := f.agent.Sessions.Open(context.Background(), f.company.Identifier, session.Options{Account: account, Version: f.company.Version, Extensions: exts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// client is an apis.Client for a Session.
+func (f *fixture) client(t testing.TB, signer transport.Signer) *apis.Client {
+	t.Helper()
+	c, err := apis.New(apis.Config{Transport: f.tr, Signer: signer, Destinations: f.dest, Version: f.company.Version, Now: f.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// otherAgent is a second Personal Agent (another client_id) served on agent.localhost next to
+// the first, with its own Sessions.
+func (f *fixture) otherAgent(t testing.TB) (string, *session.Manager) {
+	t.Helper()
+	secrets := store.NewSecrets(store.NewMemoryKV())
+	cid := f.s.URL(poppytest.AgentHost, "/other/agent.json")
+	a2, err := identity.New(identity.Config{ClientID: cid, ClientName: "another agent"}, identity.NewLocalOperator(secrets, f.clk.Now), f.clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := session.NewManager(session.Config{Secrets: secrets, Delegator: a2, Now: f.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/other/", a2.Handler(nil))
+	mux.Handle("/", f.agent.Identity.Handler(nil))
+	f.s.AddHost(poppytest.AgentHost, mux)
+	return cid, m2
+}
+
+func (f *fixture) openAPI(t testing.TB, c *apis.Client) *apis.Description {
+	t.Helper()
+	sel := apis.Select(f.company.Document.APIs)
+	if len(sel.OpenAPI) != 1 {
+		t.Fatalf("selection = %+v", sel)
+	}
+	d, err := c.FetchOpenAPI(context.Background(), sel.OpenAPI[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// exchangeRequest is the spec's exchange: itm_4Qa of ord_7Hk2 for stormline-insulated-m.
+func exchangeRequest(t testing.TB, d *apis.Description, token, sku string) *apis.Request {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"item_id": "itm_4Qa", "replacement_sku": sku})
+	r, err := d.NewRequest("exchangeItem", apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: body, AccessToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// operation is the operation object the tests read (Operations 3).
+type operation struct {
+	OperationID string         `json:"operation_id"`
+	Revision    string         `json:"revision"`
+	Summary     string         `json:"summary"`
+	Terms       map[string]any `json:"terms"`
+	ExpiresAt   string         `json:"expires_at"`
+}
+
+// approvalRequired reads a 403 approval_required body (Operations 4).
+func approvalRequired(t testing.TB, res *apis.Result) operation {
+	t.Helper()
+	if res == nil || res.Status != http.StatusForbidden {
+		t.Fatalf("want 403 approval_required, got %+v", res)
+	}
+	var b struct {
+		Error     string    `json:"error"`
+		Operation operation `json:"operation"`
+	}
+	if err := res.JSON(&b); err != nil || b.Error != "approval_required" {
+		t.Fatalf("body %s: %v", res.Body, err)
+	}
+	if b.Operation.OperationID == "" || b.Operation.Revision == "" || b.Operation.Summary == "" || b.Operation.ExpiresAt == "" {
+		t.Fatalf("incomplete operation %s", res.Body)
+	}
+	return b.Operation
+}
+
+// approvalHeader serializes Poppy-Approval (RFC 9651 Dictionary, Operations 6).
+func approvalHeader(t testing.TB, id, rev string) string {
+	t.Helper()
+	d := httpsfv.NewDictionary()
+	d.Add("operation_id", httpsfv.NewItem(id))
+	d.Add("revision", httpsfv.NewItem(rev))
+	v, err := httpsfv.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

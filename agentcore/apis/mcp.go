@@ -1,0 +1,219 @@
+package apis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// ApprovalMetaKey is the _meta key of an approval in a tool call (Operations 6).
+const ApprovalMetaKey = "personalagentprotocol.org/approval"
+
+// TokenFunc returns the MCP server's own access token (spec 7: requested with resource set to the
+// server's url), or "" when signed out. It is called for every HTTP request of the MCP transport.
+type TokenFunc func(ctx context.Context) (string, error)
+
+// MCPSession is a connection to one MCP server of the Company (spec 7), through the official SDK.
+type MCPSession struct {
+	URL string
+	cs  *mcp.ClientSession
+}
+
+// ConnectMCP connects to an mcp entry of poppy.json with the SDK's Streamable HTTP client. Every
+// HTTP request of the MCP transport carries a fresh Session JWT (spec 5.2, 7) and, when token
+// returns one, the server's access token; URLs that are not Session destinations are refused and
+// redirects are never followed (spec 3).
+func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenFunc) (*MCPSession, error) {
+	if api.Type != "mcp" {
+		return nil, fmt.Errorf("apis: %q is a %q API, not mcp", api.URL, api.Type)
+	}
+	u, err := transport.CheckURL(api.URL)
+	if err != nil {
+		return nil, err
+	}
+	if !c.cfg.Destinations.Allows(u) {
+		return nil, &transport.DestinationError{URL: redact.URL(u)}
+	}
+	hc := &http.Client{
+		Transport:     &mcpRoundTripper{c: c, token: token},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "poppydesk", Version: "0.4"}, &mcp.ClientOptions{Logger: c.log})
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("apis: connecting to the MCP server %s (spec 7, Streamable HTTP) failed: %w", redact.URL(u), err)
+	}
+	return &MCPSession{URL: u.String(), cs: cs}, nil
+}
+
+// Close ends the MCP session (its DELETE is signed like every other request).
+func (m *MCPSession) Close() error { return m.cs.Close() }
+
+// Tool is one tool with its annotations (hints only: the Company's words, not guarantees).
+type Tool struct {
+	Name, Title, Description string
+	InputSchema              json.RawMessage
+	// Annotated is false when the server sent no annotations; the MCP defaults then apply:
+	// not read-only, destructive, not idempotent, open world.
+	Annotated   bool
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+// ListTools lists every tool, following pagination.
+func (m *MCPSession) ListTools(ctx context.Context) ([]Tool, error) {
+	var out []Tool
+	for t, err := range m.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("apis: listing the tools of %s failed: %w", m.URL, err)
+		}
+		tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Destructive: true, OpenWorld: true}
+		tool.InputSchema, _ = json.Marshal(t.InputSchema)
+		if a := t.Annotations; a != nil {
+			tool.Annotated = true
+			tool.ReadOnly, tool.Idempotent = a.ReadOnlyHint, a.IdempotentHint
+			if a.DestructiveHint != nil {
+				tool.Destructive = *a.DestructiveHint
+			}
+			if a.OpenWorldHint != nil {
+				tool.OpenWorld = *a.OpenWorldHint
+			}
+			if tool.Title == "" {
+				tool.Title = a.Title
+			}
+		}
+		if tool.ReadOnly {
+			tool.Destructive = false // destructiveHint is meaningful only when not read-only
+		}
+		out = append(out, tool)
+	}
+	return out, nil
+}
+
+// ToolCall is one tools/call. Keep it to call the same tool again (WithApproval).
+type ToolCall struct {
+	Name      string
+	Arguments json.RawMessage
+	Meta      map[string]any
+}
+
+// WithApproval returns the same call (same name and arguments) with the approval in
+// _meta["personalagentprotocol.org/approval"] (Operations 6).
+func (t ToolCall) WithApproval(operationID, revision string) ToolCall {
+	n := ToolCall{Name: t.Name, Arguments: append(json.RawMessage(nil), t.Arguments...), Meta: map[string]any{}}
+	for k, v := range t.Meta {
+		n.Meta[k] = v
+	}
+	n.Meta[ApprovalMetaKey] = map[string]any{"operation_id": operationID, "revision": revision}
+	return n
+}
+
+// ToolResult is a tool result as received: isError and structuredContent kept raw for
+// recognizers (Operations 4), and the text contents joined.
+type ToolResult struct {
+	Call              ToolCall
+	IsError           bool
+	Text              string
+	StructuredContent json.RawMessage // nil when absent
+	Meta              map[string]any
+}
+
+// CallTool calls a tool. A tool error (isError) is a ToolResult, not an error; errors are
+// protocol or transport failures (a *transport.ProtocolError for HTTP-level refusals, wrapped).
+func (m *MCPSession) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	p := &mcp.CallToolParams{Name: call.Name}
+	if len(call.Arguments) > 0 {
+		if !json.Valid(call.Arguments) {
+			return nil, fmt.Errorf("apis: the arguments of tool %q are not valid JSON", call.Name)
+		}
+		p.Arguments = call.Arguments
+	}
+	if len(call.Meta) > 0 {
+		p.Meta = mcp.Meta(call.Meta)
+	}
+	res, err := m.cs.CallTool(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("apis: calling tool %q at %s failed: %w", call.Name, m.URL, err)
+	}
+	out := &ToolResult{Call: call, IsError: res.IsError, Meta: res.Meta}
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	out.Text = strings.Join(texts, "\n")
+	if res.StructuredContent != nil {
+		out.StructuredContent, err = json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("apis: tool %q returned structuredContent that cannot be re-encoded: %w", call.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// mcpRoundTripper signs every HTTP request of the MCP transport (spec 5.2, 7).
+type mcpRoundTripper struct {
+	c     *Client
+	token TokenFunc
+}
+
+func (rt *mcpRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok := ""
+	if rt.token != nil {
+		t, err := rt.token(req.Context())
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, fmt.Errorf("apis: getting the MCP server's access token failed: %w", err)
+		}
+		tok = t
+	}
+	r := req.Clone(req.Context()) // a RoundTripper must not modify the caller's request
+	resp, err := rt.c.roundTrip(r, tok)
+	if err != nil {
+		return nil, err
+	}
+	// Poppy and OAuth refusals become the transport's typed errors (spec 7); JSON-RPC level
+	// errors pass through to the SDK.
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusUnauthorized ||
+		resp.StatusCode >= 400 && (resp.Header.Get("WWW-Authenticate") != "" || poppyErrorBody(resp)) {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		return nil, protocolError(r.Method, redact.URL(r.URL), resp, body, rt.c.now())
+	}
+	return resp, nil
+}
+
+// poppyErrorBody peeks whether a 400 carries a Session error (spec 5.3, 3.4, 5.5) without
+// consuming the body for the SDK.
+func poppyErrorBody(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return false
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(strings.NewReader(string(body)))
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return false
+	}
+	switch e.Error {
+	case transport.CodeInvalidSession, transport.CodeSessionEnded, transport.CodeVersionUnsupported:
+		return true
+	}
+	return false
+}
