@@ -15,9 +15,20 @@
 //     WWW-Authenticate), POST /poppy/conversations (extension_required in a JSON body). Every
 //     Session destination verifies the Session header with agentcore/sessioncheck (spec 5.3),
 //     whose HTTP client reaches agent.localhost on this listener in dev mode.
-//   - https://auth.shop.localhost:PORT: the issuer's RFC 8414 metadata listing
-//     https://shop.localhost:PORT in protected_resources. Its endpoints are listed URLs that
-//     answer unsupported_grant_type until the sign-in work adds the authorization server.
+//   - https://auth.shop.localhost:PORT: the issuer (oauth.go, oauth_pages.go): RFC 8414 metadata
+//     listing https://shop.localhost:PORT in protected_resources (and
+//     dpop_signing_alg_values_supported after SetDPoP); /oauth/authorize with a sign-in and
+//     consent page (scope checkboxes pre-ticked, Approve/Deny; exact redirect_uri matching
+//     against the client metadata fetched from client_id without redirects, any port for a
+//     loopback URI, RFC 8252 §7.3; PKCE S256 required; iss on every response, RFC 9207);
+//     /oauth/token (authorization_code, refresh_token with rotation, device_code; private_key_jwt
+//     only: aud = issuer exactly, short exp, jti replay refused; resource with invalid_target,
+//     RFC 8707; DPoP binding and nonces, RFC 9449); /oauth/device and the /device verification
+//     page (opening it approves nothing); /oauth/revoke (RFC 7009, revokes the grant's tokens).
+//     Issued access tokens go into the same table as AddAccessToken, so the protected endpoints
+//     accept them. The authorization-server faults (iss-missing, iss-wrong, scope-wider,
+//     device-foreign-host, refresh-rotation, refresh-no-rotation, dpop-nonce, device-slow-down)
+//     are added to Faults by oauth.go.
 //   - https://www.shop.localhost:PORT: redirects poppy.json to shop.localhost (spec 3 redirects).
 //   - agent.localhost (or any host): AddHost mounts a handler, e.g. NewTestAgent serves a real
 //     identity.Agent's client metadata and JWKS there.

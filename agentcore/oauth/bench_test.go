@@ -1,0 +1,33 @@
+package oauth_test
+
+import (
+	"context"
+	"io"
+	"testing"
+)
+
+// BenchmarkRefresh measures a refresh over loopback TLS (client assertion, the reference
+// Company's assertion verification, rotation stored atomically) against the baseline of a plain
+// GET of the issuer's metadata on the same connection pool.
+func BenchmarkRefresh(b *testing.B) {
+	f := newFixture(b, fixtureOpts{})
+	ctx := context.Background()
+	f.signIn(b, "personal", []string{"orders:read"})
+	b.Run("refresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.c.Refresh(ctx, f.co, "personal", ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("baseline-metadata-get", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := f.tr.NoRedirectClient().Get(f.s.Issuer() + "/.well-known/oauth-authorization-server")
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+}
