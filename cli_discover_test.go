@@ -69,7 +69,7 @@ func TestCompanyServeAndDiscover(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("discover printed %s: %v", stdout.String(), err)
 	}
-	if out.Identifier != info.Issuer || out.Version != "0.4" || out.Organization.Domain != info.Domain || len(out.Channels.APIs) != 1 ||
+	if out.Identifier != info.Issuer || out.Version != "0.4" || out.Organization.Domain != info.Domain || len(out.Channels.APIs) != 2 ||
 		out.Extensions["operations"][0].Version != "2" || len(out.Scopes) != 2 || out.Scopes[0].Changes != "none" {
 		t.Fatalf("discover output = %s", stdout.String())
 	}

@@ -1,6 +1,7 @@
 package apis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,7 +31,10 @@ type MCPSession struct {
 // ConnectMCP connects to an mcp entry of poppy.json with the SDK's Streamable HTTP client. Every
 // HTTP request of the MCP transport carries a fresh Session JWT (spec 5.2, 7) and, when token
 // returns one, the server's access token; URLs that are not Session destinations are refused and
-// redirects are never followed (spec 3).
+// redirects are never followed (spec 3). A nil token uses Config.AccessToken with the server's
+// url when it is set (spec 7), and signs out otherwise. A token the server rejects with
+// invalid_token is refreshed once through Config.Refresh, and a use_dpop_nonce answer is sent
+// again once with the nonce (RFC 9449 §9).
 func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenFunc) (*MCPSession, error) {
 	if api.Type != "mcp" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not mcp", api.URL, api.Type)
@@ -41,6 +45,11 @@ func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenF
 	}
 	if !c.cfg.Destinations.Allows(u) {
 		return nil, &transport.DestinationError{URL: redact.URL(u)}
+	}
+	if token == nil && c.cfg.AccessToken != nil {
+		// spec 7: the MCP server's own token, for resource = its url from poppy.json.
+		mcpURL := u.String()
+		token = func(ctx context.Context) (string, error) { return c.cfg.AccessToken(ctx, mcpURL) }
 	}
 	hc := &http.Client{
 		Transport:     &mcpRoundTripper{c: c, token: token},
@@ -169,31 +178,65 @@ type mcpRoundTripper struct {
 }
 
 func (rt *mcpRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	var body []byte
+	if req.Body != nil {
+		// Kept so the request can be sent again after a refresh or a DPoP nonce.
+		b, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("apis: reading the MCP request body failed: %w", err)
+		}
+		if len(b) > maxBody {
+			return nil, fmt.Errorf("apis: the MCP request body is larger than %d bytes", maxBody)
+		}
+		body = b
+	}
 	tok := ""
 	if rt.token != nil {
-		t, err := rt.token(req.Context())
+		t, err := rt.token(ctx)
 		if err != nil {
-			if req.Body != nil {
-				req.Body.Close()
-			}
 			return nil, fmt.Errorf("apis: getting the MCP server's access token failed: %w", err)
 		}
 		tok = t
 	}
-	r := req.Clone(req.Context()) // a RoundTripper must not modify the caller's request
-	resp, err := rt.c.roundTrip(r, tok)
-	if err != nil {
-		return nil, err
+	refreshed, nonceRetried := false, false
+	for {
+		r := req.Clone(ctx) // a RoundTripper must not modify the caller's request
+		if req.Body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		}
+		resp, err := rt.c.roundTrip(r, tok)
+		if err != nil {
+			return nil, err
+		}
+		// Poppy and OAuth refusals become the transport's typed errors (spec 7); JSON-RPC level
+		// errors pass through to the SDK.
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusUnauthorized ||
+			resp.StatusCode >= 400 && (resp.Header.Get("WWW-Authenticate") != "" || poppyErrorBody(resp)) {
+			eb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			pe := protocolError(r.Method, redact.URL(r.URL), resp, eb, rt.c.now())
+			switch {
+			case pe.Code == transport.CodeUseDPoPNonce && tok != "" && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
+				nonceRetried = true // RFC 9449 §9: once, with the nonce in the new proof
+				continue
+			case pe.Code == transport.CodeInvalidToken && tok != "" && !refreshed && rt.c.cfg.Refresh != nil:
+				refreshed = true // spec 4.4, 7: refresh once and send again
+				nt, err := rt.c.cfg.Refresh(ctx, tok)
+				if err == nil && nt != "" {
+					tok = nt
+					continue
+				}
+				pe.Note = fmt.Sprintf("refreshing the access token failed: %v", err)
+				return nil, withRefreshError(pe, err)
+			}
+			return nil, pe
+		}
+		return resp, nil
 	}
-	// Poppy and OAuth refusals become the transport's typed errors (spec 7); JSON-RPC level
-	// errors pass through to the SDK.
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusUnauthorized ||
-		resp.StatusCode >= 400 && (resp.Header.Get("WWW-Authenticate") != "" || poppyErrorBody(resp)) {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		return nil, protocolError(r.Method, redact.URL(r.URL), resp, body, rt.c.now())
-	}
-	return resp, nil
 }
 
 // poppyErrorBody peeks whether a 400 carries a Session error (spec 5.3, 3.4, 5.5) without

@@ -42,6 +42,19 @@ type Config struct {
 	// Refresh is called once on invalid_token with the rejected token and returns a new one
 	// (spec 4.4). Nil: the error is returned.
 	Refresh func(ctx context.Context, rejected string) (string, error)
+	// AccessToken, when set, gives the access token for a request to rawURL (spec 4.5: the
+	// token of the service it belongs to; "" when signed out). Send uses it when
+	// Request.AccessToken is empty, and an MCP connection made with a nil TokenFunc calls it with
+	// the MCP server's url (spec 7). agentcore/engine provides it for a signed-in Client.
+	AccessToken func(ctx context.Context, rawURL string) (string, error)
+	// Authorize, when set, puts the access token on each attempt instead of
+	// "Authorization: Bearer token" (spec 4.5): "DPoP" and a fresh DPoP proof for a DPoP-bound
+	// token (RFC 9449 §7), as transport.Hooks.Authorize. Called with Authorization and DPoP
+	// removed, before the Signer.
+	Authorize func(ctx context.Context, req *http.Request, token string) error
+	// OnResponse, when set, sees every response before it is handled (a DPoP-Nonce to keep,
+	// RFC 9449 §9), as transport.Hooks.OnResponse. It must not read the body.
+	OnResponse func(ctx context.Context, resp *http.Response)
 	// Now is the clock (nil: the Transport's).
 	Now func() time.Time
 	// Logger (nil: slog.Default()). Secrets are never logged.
@@ -169,7 +182,14 @@ func (c *Client) Send(ctx context.Context, req *Request) (*Result, error) {
 	if len(r.Body) > 0 && r.Header.Get("Content-Type") == "" {
 		r.Header.Set("Content-Type", "application/json")
 	}
-	refreshed, n429 := false, 0
+	if r.AccessToken == "" && c.cfg.AccessToken != nil {
+		tok, err := c.cfg.AccessToken(ctx, r.URL)
+		if err != nil {
+			return nil, fmt.Errorf("apis: getting the access token for %s %s failed: %w", r.Method, redactURL(r.URL), err)
+		}
+		r.AccessToken = tok
+	}
+	refreshed, nonceRetried, n429 := false, false, 0
 	for {
 		hr, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
 		if err != nil {
@@ -213,18 +233,39 @@ func (c *Client) Send(ctx context.Context, req *Request) (*Result, error) {
 				return res, pe
 			}
 			continue
+		case pe.Code == transport.CodeUseDPoPNonce && r.AccessToken != "" && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
+			nonceRetried = true // RFC 9449 §9: once, with the nonce in the new proof
+			continue
 		case pe.Code == transport.CodeInvalidToken && r.AccessToken != "" && !refreshed && c.cfg.Refresh != nil:
 			refreshed = true
 			nt, err := c.cfg.Refresh(ctx, r.AccessToken)
 			if err != nil || nt == "" {
 				pe.Note = fmt.Sprintf("refreshing the access token failed: %v", err)
-				return res, pe
+				return res, withRefreshError(pe, err)
 			}
 			r.AccessToken = nt
 			continue
 		}
 		return res, pe
 	}
+}
+
+// refreshFailed is an invalid_token answer whose refresh failed: errors.As finds the
+// *transport.ProtocolError and errors.Is the refresh error (e.g. oauth.ErrSignedOut after
+// invalid_grant: the User must sign in again, spec 5.5).
+type refreshFailed struct {
+	pe  *transport.ProtocolError
+	err error
+}
+
+func (e *refreshFailed) Error() string   { return e.pe.Error() }
+func (e *refreshFailed) Unwrap() []error { return []error{e.pe, e.err} }
+
+func withRefreshError(pe *transport.ProtocolError, err error) error {
+	if err == nil {
+		return pe
+	}
+	return &refreshFailed{pe: pe, err: err}
 }
 
 // roundTrip signs and sends one HTTP request to a Session destination (spec 5.2, 5.6): the
@@ -246,15 +287,24 @@ func (c *Client) roundTrip(req *http.Request, token string) (*http.Response, err
 	} else {
 		req.Header.Del("Poppy-Extensions")
 	}
-	if token != "" {
+	req.Header.Del("Authorization")
+	req.Header.Del("DPoP")
+	switch {
+	case token != "" && c.cfg.Authorize != nil:
+		if err := c.cfg.Authorize(req.Context(), req, token); err != nil {
+			return nil, fmt.Errorf("apis: putting the access token on %s %s failed: %w", req.Method, redact.URL(u), err)
+		}
+	case token != "":
 		req.Header.Set("Authorization", "Bearer "+token)
-	} else {
-		req.Header.Del("Authorization")
 	}
 	if err := c.cfg.Signer.SignRequest(req.Context(), req, token); err != nil {
 		return nil, fmt.Errorf("apis: signing the Session header for %s %s failed: %w", req.Method, redact.URL(u), err)
 	}
-	return c.base.RoundTrip(req)
+	resp, err := c.base.RoundTrip(req)
+	if err == nil && c.cfg.OnResponse != nil {
+		c.cfg.OnResponse(req.Context(), resp)
+	}
+	return resp, err
 }
 
 // protocolError types an error response as spec 7 does (the transport's *ProtocolError): the

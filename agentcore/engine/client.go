@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/dunglas/httpsfv"
 
+	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -32,6 +35,10 @@ type Client struct {
 	mu      sync.Mutex
 	company *discovery.Company
 	sess    *session.Session
+	// creds are the Credentials (token type, resource) of the access tokens this Client got
+	// from Config.OAuth, by token, so the Authorize hook can bind each attempt (spec 4.5).
+	// Memory only (DESIGN invariant 5); dropped on sign-out.
+	creds map[string]oauth.Credential
 }
 
 // Client returns the Client for (companyIdentifier, account), starting a Session if needed.
@@ -78,7 +85,8 @@ func (e *Engine) Client(ctx context.Context, companyIdentifier, account string) 
 	}
 	cl := &Client{e: e, account: account, company: c, sess: s}
 	cl.sc, err = e.tr.Session(transport.SessionConfig{Signer: s, Destinations: dest, Version: s.Version, Extensions: hdr,
-		Hooks: transport.Hooks{RenewSession: cl.renew, Rediscover: cl.rediscover, Refresh: cl.refresh}})
+		Hooks: transport.Hooks{RenewSession: cl.renew, Rediscover: cl.rediscover, Refresh: cl.refresh,
+			Authorize: cl.authorize, OnResponse: cl.onResponse}})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -184,22 +192,311 @@ func (c *Client) rediscover(ctx context.Context) (transport.Rediscovery, error) 
 	return transport.Rediscovery{Version: nc.Version, Extensions: hdr, Signer: ns}, nil
 }
 
-// refresh is Hooks.Refresh (spec 4.4), through Config.Refresh.
+// refresh is Hooks.Refresh (spec 4.4): through Config.OAuth when set (the rejected token's
+// resource is refreshed once, unless another request already did), else Config.Refresh. A
+// failure is recorded for Do (refreshRecorder), which turns invalid_grant into a
+// *SignInRequiredError.
 func (c *Client) refresh(ctx context.Context, rejected string) (string, error) {
-	if c.e.cfg.Refresh == nil || c.account == "" {
-		return "", errors.New("no way to refresh the access token")
+	if c.account == "" {
+		return "", errors.New("no way to refresh the access token of a signed-out Session")
 	}
-	return c.e.cfg.Refresh(ctx, c.Identifier(), c.account, rejected)
+	oc := c.e.oauthClient()
+	if oc == nil {
+		if c.e.cfg.Refresh == nil {
+			return "", errors.New("no way to refresh the access token")
+		}
+		return c.e.cfg.Refresh(ctx, c.Identifier(), c.account, rejected)
+	}
+	co := c.Company()
+	resource := c.resourceOfToken(ctx, rejected)
+	if svc := recordedService(ctx); svc != "" {
+		// spec 4.5: the service's resource changed (its metadata was read again after an
+		// invalid_token with resource_metadata): get a token for the new resource instead.
+		if nr, err := oc.ResourceFor(ctx, co, svc); err == nil && nr != resource {
+			cred, err := c.credential(ctx, svc)
+			if err != nil {
+				noteRefreshError(ctx, err)
+				return "", err
+			}
+			c.e.log.InfoContext(ctx, "engine: the service now needs a token for its own resource (spec 4.5)", "company", co.Identifier, "service", svc, "resource", nr)
+			return cred.Token(), nil
+		}
+	}
+	nt, err := oc.RefreshHook(co, c.account, resource)(ctx, rejected)
+	if err != nil {
+		c.forgetCreds()
+		noteRefreshError(ctx, err)
+		c.e.log.InfoContext(ctx, "engine: refreshing the access token failed", "company", co.Identifier, "account", c.account, "err", err)
+		return "", err
+	}
+	// The Credential (token type, resource) of the new token, for the Authorize hook.
+	svc := resource
+	if svc == "" {
+		svc = "https://" + strings.ToLower(co.Organization.Domain)
+	}
+	cred, err := oc.AccessToken(ctx, co, c.account, svc)
+	if err != nil {
+		noteRefreshError(ctx, err)
+		return "", err
+	}
+	c.remember(cred)
+	if cred.Token() != nt {
+		c.e.log.DebugContext(ctx, "engine: another request refreshed the access token meanwhile; using the newest", "company", co.Identifier, "account", c.account)
+	}
+	return cred.Token(), nil
+}
+
+// resourceOfToken is the resource an access token of this Client was issued for ("" for the
+// default token): from the Credentials seen, else from the keyring bundle.
+func (c *Client) resourceOfToken(ctx context.Context, token string) string {
+	c.mu.Lock()
+	cred, ok := c.creds[token]
+	c.mu.Unlock()
+	if ok {
+		return cred.Resource
+	}
+	if b, err := c.e.cfg.Secrets.LoadCompany(ctx, c.Identifier(), c.account); err == nil {
+		for _, t := range b.Tokens {
+			if t.AccessToken == token {
+				return t.Resource
+			}
+		}
+	}
+	return ""
+}
+
+// authorize is Hooks.Authorize (spec 4.5): "DPoP" and a fresh proof for a DPoP-bound token
+// (RFC 9449 §7) through Config.OAuth, "Bearer" for every other token.
+func (c *Client) authorize(ctx context.Context, req *http.Request, token string) error {
+	if oc := c.e.oauthClient(); oc != nil {
+		c.mu.Lock()
+		cred, ok := c.creds[token]
+		c.mu.Unlock()
+		if ok {
+			return oc.Authorize(ctx, c.Company(), c.account, req, cred)
+		}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return nil
+}
+
+// onResponse is Hooks.OnResponse: a DPoP-Nonce from a resource is kept for the next proof
+// (RFC 9449 §9), and an invalid_token challenge with resource_metadata makes the engine read
+// the service's protected resource metadata again, since its resource may have changed
+// (spec 4.5, RFC 9728 §5.1).
+func (c *Client) onResponse(_ context.Context, resp *http.Response) {
+	oc := c.e.oauthClient()
+	if oc == nil || c.account == "" {
+		return
+	}
+	oc.NoteNonce(resp)
+	if resp.StatusCode != http.StatusUnauthorized || resp.Request == nil {
+		return
+	}
+	cs, _ := transport.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
+	for _, ch := range cs {
+		if ch.Param("error") == transport.CodeInvalidToken && ch.Param("resource_metadata") != "" {
+			oc.ForgetResource(ServiceURL(c.Company(), resp.Request.URL.String()))
+			return
+		}
+	}
+}
+
+// maxCreds bounds the Credentials a Client remembers (older ones are dropped together).
+const maxCreds = 32
+
+func (c *Client) remember(cred oauth.Credential) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.creds == nil || len(c.creds) >= maxCreds {
+		c.creds = map[string]oauth.Credential{}
+	}
+	c.creds[cred.Token()] = cred
+}
+
+func (c *Client) forgetCreds() {
+	c.mu.Lock()
+	c.creds = nil
+	c.mu.Unlock()
+}
+
+// credential returns the account's access token for service (spec 4.5) through Config.OAuth:
+// the default token, or the service's own token when its protected resource metadata names
+// another resource. An MCP server always needs its own token for resource = its url (spec 7).
+func (c *Client) credential(ctx context.Context, service string) (oauth.Credential, error) {
+	co := c.Company()
+	cred, err := c.e.oauthClient().AccessToken(ctx, co, c.account, service)
+	if err != nil {
+		return oauth.Credential{}, err
+	}
+	if isMCP(co, service) && cred.Resource != service {
+		return oauth.Credential{}, fmt.Errorf("engine: the MCP server %s has no protected resource metadata whose resource is its url, so Poppydesk cannot request a token for it (spec 7, 4.5); the Company must publish that metadata", service)
+	}
+	c.remember(cred)
+	return cred, nil
+}
+
+func isMCP(co *discovery.Company, service string) bool {
+	for _, a := range co.Channels.APIs {
+		if a.Type == "mcp" && a.URL == service {
+			return true
+		}
+	}
+	return false
+}
+
+// ServiceURL returns the URL of the service a request URL belongs to, whose protected resource
+// metadata says which token it needs (spec 4.5): an MCP server's url, the directory of an
+// OpenAPI description (where its relative servers point), a conversation endpoint or an
+// extension endpoint, the longest that contains rawURL; else the URL's origin.
+func ServiceURL(co *discovery.Company, rawURL string) string {
+	// norm is scheme://host[:port]/path lowercased except the path, without query, fragment
+	// or trailing slash, for comparing.
+	norm := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return ""
+		}
+		return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + strings.TrimSuffix(u.EscapedPath(), "/")
+	}
+	clean := norm(rawURL)
+	if clean == "" {
+		return rawURL
+	}
+	best, bestKey := "", ""
+	consider := func(svc string, prefix bool) {
+		key := norm(svc)
+		if key == "" || len(key) <= len(bestKey) {
+			return
+		}
+		if clean == key || prefix && strings.HasPrefix(clean, key+"/") {
+			best, bestKey = strings.TrimSuffix(svc, "/"), key
+		}
+	}
+	for _, a := range co.Channels.APIs {
+		switch a.Type {
+		case "mcp":
+			if clean == norm(a.URL) {
+				return a.URL // spec 7: the url from poppy.json, exactly
+			}
+		case "openapi":
+			if i := strings.LastIndex(a.URL, "/"); i > len("https://") {
+				consider(a.URL[:i], true)
+			}
+		}
+	}
+	if ag := co.Channels.Agent; ag != nil {
+		for _, p := range ag.Protocols {
+			consider(p.Endpoint, true)
+		}
+	}
+	for _, es := range co.Extensions {
+		for _, x := range es {
+			if ep := x.Endpoint(); ep != "" {
+				consider(ep, true)
+			}
+		}
+	}
+	if best == "" {
+		u, _ := url.Parse(rawURL)
+		return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	}
+	return best
+}
+
+// SignInRequiredError says the Company no longer accepts the account's sign-in: refreshing
+// the access token got invalid_grant (the refresh token was revoked, expired, or the User
+// disconnected Poppydesk in the account settings). Poppydesk removed the tokens and the request
+// continued signed out in the same Session (spec 5.5); the User must sign in again for account
+// access, and Poppydesk does not do so unless the User asks. errors.Is(err, oauth.ErrSignedOut)
+// is true, and errors.As finds the signed-out attempt's *transport.ProtocolError (Err).
+type SignInRequiredError struct {
+	Company, Account string
+	// Err is the error of the request sent signed out (nil when it succeeded; the response
+	// then has SignedOut set and this error in SignedOutReason).
+	Err   error
+	cause error
+}
+
+func (e *SignInRequiredError) Error() string {
+	msg := fmt.Sprintf("the sign-in of account %q at %s is no longer valid (the Company no longer accepts its refresh token: revoked, expired or disconnected in the account settings); Poppydesk continued signed out. Sign in again to use the account (spec 5.5)", e.Account, e.Company)
+	if e.Err != nil {
+		msg += "; the request sent signed out failed: " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap gives the refresh failure (matching oauth.ErrSignedOut) and the signed-out error.
+func (e *SignInRequiredError) Unwrap() []error {
+	out := []error{e.cause}
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	return out
+}
+
+// refreshRecorder carries the service of one Do call to the Refresh hook, and the refresh
+// failure back to Do.
+type refreshRecorder struct {
+	service string // set before sending; read-only afterwards
+	mu      sync.Mutex
+	err     error
+}
+
+func recordedService(ctx context.Context) string {
+	if r, ok := ctx.Value(refreshRecorderKey{}).(*refreshRecorder); ok {
+		return r.service
+	}
+	return ""
+}
+
+type refreshRecorderKey struct{}
+
+func noteRefreshError(ctx context.Context, err error) {
+	if r, ok := ctx.Value(refreshRecorderKey{}).(*refreshRecorder); ok {
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+	}
 }
 
 // Do sends req in this Client's Session (spec 5.2, 5.6, 7). For a signed-in Client (account
-// not ""), when req.AccessToken is empty, the account's access token for the request's
-// resource is taken from the keyring (spec 4.5), refreshed first through Config.Refresh when it
-// has expired; no caller ever handles it. Errors are transport's typed errors
-// (*transport.ProtocolError, *transport.DestinationError, *transport.RedirectError, ...).
+// not ""), when req.AccessToken is empty, the account's access token is found without any caller
+// handling it: with Config.OAuth, the token for the service the URL belongs to (spec 4.5:
+// [ServiceURL], its protected resource metadata read once, a per-service token when its
+// resource isn't https://{organization.domain}), put on the request as Bearer or DPoP with a
+// proof (RFC 9449), refreshed once on invalid_token, sent again once on use_dpop_nonce; without
+// it, the keyring bundle's token and Config.Refresh. An account that isn't signed in sends
+// signed out. When the Company no longer accepts the refresh token (invalid_grant), the request
+// continues signed out (spec 5.5): its error is a *SignInRequiredError wrapping the signed-out
+// attempt's error, or, when that attempt succeeded, the response has SignedOut set and the
+// *SignInRequiredError in SignedOutReason. Other errors are transport's typed errors
+// (*transport.ProtocolError, including insufficient_scope and 401 challenges with the needed
+// scopes; *transport.DestinationError, *transport.RedirectError, ...).
 func (c *Client) Do(ctx context.Context, req *transport.Request) (*transport.Response, error) {
+	var preErr error // the refresh failure before sending (an expired token, invalid_grant)
+	rec := &refreshRecorder{}
 	if c.account != "" && req.AccessToken == "" {
-		tok, err := c.accessToken(ctx, req.URL)
+		var tok string
+		var err error
+		if c.e.oauthClient() != nil {
+			var cred oauth.Credential
+			rec.service = ServiceURL(c.Company(), req.URL)
+			cred, err = c.credential(ctx, rec.service)
+			switch {
+			case err == nil:
+				tok = cred.Token()
+			case errors.Is(err, oauth.ErrNotSignedIn):
+				err = nil // the account isn't signed in: the Session continues signed out (spec 5.4)
+			case errors.Is(err, oauth.ErrSignedOut):
+				preErr, err = err, nil
+				c.forgetCreds()
+			default:
+				return nil, fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, c.Identifier(), err)
+			}
+		} else {
+			tok, err = c.accessToken(ctx, req.URL)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -209,15 +506,55 @@ func (c *Client) Do(ctx context.Context, req *transport.Request) (*transport.Res
 			req = &r
 		}
 	}
-	resp, err := c.sc.Do(ctx, req)
+	resp, err := c.sc.Do(context.WithValue(ctx, refreshRecorderKey{}, rec), req)
+	rec.mu.Lock()
+	cause := rec.err
+	rec.mu.Unlock()
+	if cause == nil {
+		cause = preErr
+	}
+	if cause != nil && errors.Is(cause, oauth.ErrSignedOut) {
+		sie := &SignInRequiredError{Company: c.Identifier(), Account: c.account, Err: err, cause: cause}
+		c.e.log.InfoContext(ctx, "engine: the Company no longer accepts the account's refresh token; continuing signed out (spec 5.5)", "company", sie.Company, "account", c.account)
+		if err != nil {
+			return nil, sie
+		}
+		resp.SignedOut, resp.SignedOutReason = true, sie
+		return resp, nil
+	}
 	if err == nil && resp.SignedOut {
 		c.e.log.InfoContext(ctx, "engine: the Company rejected the access token; the request continued signed out (spec 5.5)", "company", c.Identifier(), "account", c.account)
 	}
 	return resp, err
 }
 
-// accessToken returns the account's access token for the resource of rawURL ("" when none).
+// TokenFunc returns an apis.TokenFunc that gives this Client's access token for service (for
+// an MCP server, its url from poppy.json: spec 7), "" when the account isn't signed in. For
+// apis.Client.ConnectMCP only: the token is never logged, stored or shown to the model.
+func (c *Client) TokenFunc(service string) apis.TokenFunc {
+	return func(ctx context.Context) (string, error) {
+		if c.account == "" {
+			return "", nil
+		}
+		return c.accessToken(ctx, service)
+	}
+}
+
+// accessToken returns the account's access token for the resource of rawURL ("" when none):
+// through Config.OAuth when set (spec 4.5; an account that isn't signed in, or no longer is,
+// gets ""), else from the keyring bundle.
 func (c *Client) accessToken(ctx context.Context, rawURL string) (string, error) {
+	if c.e.oauthClient() != nil {
+		co := c.Company()
+		cred, err := c.credential(ctx, ServiceURL(co, rawURL))
+		switch {
+		case errors.Is(err, oauth.ErrNotSignedIn), errors.Is(err, oauth.ErrSignedOut):
+			return "", nil
+		case err != nil:
+			return "", fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, co.Identifier, err)
+		}
+		return cred.Token(), nil
+	}
 	b, err := c.e.cfg.Secrets.LoadCompany(ctx, c.Identifier(), c.account)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil

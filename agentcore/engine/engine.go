@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -57,6 +60,12 @@ type Config struct {
 	// stores the new tokens in the keyring itself. The sign-in layer (agentcore/oauth)
 	// provides it; without it a rejected token makes the request continue signed out (spec 5.5).
 	Refresh func(ctx context.Context, company, account, rejected string) (string, error)
+	// OAuth, when set, is the sign-in layer every signed-in Client uses (it replaces Refresh):
+	// per-service access tokens (spec 4.5) with Client.AccessToken, Bearer or DPoP with a proof
+	// (RFC 9449) with Client.Authorize, one refresh on invalid_token with Client.RefreshHook,
+	// DPoP nonces of resources with Client.NoteNonce, and sign-out ([Engine.SignOut], spec 5.5).
+	// Build it over this engine's Transport, Agent and Secrets (oauth.New after engine.New).
+	OAuth *oauth.Client
 	// OnExchange, when set, is called with each exchange once it is stored in the exchange
 	// log (for the inspector's live view). It runs on the log's writer goroutine: return fast.
 	OnExchange func(ExchangeRecord)
@@ -309,4 +318,98 @@ func companyHosts(c *discovery.Company) []string {
 		}
 	}
 	return out
+}
+
+// SetOAuth sets Config.OAuth after New, for the usual order: the oauth.Client is built over the
+// engine's Transport and Agent (spec 4), then handed back. Call it before the first signed-in
+// request.
+func (e *Engine) SetOAuth(c *oauth.Client) {
+	e.mu.Lock()
+	e.cfg.OAuth = c
+	e.mu.Unlock()
+}
+
+// oauthClient is Config.OAuth (nil when no sign-in layer is set).
+func (e *Engine) oauthClient() *oauth.Client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg.OAuth
+}
+
+// SignOut signs account out at the Company (spec 4.6, 5.5): Config.OAuth revokes every refresh
+// token held for it at the revocation endpoint, then deletes its tokens from the keyring. The
+// account's Sessions continue signed out: later requests carry the Session header without an
+// access token. If the Company does not confirm a revocation, the tokens are kept so the User
+// can try again, and the error says so.
+func (e *Engine) SignOut(ctx context.Context, company, account string) error {
+	oc := e.oauthClient()
+	if oc == nil {
+		return errors.New("engine: signing out needs the sign-in layer (Config.OAuth), which this engine was built without")
+	}
+	if account == "" {
+		return errors.New("engine: name the account to sign out of; the signed-out Session has no account (spec 5.4)")
+	}
+	co, err := e.Company(ctx, company)
+	if err != nil {
+		return err
+	}
+	if err := oc.SignOut(ctx, co, account); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.mu.Lock()
+	cl := e.clients[clientKey{co.Identifier, account}]
+	e.mu.Unlock()
+	if cl != nil {
+		cl.forgetCreds()
+	}
+	e.log.InfoContext(ctx, "engine: signed out; the account's Sessions continue signed out (spec 5.5)", "company", co.Identifier, "account", account)
+	return nil
+}
+
+// APIClient returns an agentcore/apis Client for (company, account) in that account's Session
+// (spec 5.2, 5.4), with the sign-in wired in: Send takes the access token for each request's
+// service itself (spec 4.5), ConnectMCP with a nil TokenFunc uses the MCP server's own token for
+// resource = its url (spec 7), each attempt is authorized as Bearer or DPoP with a fresh proof
+// (RFC 9449), invalid_token refreshes once (a refresh token the Company no longer accepts gives
+// an error matching *SignInRequiredError and oauth.ErrSignedOut), and use_dpop_nonce is sent
+// again once. It signs with the Client's current Session, also after a renewal.
+func (e *Engine) APIClient(ctx context.Context, company, account string) (*apis.Client, error) {
+	cl, err := e.Client(ctx, company, account)
+	if err != nil {
+		return nil, err
+	}
+	return cl.apiClient()
+}
+
+func (c *Client) apiClient() (*apis.Client, error) {
+	c.mu.Lock()
+	comp, sess := c.company, c.sess
+	c.mu.Unlock()
+	dest, err := comp.SessionDestinations()
+	if err != nil {
+		return nil, fmt.Errorf("engine: the Session destinations of %s: %w", comp.Identifier, err)
+	}
+	hdr, err := extensionsHeader(sess.Extensions)
+	if err != nil {
+		return nil, err
+	}
+	signer := transport.SignerFunc(func(ctx context.Context, req *http.Request, token string) error {
+		c.mu.Lock()
+		s := c.sess
+		c.mu.Unlock()
+		return s.SignRequest(ctx, req, token)
+	})
+	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Version: sess.Version, Extensions: hdr,
+		Authorize: c.authorize, OnResponse: c.onResponse, Now: c.e.now, Logger: c.e.log}
+	if c.account != "" {
+		cfg.AccessToken = c.accessToken
+		cfg.Refresh = func(ctx context.Context, rejected string) (string, error) {
+			nt, err := c.refresh(ctx, rejected)
+			if err != nil && errors.Is(err, oauth.ErrSignedOut) {
+				return "", &SignInRequiredError{Company: comp.Identifier, Account: c.account, cause: err}
+			}
+			return nt, err
+		}
+	}
+	return apis.New(cfg)
 }

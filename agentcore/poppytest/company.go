@@ -255,23 +255,9 @@ func (s *Server) serveProtected(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusTemporaryRedirect)
 		return
 	}
-	token := ""
-	if a := r.Header.Get("Authorization"); a != "" {
-		scheme, t, ok := strings.Cut(a, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || t == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request", error_description="malformed Authorization header"`)
-			writeError(w, http.StatusBadRequest, "invalid_request", "malformed Authorization header")
-			return
-		}
-		token = t
-	}
-	s.mu.Lock()
-	at, tokenOK := s.tokens[token]
-	s.mu.Unlock()
-	// Access token validation comes first, as at any OAuth resource (spec 7).
-	if token != "" && !tokenOK {
-		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the access token is expired, revoked or unknown"`)
-		writeError(w, http.StatusUnauthorized, "invalid_token", "")
+	// Access token validation comes first, as at any OAuth resource (spec 4.5, 7; verify.go).
+	token, at, ok := s.checkAccessToken(w, r, "")
+	if !ok {
 		return
 	}
 	sess, perr := s.verifySession(r, token, at.ClientID)

@@ -36,12 +36,6 @@ const (
 	FaultReusedRevision = "reused-revision"
 )
 
-// operationFaults are added to Faults so SetFault and `company serve` know them.
-var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNewRevisionOnRetry, FaultInProgress503,
-	FaultLoseResponse, FaultReusedRevision}
-
-func init() { Faults = append(Faults, operationFaults...) }
-
 // Interfaces an operation can come through.
 const (
 	InterfaceAPI = "api"
@@ -70,8 +64,8 @@ const DefaultOperationTTL = 10 * time.Minute
 // DefaultAccount is the account every access token acts on unless SetTokenAccount says otherwise.
 const DefaultAccount = "acct_demo"
 
-// opStore is the reference Company's operation state and order data. It hangs off a package-level
-// map (opStores) because Server's fields live in server.go, which another change owns.
+// opStore is the reference Company's operation state and order data, a field of Server
+// (server.go), so it ends with the Server. Its faults are listed in Faults (server.go).
 type opStore struct {
 	s *Server
 
@@ -89,15 +83,7 @@ type opStore struct {
 	calls   map[string]mcpCaller // Poppy-Session JWT → verified caller, while its HTTP request runs
 }
 
-var opStores sync.Map // *Server → *opStore
-
-func (s *Server) ops() *opStore {
-	if v, ok := opStores.Load(s); ok {
-		return v.(*opStore)
-	}
-	v, _ := opStores.LoadOrStore(s, newOpStore(s))
-	return v.(*opStore)
-}
+func (s *Server) ops() *opStore { return s.opState() }
 
 func newOpStore(s *Server) *opStore {
 	return &opStore{s: s, ttl: DefaultOperationTTL, tries503: 2, accounts: map[string]string{}, orders: seedOrders(),

@@ -21,7 +21,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws"
 )
 
-// Faults of the authorization server (spec 4). They are added to Faults at package init, so
+// Faults of the authorization server (spec 4). They are listed in Faults (server.go), so
 // SetFault and Options.Faults accept them like the discovery faults.
 const (
 	FaultIssMissing        = "iss-missing"         // authorization responses carry no iss (spec 4.2, RFC 9207)
@@ -38,11 +38,6 @@ const (
 	FaultDPoPNonce         = "dpop-nonce"       // the token endpoint requires a DPoP nonce (RFC 9449 §8)
 	FaultDeviceSlowDown    = "device-slow-down" // each device code's first poll answers slow_down (RFC 8628 §3.5)
 )
-
-var oauthFaults = []string{FaultIssMissing, FaultIssWrong, FaultScopeWider, FaultDeviceForeignHost, FaultRefreshRotation,
-	FaultRefreshNoRotation, FaultDPoPNonce, FaultDeviceSlowDown}
-
-func init() { Faults = append(Faults, oauthFaults...) }
 
 // ForeignDeviceHost is the host the device-foreign-host fault puts in verification_uri.
 const ForeignDeviceHost = "sign-in.example.net"
@@ -116,19 +111,15 @@ type tokenInfo struct {
 	grantID, resource, jkt string
 }
 
-var authServers sync.Map // *Server -> *authServer
-
 const cryptoSHA256 = crypto.SHA256
 
-// auth returns the Server's authorization server state.
-func (s *Server) auth() *authServer {
-	if a, ok := authServers.Load(s); ok {
-		return a.(*authServer)
-	}
-	a, _ := authServers.LoadOrStore(s, &authServer{codes: map[string]*authCode{}, grants: map[string]*grant{}, devices: map[string]*deviceReq{},
+// auth returns the Server's authorization server state (a field of Server, see server.go).
+func (s *Server) auth() *authServer { return s.authState() }
+
+func newAuthServer() *authServer {
+	return &authServer{codes: map[string]*authCode{}, grants: map[string]*grant{}, devices: map[string]*deviceReq{},
 		userCodes: map[string]string{}, pending: map[string]*authRequest{}, jtis: map[string]time.Time{}, atInfo: map[string]tokenInfo{},
-		resources: map[string]bool{}, clients: map[string]*clientInfo{}, nonce: randID(16)})
-	return a.(*authServer)
+		resources: map[string]bool{}, clients: map[string]*clientInfo{}, nonce: randID(16)}
 }
 
 func randID(n int) string {

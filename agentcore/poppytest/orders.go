@@ -96,26 +96,10 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request, resourceMetadat
 		w.WriteHeader(http.StatusTemporaryRedirect)
 		return nil, false
 	}
-	rm := ""
-	if resourceMetadata != "" {
-		rm = `, resource_metadata="` + resourceMetadata + `"`
-	}
-	token := ""
-	if a := r.Header.Get("Authorization"); a != "" {
-		scheme, t, ok := strings.Cut(a, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || t == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request", error_description="malformed Authorization header"`+rm)
-			writeError(w, http.StatusBadRequest, "invalid_request", "malformed Authorization header")
-			return nil, false
-		}
-		token = t
-	}
-	s.mu.Lock()
-	at, tokenOK := s.tokens[token]
-	s.mu.Unlock()
-	if token != "" && !tokenOK {
-		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the access token is expired, revoked or unknown"`+rm)
-		writeError(w, http.StatusUnauthorized, "invalid_token", "")
+	// The access token (scheme, DPoP proof, expiry, resource) is checked first, as at any OAuth
+	// resource (spec 4.5, 7; verify.go).
+	token, at, ok := s.checkAccessToken(w, r, resourceMetadata)
+	if !ok {
 		return nil, false
 	}
 	sess, err := s.verifierFor().Verify(r.Context(), r, token, at.ClientID)

@@ -10,8 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,6 +89,16 @@ type Server struct {
 	mainVer   string
 	tokens    map[string]AccessToken
 	ended     map[string]bool // sids of Sessions the session-ended fault ended
+	// dpopNonce is the nonce the resource-dpop-nonce fault asks for in resource DPoP proofs.
+	dpopNonce string
+	// apiOwnResource: the Orders API (/api/...) accepts only tokens for APIResource (SetAPIResource).
+	apiOwnResource bool
+
+	// The authorization server's and the Operations extension's state belong to this Server,
+	// so they end with it (stateOnce builds them, also for a Server not made by New).
+	stateOnce sync.Once
+	authSt    *authServer
+	opSt      *opStore
 
 	verifier         sessionVerifier
 	verifierNoIssuer sessionVerifier
@@ -106,16 +119,20 @@ const (
 	IssuerError500
 )
 
-// AccessToken is a token the test API accepts (the sign-in issue adds a real authorization server).
+// AccessToken is a token the protected endpoints accept: one added by AddAccessToken, or one the
+// authorization server issued (oauth.go), which also has a resource, maybe a DPoP binding, and
+// an expiry (spec 4.5, 7).
 type AccessToken struct {
 	ClientID string
 	Scopes   []string
+	// Expires is when the token stops working (zero: never, for AddAccessToken tokens).
+	Expires time.Time
 }
 
 // New builds a reference Company; Start serves it.
 func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, now: opts.Now, log: opts.Logger, faults: map[string]bool{}, hosts: map[string]http.Handler{},
-		tokens: map[string]AccessToken{}, ended: map[string]bool{}, cacheCtl: "max-age=300", mainVer: "0.4"}
+		tokens: map[string]AccessToken{}, ended: map[string]bool{}, cacheCtl: "max-age=300", mainVer: "0.4", dpopNonce: randID(16)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -274,12 +291,73 @@ func (s *Server) SetCacheControl(v string) { s.mu.Lock(); s.cacheCtl = v; s.mu.U
 // lists 0.4 in supported_versions, so the engine must fetch the 0.4 document.
 func (s *Server) SetMainVersion(v string) { s.mu.Lock(); s.mainVer = v; s.mu.Unlock() }
 
-// AddAccessToken makes the test API accept token for clientID with scopes.
+// AddAccessToken makes the protected endpoints accept token for clientID with scopes. A token
+// the authorization server issued (it calls AddAccessToken too) expires accessTokenLifetime
+// after it was issued; a token added by a test does not expire and works at every service.
 func (s *Server) AddAccessToken(token, clientID string, scopes ...string) {
+	var exp time.Time
+	if _, issued := s.TokenResource(token); issued {
+		exp = s.now().Add(accessTokenLifetime)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens[token] = AccessToken{ClientID: clientID, Scopes: scopes}
+	s.tokens[token] = AccessToken{ClientID: clientID, Scopes: scopes, Expires: exp}
 }
+
+// ExpireAccessTokens makes every access token known so far expire now, as if its lifetime had
+// passed: the protected endpoints answer invalid_token for it (spec 7), and refresh gets a new
+// one (spec 4.4).
+func (s *Server) ExpireAccessTokens() {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, t := range s.tokens {
+		t.Expires = now
+		s.tokens[k] = t
+	}
+}
+
+// apiMetadataPath is where the Orders API's own protected resource metadata is served after
+// SetAPIResource(true) (RFC 9728 §3.1 for https://shop.localhost:PORT/api).
+const apiMetadataPath = "/.well-known/oauth-protected-resource/api"
+
+// APIResource is https://shop.localhost:PORT/api, the Orders API's own resource when
+// SetAPIResource is on.
+func (s *Server) APIResource() string { return s.URL(ShopHost, "/api") }
+
+// SetAPIResource makes the Orders API (/api/...) a service that accepts only tokens issued for
+// its own resource, APIResource (spec 4.5 "Tokens for one service"): its protected resource
+// metadata names that resource, the issuer issues tokens for it, and a default token gets
+// invalid_token with resource_metadata, as a Personal Agent with stale metadata would see after
+// the change. Off by default (the API takes the default token).
+func (s *Server) SetAPIResource(on bool) {
+	if on {
+		s.AllowResource(s.APIResource())
+	}
+	s.mu.Lock()
+	s.apiOwnResource = on
+	s.mu.Unlock()
+}
+
+func (s *Server) apiResourceOn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apiOwnResource
+}
+
+// state builds the per-Server state of the authorization server and the Operations extension.
+func (s *Server) state() {
+	s.stateOnce.Do(func() {
+		s.authSt = newAuthServer()
+		s.opSt = newOpStore(s)
+	})
+}
+
+// authState is the authorization server's state (oauth.go).
+func (s *Server) authState() *authServer { s.state(); return s.authSt }
+
+// opState is the Orders API's and operations' state (ledger.go).
+func (s *Server) opState() *opStore { s.state(); return s.opSt }
 
 // Requests returns a copy of every request received so far.
 func (s *Server) Requests() []Request {
@@ -330,6 +408,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case extra != nil:
 		extra.ServeHTTP(w, r)
+	case host == ShopHost && r.URL.Path == apiMetadataPath && s.apiResourceOn():
+		// The Orders API's own protected resource metadata (spec 4.5, RFC 9728 §3.1).
+		s.serveDoc(w, r, map[string]any{"resource": s.APIResource(), "authorization_servers": []any{s.Issuer()},
+			"scopes_supported": []any{"orders:read", "orders:write"}, "bearer_methods_supported": []any{"header"}})
 	case host == ShopHost:
 		s.serveShop(w, r)
 	case host == AuthHost:
@@ -341,7 +423,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Fault names (spec behaviours the reference Company can get wrong on purpose).
+// Fault names (spec behaviours the reference Company can get wrong on purpose). Every fault of
+// the reference Company is listed in Faults below; the constants of the authorization server's
+// faults are in oauth.go and those of the Operations extension in ledger.go, next to their logic.
 const (
 	FaultRedirectOtherPath      = "redirect-other-path"       // poppy.json redirects to another path (spec 3)
 	FaultDomainMismatch         = "domain-mismatch"           // organization.domain is another host (spec 3, 3.1)
@@ -352,11 +436,26 @@ const (
 	FaultVersionUnsupported     = "version-unsupported"       // APIs answer version_unsupported (spec 3.4)
 	Fault429Burst               = "429-burst"                 // the next BurstCount API requests get 429 (spec 5.6)
 	FaultRedirectProtected      = "redirect-protected"        // APIs answer a redirect (spec 3)
+	// FaultResourceDPoPNonce: the protected endpoints (APIs, MCP server, protocol endpoints)
+	// require a server-provided nonce in DPoP proofs and answer use_dpop_nonce with a DPoP-Nonce
+	// header to a proof without it (RFC 9449 §9, spec 4.5).
+	FaultResourceDPoPNonce = "resource-dpop-nonce"
 )
 
-// Faults lists every fault name.
-var Faults = []string{FaultRedirectOtherPath, FaultDomainMismatch, FaultIssuerNotListingDomain, FaultIssuerMismatch,
-	FaultVersionMismatch, FaultSessionEnded, FaultVersionUnsupported, Fault429Burst, FaultRedirectProtected}
+// discoveryFaults break discovery and the Session destinations (spec 3, 3.4, 5.5, 5.6, 7).
+var discoveryFaults = []string{FaultRedirectOtherPath, FaultDomainMismatch, FaultIssuerNotListingDomain, FaultIssuerMismatch,
+	FaultVersionMismatch, FaultSessionEnded, FaultVersionUnsupported, Fault429Burst, FaultRedirectProtected, FaultResourceDPoPNonce}
+
+// oauthFaults break the authorization server (spec 4; constants in oauth.go).
+var oauthFaults = []string{FaultIssMissing, FaultIssWrong, FaultScopeWider, FaultDeviceForeignHost, FaultRefreshRotation,
+	FaultRefreshNoRotation, FaultDPoPNonce, FaultDeviceSlowDown}
+
+// operationFaults break the Operations extension v2 (constants in ledger.go).
+var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNewRevisionOnRetry, FaultInProgress503,
+	FaultLoseResponse, FaultReusedRevision}
+
+// Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {
@@ -408,4 +507,60 @@ func (s *Server) take429() bool {
 	}
 	s.burstLeft--
 	return true
+}
+
+var consentRequestRE = regexp.MustCompile(`name="request" value="([^"]+)"`)
+
+// ApproveSignIn plays the User's browser in a Direct Sign-In (spec 4.2) for tests and the demo:
+// it opens authURL (the authorization URL a Personal Agent made) on this Company, approves scopes
+// on the consent page as account, and follows the redirect back to the Personal Agent's loopback
+// redirect URI, which must be http://127.0.0.1 or http://[::1] (RFC 8252 §7.3). Nothing else is
+// contacted. It returns an error naming the step that failed.
+func (s *Server) ApproveSignIn(ctx context.Context, authURL, account string, scopes []string) error {
+	if s.client == nil {
+		return fmt.Errorf("poppytest: start the Server before ApproveSignIn")
+	}
+	hc := s.client.NoRedirectClient()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return fmt.Errorf("poppytest: the authorization URL: %w", err)
+	}
+	if !strings.HasPrefix(authURL, s.Issuer()+"/") {
+		return fmt.Errorf("poppytest: %q is not an authorization URL of this Company's issuer %s", authURL, s.Issuer())
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("poppytest: opening the consent page: %w", err)
+	}
+	page, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	m := consentRequestRE.FindSubmatch(page)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		return fmt.Errorf("poppytest: the consent page answered HTTP %d without a sign-in request: %.300s", resp.StatusCode, page)
+	}
+	form := url.Values{"request": {string(m[1])}, "decision": {"approve"}, "account": {account}, "scope": scopes}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, s.Issuer()+"/oauth/authorize", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err = hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("poppytest: answering the consent page: %w", err)
+	}
+	resp.Body.Close()
+	back, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || err != nil {
+		return fmt.Errorf("poppytest: the consent answer was HTTP %d, not a redirect back (303)", resp.StatusCode)
+	}
+	if ip := net.ParseIP(back.Hostname()); back.Scheme != "http" || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("poppytest: the redirect back goes to %s, not a loopback redirect URI", back.Redacted())
+	}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, back.String(), nil)
+	lt := &http.Transport{} // no proxy: the loopback listener of the Personal Agent itself
+	defer lt.CloseIdleConnections()
+	resp, err = (&http.Client{Transport: lt, Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("poppytest: following the redirect back to the Personal Agent: %w", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil
 }

@@ -42,7 +42,23 @@ type Hooks struct {
 	// use, it returns the new version (and extensions) with the Signer of a new Session, and the
 	// request is sent again, once. Nil: the error is returned.
 	Rediscover func(ctx context.Context) (Rediscovery, error)
+	// Authorize, when set, puts the access token on a signed-in attempt instead of
+	// "Authorization: Bearer token": the sign-in layer sets "Bearer", or "DPoP" and a DPoP proof
+	// for this method and URL with ath, for a DPoP-bound token (spec 4.5, RFC 9449 §7;
+	// agentcore/oauth's Client.Authorize). It is called for every attempt (each proof is used
+	// once), after Poppy-Version is set and before the Signer signs, with the Authorization and
+	// DPoP headers removed. A signed-out attempt carries neither header and doesn't call it.
+	Authorize func(ctx context.Context, req *http.Request, token string) error
+	// OnResponse, when set, sees every response before it is handled, e.g. to keep a DPoP-Nonce
+	// the resource sent for the next proof (RFC 9449 §9; oauth's Client.NoteNonce). It must not
+	// read the body.
+	OnResponse func(ctx context.Context, resp *http.Response)
 }
+
+// CodeUseDPoPNonce is the RFC 9449 §9 error of a resource that wants a nonce in DPoP proofs: a
+// signed-in request that gets it with a DPoP-Nonce header is sent again once, so the Authorize
+// hook can put the nonce in the new proof.
+const CodeUseDPoPNonce = "use_dpop_nonce"
 
 // Rediscovery is what Hooks.Rediscover found.
 type Rediscovery struct {
@@ -103,6 +119,10 @@ type Response struct {
 	// Renewed is true when the request succeeded in a new Session (session_ended or
 	// version_unsupported handling); later requests of this client use that Session too.
 	Renewed bool
+	// SignedOutReason is why the request continued signed out (SignedOut): the error of
+	// Hooks.Refresh, such as a refresh token the Company no longer accepts (spec 5.5); nil when
+	// no refresh was tried. Layers above may set it too.
+	SignedOutReason error
 }
 
 // Do sends req, signed, and applies the error handling of spec 5.5, 5.6, 3.4 and 7. Every error
@@ -121,8 +141,9 @@ func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error)
 	}
 	token := req.AccessToken
 	var (
-		refreshed, droppedToken, renewed, rediscovered bool
-		n429                                           int
+		refreshed, droppedToken, renewed, rediscovered, nonceRetried bool
+		n429                                                         int
+		signedOutReason                                              error
 	)
 	for {
 		c.mu.Lock()
@@ -132,8 +153,11 @@ func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error)
 		if err != nil {
 			return nil, err
 		}
+		if c.hooks.OnResponse != nil {
+			c.hooks.OnResponse(ctx, resp)
+		}
 		if resp.StatusCode < 300 || resp.StatusCode == http.StatusNotModified {
-			return &Response{Response: resp, AccessToken: token, SignedOut: droppedToken, Renewed: renewed || rediscovered}, nil
+			return &Response{Response: resp, AccessToken: token, SignedOut: droppedToken, Renewed: renewed || rediscovered, SignedOutReason: signedOutReason}, nil
 		}
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			loc := resp.Header.Get("Location")
@@ -162,13 +186,18 @@ func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error)
 				return nil, pe
 			}
 			continue
+		case pe.Code == CodeUseDPoPNonce && token != "" && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
+			nonceRetried = true // RFC 9449 §9: once, with the nonce in the new proof
+			continue
 		case pe.Code == CodeInvalidToken && token != "" && !refreshed:
 			refreshed = true
 			if c.hooks.Refresh != nil {
-				if nt, err := c.hooks.Refresh(ctx, token); err == nil && nt != "" {
+				nt, err := c.hooks.Refresh(ctx, token)
+				if err == nil && nt != "" {
 					token = nt
 					continue
 				}
+				signedOutReason = err
 			}
 			token, droppedToken = "", true // continue signed out (spec 5.5)
 			continue
@@ -236,10 +265,15 @@ func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, toke
 	} else {
 		hr.Header.Del("Poppy-Extensions")
 	}
-	if token != "" {
+	hr.Header.Del("Authorization")
+	hr.Header.Del("DPoP")
+	switch {
+	case token != "" && c.hooks.Authorize != nil:
+		if err := c.hooks.Authorize(ctx, hr, token); err != nil {
+			return nil, fmt.Errorf("transport: putting the access token on %s %s failed: %w", req.Method, redact.URL(u), err)
+		}
+	case token != "":
 		hr.Header.Set("Authorization", "Bearer "+token)
-	} else {
-		hr.Header.Del("Authorization")
 	}
 	if err := signer.SignRequest(ctx, hr, token); err != nil {
 		return nil, fmt.Errorf("transport: signing the Session header failed: %w", err)

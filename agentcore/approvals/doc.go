@@ -1,0 +1,56 @@
+// Package approvals is the approval queue of Poppydesk's engine (issue 6): a model asks for an
+// action, the Company asks for approval of exact terms, the user decides in the window, and the
+// action happens AT MOST ONCE.
+//
+// Sections implemented (Operations extension v2 unless noted):
+//
+//   - Operations 2, spec 3.3, 3.4: the extension is declared only when the Company lists version
+//     "2" (agentcore/engine chooses the Session's extensions; TestExtensionDeclaredOnlyForV2).
+//   - Operations 4: an operation is recognized in an API answer (HTTP 403 approval_required) and an
+//     MCP tool result (isError with structuredContent.operation) through agentcore/operations; a
+//     malformed operation is an error for the caller, never an approval request.
+//   - Operations 5: the action is never treated as done. The pending approval is stored durably
+//     ([Store]) BEFORE the model's "waiting_for_user" or any event: Company, Session (sid),
+//     account, interface, the exact request (method, URL, body / tool and arguments), every
+//     revision, timestamps. Before asking, terms are checked against the request and the model's
+//     intent (Item.Warnings) and a new revision is compared with the previous one (Item.Changes).
+//     Approve accepts only the revision the user saw (revision and digest), only the latest, only
+//     unexpired, not declined or withdrawn; Decline also withdraws an approval not yet sent.
+//   - Operations 3 "Who can approve it": a signed-out operation only in its own Session, a
+//     signed-in one in any Session of the same account (operations.CanApproveIn), checked before
+//     the decision is consumed. The User is the same by construction (one User ID per Company and
+//     account in the keyring), so Company, account and sid are compared.
+//   - Operations 6: the approval re-sends the SAME method, URL and body with Poppy-Approval, or
+//     the SAME tool and arguments with _meta "personalagentprotocol.org/approval". Each revision
+//     keeps the request that returned it, so a new revision from a changed request re-sends that
+//     request. Idempotency-Key: the approved request has its OWN key (the first request's key does
+//     not carry over), derived from the approval ID, operation_id and revision, so every retry of
+//     one approval — also after a restart — carries the same key, as the Idempotency-Key draft
+//     expects of retries; the operation ID is what identifies retries for the Company.
+//   - Operations 7: write-before-send (TransitionApproval with the decision log, durable before the
+//     request leaves). Network errors, timeouts, 5xx and Session/token refusals of an attempt are
+//     "outcome unknown": the SAME approval is sent again, with bounded attempts and exponential
+//     backoff through the injected Sleep, then the item stays outcome_unknown and offers
+//     CheckOutcome. 503 (with Retry-After) and a tool's "in_progress" are polled, never counted as
+//     failures. While an approval's outcome is unknown, a model request for the same action (same
+//     Company and request target: method + URL, or server + tool + arguments) is held — not sent,
+//     nobody asked — and a new operation for the same operation_id is not shown. An answer with a
+//     NEW revision to the first send is a new decision for the user (pending again, with Changes),
+//     never retried automatically; to a retry it says nothing about the first send, so the item
+//     stays outcome_unknown. Recover at start sends approved, sending, retrying and outcome_unknown
+//     items again with the same approval, never re-proposing them.
+//   - DESIGN.md invariant 1: no model path approves. The model's methods (CallAPI, CallTool, Wait)
+//     take no approval argument and never change a decision; approval headers, credentials and
+//     _meta in the model's input are refused ([ErrRefused]).
+//
+// Design notes. All state is in the Store; the in-process locks (per action target, then per
+// approval) only order this process's work, so a restarted process (or the kill test's child
+// processes, one at a time) continues from the Store alone. Ideas from peers/: write-before-send
+// and an explicit outcome-unknown state that blocks new approvals for the same target (the
+// control-plane contract), recover never re-propose (the Operations v1 SDK client), check the
+// binding before consuming (the Java framework).
+//
+// Nothing here is hand-written where a library exists: operations parsing, rendering, digests
+// and approvals are agentcore/operations (goldmark, httpsfv); HTTP and MCP are agentcore/apis
+// (kin-openapi, the official MCP SDK).
+package approvals

@@ -1,0 +1,554 @@
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/operations"
+)
+
+// Interfaces an operation came through (Item.Interface).
+const (
+	InterfaceAPI = "api"
+	InterfaceMCP = "mcp"
+)
+
+// Outcome statuses (Outcome.Status).
+const (
+	StatusDone            = "done"
+	StatusWaitingForUser  = "waiting_for_user"
+	StatusOutcomeUnknown  = "outcome_unknown"
+	StatusInProgress      = "in_progress"
+	StatusDeclined        = "declined"
+	StatusExpired         = "expired"
+	StatusFailed          = "failed"
+	MessageWaitingForUser = "not performed; waiting for the user's decision in Poppydesk"
+)
+
+// Event kinds (Event.Kind).
+const (
+	EventCreated  = "created"
+	EventRevision = "revision"
+	EventState    = "state"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxAttempts = 5
+	DefaultBackoff     = 500 * time.Millisecond
+	DefaultMaxBackoff  = 30 * time.Second
+	DefaultMaxPoll     = 2 * time.Minute
+	// maxRetryAfter bounds how long one Retry-After is honoured.
+	maxRetryAfter = time.Minute
+	// maxResultNote bounds the Company's response kept in the decision log.
+	maxResultNote = 64 << 10
+)
+
+// Config configures a Queue. Engine, Store are required.
+type Config struct {
+	Engine *engine.Engine // discovery, Session-bound clients (agentcore/engine)
+	Store  Store          // persistence (adapted over vault.State in package main)
+	Now    func() time.Time
+	Logger *slog.Logger
+	// OnChange is called (never blocking for long) when an item is created or changes state, so
+	// the window can update its list/badge/dialog and the model's Wait can wake up. It is called
+	// after the change is durable.
+	OnChange func(ev Event)
+
+	// Additions to the contract:
+
+	// Sleep waits d or until ctx ends (nil: a real timer). Backoff between retries and the
+	// Retry-After of an operation in progress go through it, so tests inject their clock.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxAttempts is how many times one approval is sent after failures (network error,
+	// timeout, 5xx other than 503) before the item is left outcome_unknown (default 5). 503 with
+	// Retry-After ("in progress", Operations 7) does not count: it is polled.
+	MaxAttempts int
+	// Backoff is the wait before the second attempt, doubled for each later one up to
+	// MaxBackoff (defaults 500 ms and 30 s).
+	Backoff, MaxBackoff time.Duration
+	// MaxPoll bounds how long one call polls an operation the Company reports in progress
+	// before returning in_progress (default 2 min); CheckOutcome or Recover continues later.
+	MaxPoll time.Duration
+}
+
+// Event tells the window and waiters that an item changed.
+type Event struct {
+	Kind       string // "created" | "revision" | "state"
+	ApprovalID string
+	State      string
+}
+
+// Queue turns a model's action into a Company call, and an operation returned by the Company into
+// a durable pending approval that only the window can decide (DESIGN.md invariants 1-3).
+// Safe for concurrent use. All its state is in the Store: several processes may share one
+// Store as long as only one of them sends at a time (the kill test does exactly that).
+type Queue struct {
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+
+	descMu sync.Mutex
+	descs  map[string]*apis.Description // OpenAPI descriptions by URL
+
+	locksMu sync.Mutex
+	locks   map[string]*keyLock
+
+	waitMu  sync.Mutex
+	changed chan struct{}
+}
+
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// New returns a Queue. It does no I/O; call Recover at start.
+func New(cfg Config) (*Queue, error) {
+	if cfg.Engine == nil || cfg.Store == nil {
+		return nil, errors.New("approvals: Config needs Engine (agentcore/engine) and Store (the state database through package main's adapter)")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = cfg.Engine.Logger()
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.MaxPoll <= 0 {
+		cfg.MaxPoll = DefaultMaxPoll
+	}
+	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, descs: map[string]*apis.Description{},
+		locks: map[string]*keyLock{}, changed: make(chan struct{})}, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lock takes the in-process lock of key (an action target or an approval ID). Lock order: a
+// target before an approval.
+func (q *Queue) lock(key string) func() {
+	q.locksMu.Lock()
+	l := q.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		q.locks[key] = l
+	}
+	l.refs++
+	q.locksMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		q.locksMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(q.locks, key)
+		}
+		q.locksMu.Unlock()
+	}
+}
+
+// emit tells OnChange and wakes waiters. Called after the change is durable.
+func (q *Queue) emit(kind, id, state string) {
+	q.waitMu.Lock()
+	close(q.changed)
+	q.changed = make(chan struct{})
+	q.waitMu.Unlock()
+	if q.cfg.OnChange != nil {
+		q.cfg.OnChange(Event{Kind: kind, ApprovalID: id, State: state})
+	}
+}
+
+func (q *Queue) changedChan() <-chan struct{} {
+	q.waitMu.Lock()
+	defer q.waitMu.Unlock()
+	return q.changed
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "apr_" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// request is the queue's request record, stored as Record.Request: exactly what was sent the
+// first time, unsigned (no Session JWT, no access token), so the approval re-sends the SAME method,
+// URL and body, or the SAME tool and arguments (Operations 6).
+type request struct {
+	// API calls.
+	API         string            `json:"api,omitempty"`          // apis[].url of the openapi API
+	OperationID string            `json:"operation_id,omitempty"` // OpenAPI operationId
+	Method      string            `json:"method,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	Header      map[string]string `json:"header,omitempty"` // Content-Type and declared header parameters
+	Body        json.RawMessage   `json:"body,omitempty"`
+	PathParams  map[string]string `json:"path_params,omitempty"`
+	Query       url.Values        `json:"query,omitempty"`
+	// MCP tool calls.
+	Server    string          `json:"server,omitempty"` // apis[].url of the mcp API
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Intent is what the model said it intended (checked against terms, Operations 5).
+	Intent map[string]string `json:"intent,omitempty"`
+	// Target names the action for "no new approval while the outcome is unknown" (Operations 7):
+	// the Company and the request target (method + URL, or server + tool + arguments).
+	Target string `json:"target"`
+}
+
+func decodeRequest(rec *Record) (*request, error) {
+	var r request
+	if err := json.Unmarshal(rec.Request, &r); err != nil {
+		return nil, fmt.Errorf("approvals: the stored request of approval %s is unreadable: %w", rec.ID, err)
+	}
+	return &r, nil
+}
+
+func (r *request) facts() operations.RequestFacts {
+	f := operations.RequestFacts{Method: r.Method, PathParams: r.PathParams, Query: r.Query, Body: r.Body,
+		Tool: r.Tool, Arguments: r.Arguments, Intent: r.Intent}
+	if u, err := url.Parse(r.URL); err == nil {
+		f.Path = u.Path
+	}
+	return f
+}
+
+// canonicalJSON re-encodes JSON with sorted keys and numbers as written.
+func canonicalJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func apiTarget(company, method, u string) string { return company + " api " + method + " " + u }
+func toolTarget(company, server, tool string, args json.RawMessage) string {
+	return company + " mcp " + server + " " + tool + " " + canonicalJSON(args)
+}
+
+// ---- the window's side ----
+
+// Item is one approval as the window shows it.
+type Item struct {
+	ID            string
+	Company       string // identifier
+	CompanyName   string // organization.name FROM DISCOVERY (verified), never from the operation
+	CompanyDomain string // organization.domain from discovery
+	Account       string
+	SID           string
+	Interface     string // "api" | "mcp"
+	State         string // operations.State values
+	Current       OperationView
+	Previous      *OperationView       // the revision before, if any
+	Changes       *operations.Changes  // Current vs Previous
+	Warnings      []operations.Warning // terms vs the request and the model's intent
+	Request       RequestView          // what was sent: method + URL + body, or tool + arguments (as data)
+	Result        *Outcome             // after a decision: the Company's response, verbatim
+	// ApprovedRevision is the revision that was approved and is (re)sent, when one was.
+	ApprovedRevision string
+	// CanCheckOutcome is true when CheckOutcome applies (approved, being sent, outcome unknown).
+	CanCheckOutcome  bool
+	Created, Updated time.Time
+}
+
+// OperationView is one revision as the window shows it.
+type OperationView struct {
+	OperationID, Revision string
+	Summary               operations.Summary // the SAFE structure
+	SummaryText           string             // the raw summary, for copy
+	Terms                 json.RawMessage
+	ExpiresAt             time.Time
+	Digest                string // operations.Digest: what Approve must present
+}
+
+// RequestView is the request, as data.
+type RequestView struct {
+	Method, URL string
+	Body        json.RawMessage
+	Tool        string
+	Arguments   json.RawMessage
+}
+
+func view(op *operations.Operation) OperationView {
+	return OperationView{OperationID: op.OperationID, Revision: op.Revision, Summary: operations.RenderSummary(op.Summary),
+		SummaryText: op.Summary, Terms: op.Terms, ExpiresAt: op.ExpiresAt, Digest: operations.Digest(op)}
+}
+
+// List returns every item: pending first, then newest first.
+func (q *Queue) List(ctx context.Context) ([]Item, error) {
+	recs, err := q.cfg.Store.ListApprovals(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
+	}
+	out := make([]Item, 0, len(recs))
+	for i := range recs {
+		it, err := q.item(ctx, &recs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *it)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := out[i].State == string(operations.StatePending), out[j].State == string(operations.StatePending)
+		if pi != pj {
+			return pi
+		}
+		return out[i].Created.After(out[j].Created)
+	})
+	return out, nil
+}
+
+// Get returns one item; an unknown ID is an error matching fs.ErrNotExist.
+func (q *Queue) Get(ctx context.Context, id string) (*Item, error) {
+	rec, err := q.cfg.Store.GetApproval(ctx, id)
+	if err != nil {
+		return nil, q.readErr(id, err)
+	}
+	return q.item(ctx, &rec)
+}
+
+func (q *Queue) readErr(id string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("approvals: there is no approval %q in the queue: %w", id, err)
+	}
+	return fmt.Errorf("approvals: reading approval %q: %w", id, err)
+}
+
+// revisionOp parses a stored revision. Stored operations were valid when received.
+func revisionOp(rec *Record, i int) (*operations.Operation, error) {
+	env, err := decodeEnvelope(rec.Revisions[i].Operation)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: stored revision %d of approval %s: %w", rec.Revisions[i].Revision, rec.ID, err)
+	}
+	op, err := operations.Parse(env.Operation)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: stored revision %d of approval %s: %w", rec.Revisions[i].Revision, rec.ID, err)
+	}
+	return op, nil
+}
+
+func (q *Queue) item(ctx context.Context, rec *Record) (*Item, error) {
+	if len(rec.Revisions) == 0 {
+		return nil, fmt.Errorf("approvals: approval %s has no revision", rec.ID)
+	}
+	env, err := decodeEnvelope(rec.Revisions[len(rec.Revisions)-1].Operation)
+	if err != nil {
+		return nil, err
+	}
+	req := env.Request
+	cur, err := revisionOp(rec, len(rec.Revisions)-1)
+	if err != nil {
+		return nil, err
+	}
+	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: rec.Interface,
+		State: rec.State, Current: view(cur), Created: rec.Created, Updated: rec.Updated,
+		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments},
+		Warnings: operations.CheckTerms(cur, req.facts())}
+	if c, err := q.cfg.Engine.Company(ctx, rec.Company); err == nil {
+		it.CompanyName, it.CompanyDomain = c.Organization.Name, c.Organization.Domain
+	}
+	if n := len(rec.Revisions); n > 1 {
+		prev, err := revisionOp(rec, n-2)
+		if err != nil {
+			return nil, err
+		}
+		pv := view(prev)
+		it.Previous = &pv
+		ch := operations.Diff(prev, cur)
+		it.Changes = &ch
+	}
+	switch operations.State(rec.State) {
+	case operations.StateApproved, operations.StateSending, operations.StateRetrying, operations.StateOutcomeUnknown:
+		it.CanCheckOutcome = true
+	}
+	decs, err := q.cfg.Store.Decisions(ctx, rec.ID)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
+	}
+	if n, ok := approvedRevision(decs); ok {
+		for i := range rec.Revisions {
+			if rec.Revisions[i].Revision == n {
+				if op, err := revisionOp(rec, i); err == nil {
+					it.ApprovedRevision = op.Revision
+				}
+			}
+		}
+	}
+	o := outcomeOf(rec, decs)
+	if o.Status == StatusDone || o.Status == StatusFailed || o.HTTPStatus != 0 || len(o.Body) > 0 {
+		it.Result = o
+	}
+	return it, nil
+}
+
+// approvedRevision is the revision number of the last "approve" decision.
+func approvedRevision(decs []Decision) (int, bool) {
+	for i := len(decs) - 1; i >= 0; i-- {
+		if decs[i].Decision == decisionApprove {
+			return decs[i].Revision, true
+		}
+	}
+	return 0, false
+}
+
+// Decision names in the log.
+const (
+	decisionApprove     = "approve"
+	decisionDecline     = "decline"
+	decisionExpire      = "expire"
+	decisionSend        = "send"
+	decisionResend      = "resend"
+	decisionSucceeded   = "succeeded"
+	decisionFailed      = "failed"
+	decisionNoAnswer    = "no_answer"
+	decisionInProgress  = "in_progress"
+	decisionNewRevision = "new_revision"
+	// decisionNotSendable: an approved item that was never sent can't be sent from the current
+	// Session (Operations 3); nothing was performed.
+	decisionNotSendable = "not_sendable"
+)
+
+// resultNote is the Company's answer as kept in the decision log (note of the final decision).
+type resultNote struct {
+	HTTPStatus int             `json:"http_status,omitempty"`
+	Body       json.RawMessage `json:"body,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	Message    string          `json:"message,omitempty"`
+}
+
+func (n resultNote) encode() string {
+	if len(n.Body) > maxResultNote {
+		n.Body = nil
+		n.Message += " (the Company's response was larger than 64 KiB and is not kept)"
+	}
+	if len(n.Text) > maxResultNote {
+		n.Text = n.Text[:maxResultNote] + "…"
+	}
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// outcomeOf is the model's and the window's view of an item's state.
+func outcomeOf(rec *Record, decs []Decision) *Outcome {
+	o := &Outcome{ApprovalID: rec.ID}
+	var last *Decision
+	if len(decs) > 0 {
+		last = &decs[len(decs)-1]
+		var n resultNote
+		if json.Unmarshal([]byte(last.Note), &n) == nil {
+			o.HTTPStatus, o.Body, o.Text, o.Message = n.HTTPStatus, n.Body, n.Text, n.Message
+		}
+	}
+	switch operations.State(rec.State) {
+	case operations.StatePending:
+		o.Status, o.Message = StatusWaitingForUser, MessageWaitingForUser
+		if len(rec.Revisions) > 1 {
+			o.Message = "not performed; the Company sent new terms, waiting for the user's decision in Poppydesk"
+		}
+		o.HTTPStatus, o.Body, o.Text = 0, nil, ""
+	case operations.StateApproved, operations.StateSending, operations.StateRetrying:
+		o.Status, o.Message = StatusInProgress, "the user approved; Poppydesk is sending the approval to the Company"
+	case operations.StateOutcomeUnknown:
+		o.Status = StatusOutcomeUnknown
+		if last != nil && last.Decision == decisionInProgress {
+			o.Status = StatusInProgress
+		}
+		if o.Message == "" {
+			o.Message = "the approval was sent but Poppydesk does not know yet whether the Company performed the action; it will send the same approval again (never a new one)"
+		}
+	case operations.StateSucceeded:
+		o.Status = StatusDone
+		if o.Message == "" {
+			o.Message = "performed: the Company accepted the user's approval"
+		}
+	case operations.StateFailed:
+		o.Status = StatusFailed
+		if o.Message == "" {
+			o.Message = "not performed: the Company refused the approved request"
+		}
+	case operations.StateDeclined:
+		o.Status, o.Message = StatusDeclined, "not performed: the user declined in Poppydesk"
+	case operations.StateExpired:
+		o.Status, o.Message = StatusExpired, "not performed: the terms expired before the approval was sent"
+	default:
+		o.Status, o.Message = StatusFailed, "not performed: the approval is "+rec.State
+	}
+	return o
+}
+
+// Wait blocks until the item reaches a final state, a state that needs the user's or Poppydesk's
+// attention it was not in when Wait began (a new revision to decide, an unknown outcome), or
+// timeout, and returns its outcome. It changes nothing.
+func (q *Queue) Wait(ctx context.Context, id string, timeout time.Duration) (*Outcome, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var startState string
+	var startRevs int
+	for first := true; ; first = false {
+		ch := q.changedChan()
+		rec, err := q.cfg.Store.GetApproval(ctx, id)
+		if err != nil {
+			return nil, q.readErr(id, err)
+		}
+		if first {
+			startState, startRevs = rec.State, len(rec.Revisions)
+		}
+		st := operations.State(rec.State)
+		changed := rec.State != startState || len(rec.Revisions) != startRevs
+		if st.Final() || (changed && (st == operations.StatePending || st == operations.StateOutcomeUnknown)) {
+			return q.outcome(ctx, &rec)
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return q.outcome(ctx, &rec)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("approvals: waiting for approval %s: %w", id, ctx.Err())
+		}
+	}
+}
+
+func (q *Queue) outcome(ctx context.Context, rec *Record) (*Outcome, error) {
+	decs, err := q.cfg.Store.Decisions(ctx, rec.ID)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
+	}
+	return outcomeOf(rec, decs), nil
+}

@@ -1,0 +1,527 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// signInFixture is the engine fixture with the sign-in layer: a real oauth.Client over the
+// engine's transport, Agent and keyring, set as Config.OAuth, and a discovered Company.
+type signInFixture struct {
+	*fixture
+	oc *oauth.Client
+	co *discovery.Company
+}
+
+func newSignInFixture(t testing.TB, dpop bool, faults ...string) *signInFixture {
+	t.Helper()
+	f := newFixture(t, options{faults: faults})
+	f.s.SetDPoP(dpop)
+	co, err := f.e.Discover(context.Background(), f.s.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := oauth.New(oauth.Config{Transport: f.e.Transport(), Identity: f.e.Agent(), Secrets: f.secrets, Now: f.clock.Now,
+		Logger: f.e.Logger(), DirectTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.e.SetOAuth(oc)
+	return &signInFixture{fixture: f, oc: oc, co: co}
+}
+
+// signIn runs a whole Direct Sign-In for account (spec 4.2); the reference Company plays the
+// User's browser and approves scopes.
+func (f *signInFixture) signIn(t testing.TB, account string, scopes ...string) {
+	t.Helper()
+	ctx := context.Background()
+	flow, err := f.oc.StartDirect(ctx, oauth.SignInRequest{Company: f.co, Account: account, Scopes: scopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.ApproveSignIn(ctx, flow.URL, account+"@shop.example", scopes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flow.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *signInFixture) client(t testing.TB, account string) *engine.Client {
+	t.Helper()
+	c, err := f.e.Client(context.Background(), f.co.Identifier, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sent returns the recorded requests to path, in order.
+func (f *signInFixture) sent(path string) []poppytest.Request {
+	return f.s.RequestsTo(poppytest.ShopHost, path)
+}
+
+// tokenOf splits a recorded Authorization header into scheme and token.
+func tokenOf(r poppytest.Request) (scheme, token string) {
+	scheme, token, _ = strings.Cut(r.Header.Get("Authorization"), " ")
+	return scheme, token
+}
+
+// TestSignedInDo: a signed-in Client.Do takes the account's token itself and puts it on the
+// request as its token_type says: Bearer, or DPoP with a proof for this request (spec 4.5, RFC
+// 9449 §7); a resource's use_dpop_nonce is answered once with the nonce (RFC 9449 §9). The
+// reference Company checks the binding, the proof, the expiry and the token's resource.
+func TestSignedInDo(t *testing.T) {
+	tests := []struct {
+		name       string
+		dpop       bool
+		faults     []string
+		wantScheme string
+		wantSent   int // requests to /api/orders for one Do
+	}{
+		{name: "bearer", wantScheme: "Bearer", wantSent: 1},
+		{name: "dpop", dpop: true, wantScheme: "DPoP", wantSent: 1},
+		{name: "dpop with a resource nonce", dpop: true, faults: []string{poppytest.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantSent: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSignInFixture(t, tc.dpop, tc.faults...)
+			f.signIn(t, "personal", "orders:read", "orders:write")
+			c := f.client(t, "personal")
+			f.s.ResetRequests()
+			resp, err := f.get(t, c, "/api/orders")
+			if err != nil || resp.StatusCode != http.StatusOK || resp.SignedOut {
+				t.Fatalf("GET /api/orders: resp %+v, err %v", resp, err)
+			}
+			sent := f.sent("/api/orders")
+			if len(sent) != tc.wantSent {
+				t.Fatalf("%d requests to /api/orders, want %d", len(sent), tc.wantSent)
+			}
+			last := sent[len(sent)-1]
+			scheme, tok := tokenOf(last)
+			if scheme != tc.wantScheme || tok == "" {
+				t.Fatalf("Authorization scheme %q, want %q", scheme, tc.wantScheme)
+			}
+			if hasProof := last.Header.Get("DPoP") != ""; hasProof != tc.dpop {
+				t.Fatalf("DPoP proof sent: %v, want %v", hasProof, tc.dpop)
+			}
+			if res, ok := f.s.TokenResource(tok); !ok || res != f.s.Origin() {
+				t.Fatalf("the API got a token for resource %q (known %v), want the default token for %s", res, ok, f.s.Origin())
+			}
+			if tc.wantSent == 2 {
+				if sent[0].Header.Get("DPoP") == last.Header.Get("DPoP") {
+					t.Fatal("the nonce retry reused the first DPoP proof")
+				}
+			}
+			if strings.Contains(f.logs.String(), tok) {
+				t.Fatal("the access token reached the log")
+			}
+		})
+	}
+}
+
+// TestPerServiceTokenMCP: through Engine.APIClient, the MCP server gets its own token, requested
+// with resource = its url (spec 4.5, 7), DPoP-bound like the API's, while the Orders API gets
+// the default token; each works only at its service (the reference Company refuses a token for
+// another resource).
+func TestPerServiceTokenMCP(t *testing.T) {
+	for _, dpop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
+			f := newSignInFixture(t, dpop)
+			f.signIn(t, "personal", "orders:read", "orders:write")
+			ctx := context.Background()
+			ac, err := f.e.APIClient(ctx, f.co.Identifier, "personal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.s.ResetRequests()
+			res, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders")})
+			if err != nil || res.Status != http.StatusOK {
+				t.Fatalf("Send: %v", err)
+			}
+			mcpAPI := apis.Select(f.co.Channels.APIs).MCP[0]
+			m, err := ac.ConnectMCP(ctx, mcpAPI, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if _, err := m.ListTools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			_, apiTok := tokenOf(f.sent("/api/orders")[0])
+			mcpReqs := f.sent(poppytest.MCPPath)
+			scheme, mcpTok := tokenOf(mcpReqs[len(mcpReqs)-1])
+			if want := map[bool]string{false: "Bearer", true: "DPoP"}[dpop]; scheme != want {
+				t.Fatalf("MCP Authorization scheme %q, want %q", scheme, want)
+			}
+			if res, _ := f.s.TokenResource(mcpTok); res != f.s.MCPURL() {
+				t.Fatalf("the MCP server got a token for %q, want one for its url %s", res, f.s.MCPURL())
+			}
+			if res, _ := f.s.TokenResource(apiTok); res != f.s.Origin() || apiTok == mcpTok {
+				t.Fatalf("the API got a token for %q (same as MCP's: %v)", res, apiTok == mcpTok)
+			}
+		})
+	}
+}
+
+// TestWrongResourceRefused: the reference Company accepts a resource token only at its
+// resource (spec 4.5, 7): the MCP server's token at the Orders API gets invalid_token with the
+// domain's resource_metadata, and the default token at the MCP server gets invalid_token with the
+// MCP server's (RFC 9728 §5.1). The token check comes first, so the raw request needs no Session.
+func TestWrongResourceRefused(t *testing.T) {
+	f := newSignInFixture(t, false)
+	f.signIn(t, "personal", "orders:read", "orders:write")
+	ctx := context.Background()
+	c := f.client(t, "personal")
+	mcpTok, err := c.TokenFunc(f.s.MCPURL())(ctx)
+	if err != nil || mcpTok == "" {
+		t.Fatalf("MCP token: %v", err)
+	}
+	defTok, err := c.TokenFunc(f.s.Origin() + "/api/orders")(ctx)
+	if err != nil || defTok == "" || defTok == mcpTok {
+		t.Fatalf("default token: %v", err)
+	}
+	tests := []struct {
+		name, method, path, token, wantRM string
+		wantStatus                        int
+	}{
+		{"MCP token at the API", http.MethodGet, "/api/orders", mcpTok, f.s.URL(poppytest.ShopHost, "/.well-known/oauth-protected-resource"), 401},
+		{"default token at the MCP server", http.MethodPost, poppytest.MCPPath, defTok, f.s.URL(poppytest.ShopHost, "/.well-known/oauth-protected-resource"+poppytest.MCPPath), 401},
+		{"DPoP scheme for a Bearer token", http.MethodGet, "/api/orders", defTok, "", 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(ctx, tc.method, f.s.URL(poppytest.ShopHost, tc.path), strings.NewReader("{}"))
+			scheme := "Bearer "
+			if strings.HasPrefix(tc.name, "DPoP") {
+				scheme = "DPoP "
+			}
+			req.Header.Set("Authorization", scheme+tc.token)
+			resp, err := f.e.Transport().NoRedirectClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			ch, _ := transport.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
+			if resp.StatusCode != tc.wantStatus || len(ch) == 0 || ch[0].Param("error") != "invalid_token" || ch[0].Param("resource_metadata") != tc.wantRM {
+				t.Fatalf("HTTP %d, challenges %+v", resp.StatusCode, ch)
+			}
+		})
+	}
+}
+
+// TestRefreshOnInvalidToken: when the Company answers invalid_token (the token expired), the
+// engine refreshes once through Config.OAuth and sends the request again with the new token,
+// bound again for DPoP (spec 4.4, 7).
+func TestRefreshOnInvalidToken(t *testing.T) {
+	for _, dpop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
+			f := newSignInFixture(t, dpop)
+			f.signIn(t, "personal", "orders:read", "orders:write")
+			c := f.client(t, "personal")
+			if _, err := f.get(t, c, "/api/orders"); err != nil {
+				t.Fatal(err)
+			}
+			f.s.ExpireAccessTokens()
+			f.s.ResetRequests()
+			resp, err := f.get(t, c, "/api/orders")
+			if err != nil || resp.StatusCode != http.StatusOK || resp.SignedOut {
+				t.Fatalf("resp %+v err %v", resp, err)
+			}
+			sent := f.sent("/api/orders")
+			if len(sent) != 2 {
+				t.Fatalf("%d requests, want the refused one and the one with the new token", len(sent))
+			}
+			_, old := tokenOf(sent[0])
+			scheme, nt := tokenOf(sent[1])
+			if old == nt || nt == "" || scheme != map[bool]string{false: "Bearer", true: "DPoP"}[dpop] {
+				t.Fatalf("the retry used scheme %q and the same token: %v", scheme, old == nt)
+			}
+			if len(f.s.RequestsTo(poppytest.AuthHost, "/oauth/token")) == 0 {
+				t.Fatal("no refresh at the token endpoint")
+			}
+		})
+	}
+}
+
+// TestSignInRequiredAfterInvalidGrant: when refresh gets invalid_grant (the Company revoked the
+// refresh token), the request continues signed out in the same Session and the engine says the
+// User must sign in again with a *SignInRequiredError matching oauth.ErrSignedOut (spec 5.5).
+func TestSignInRequiredAfterInvalidGrant(t *testing.T) {
+	tests := []struct {
+		name, path string
+		wantErr    bool // the signed-out attempt fails (the API needs the account)
+	}{
+		{"account needed", "/api/orders", true},
+		{"no account needed", "/api/products", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSignInFixture(t, true)
+			f.signIn(t, "personal", "orders:read")
+			c := f.client(t, "personal")
+			sid := c.SID()
+			f.s.ExpireAccessTokens()
+			if err := f.s.SetFault(poppytest.FaultRefreshRotation, true); err != nil {
+				t.Fatal(err)
+			}
+			f.s.ResetRequests()
+			resp, err := f.get(t, c, tc.path)
+			var sie *engine.SignInRequiredError
+			if tc.wantErr {
+				var pe *transport.ProtocolError
+				if !errors.As(err, &sie) || !errors.Is(err, oauth.ErrSignedOut) || !errors.As(err, &pe) || !pe.NeedsScopes() {
+					t.Fatalf("err = %v, want a SignInRequiredError wrapping the 401 challenge", err)
+				}
+				if sie.Account != "personal" || !strings.Contains(err.Error(), "Sign in again") {
+					t.Fatalf("error %q", err)
+				}
+			} else {
+				if err != nil || !resp.SignedOut || !errors.As(resp.SignedOutReason, &sie) || !errors.Is(resp.SignedOutReason, oauth.ErrSignedOut) {
+					t.Fatalf("resp %+v err %v", resp, err)
+				}
+			}
+			sent := f.sent(tc.path)
+			if last := sent[len(sent)-1]; last.Header.Get("Authorization") != "" || last.Header.Get("DPoP") != "" {
+				t.Fatal("the signed-out attempt carried a token")
+			}
+			if c.SID() != sid {
+				t.Fatal("continuing signed out started a new Session")
+			}
+			st, _ := f.oc.Status(context.Background(), f.co.Identifier, "personal")
+			if st.SignedIn {
+				t.Fatal("the tokens were kept after invalid_grant")
+			}
+		})
+	}
+}
+
+// TestInsufficientScope: a token without the needed scope gets insufficient_scope, surfaced
+// unchanged through Client.Do and the apis Client, with the scopes the Company names (spec 7).
+func TestInsufficientScope(t *testing.T) {
+	f := newSignInFixture(t, false)
+	f.signIn(t, "personal", "orders:write")
+	ctx := context.Background()
+	ac, err := f.e.APIClient(ctx, f.co.Identifier, "personal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"Client.Do", func() error { _, err := f.get(t, f.client(t, "personal"), "/api/orders"); return err }},
+		{"apis Send", func() error {
+			_, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders")})
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			var pe *transport.ProtocolError
+			if !errors.As(err, &pe) || pe.Code != transport.CodeInsufficientScope || !pe.NeedsScopes() ||
+				!slices.Equal(pe.Scopes, []string{"orders:read", "orders:write"}) || pe.Status != http.StatusForbidden {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
+
+// TestEngineSignOut: Engine.SignOut revokes every refresh token of the account and deletes its
+// tokens; the Session continues signed out: a later request carries the Session header (same
+// sid) and no Authorization (spec 4.6, 5.5).
+func TestEngineSignOut(t *testing.T) {
+	f := newSignInFixture(t, true)
+	f.signIn(t, "personal", "orders:read", "orders:write")
+	ctx := context.Background()
+	c := f.client(t, "personal")
+	if _, err := f.get(t, c, "/api/orders"); err != nil {
+		t.Fatal(err)
+	}
+	sid := c.SID()
+	if n := f.s.ActiveRefreshTokens(f.e.Agent().ClientID()); n != 1 {
+		t.Fatalf("%d refresh tokens before sign-out", n)
+	}
+	if err := f.e.SignOut(ctx, f.co.Identifier, "personal"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.s.ActiveRefreshTokens(f.e.Agent().ClientID()); n != 0 {
+		t.Fatalf("%d refresh tokens still valid after sign-out", n)
+	}
+	if len(f.s.RequestsTo(poppytest.AuthHost, "/oauth/revoke")) != 1 {
+		t.Fatal("sign-out did not revoke at the revocation endpoint")
+	}
+	f.s.ResetRequests()
+	tests := []struct {
+		path      string
+		wantScope bool // the API answers a 401 challenge naming the scopes
+	}{{"/api/products", false}, {"/api/orders", true}}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, err := f.get(t, c, tc.path)
+			var pe *transport.ProtocolError
+			switch {
+			case tc.wantScope && (!errors.As(err, &pe) || !pe.NeedsScopes() || pe.Status != http.StatusUnauthorized):
+				t.Fatalf("err = %v, want a 401 challenge", err)
+			case !tc.wantScope && (err != nil || resp.StatusCode != http.StatusOK):
+				t.Fatalf("resp %+v err %v", resp, err)
+			}
+			sent := f.sent(tc.path)
+			last := sent[len(sent)-1]
+			if last.Header.Get("Authorization") != "" || last.Header.Get("DPoP") != "" {
+				t.Fatal("a request after sign-out carried a token")
+			}
+			if got := claimsOf(t, last.Header.Get("Poppy-Session"))["sid"]; got != sid {
+				t.Fatalf("sid %v, want the same Session %s continuing signed out", got, sid)
+			}
+		})
+	}
+	if err := f.e.SignOut(ctx, f.co.Identifier, ""); err == nil {
+		t.Fatal("signing out of the signed-out Session succeeded")
+	}
+}
+
+// TestSecondAccount: two accounts at one Company use separate Sessions and separate tokens
+// (spec 5.4); signing one out leaves the other signed in.
+func TestSecondAccount(t *testing.T) {
+	f := newSignInFixture(t, true)
+	f.signIn(t, "personal", "orders:read")
+	f.signIn(t, "work", "orders:read")
+	ctx := context.Background()
+	personal, work := f.client(t, "personal"), f.client(t, "work")
+	if personal.SID() == work.SID() {
+		t.Fatal("two accounts share a Session")
+	}
+	f.s.ResetRequests()
+	for _, c := range []*engine.Client{personal, work} {
+		if resp, err := f.get(t, c, "/api/orders"); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: resp %+v err %v", c.Account(), resp, err)
+		}
+	}
+	sent := f.sent("/api/orders")
+	_, tp := tokenOf(sent[0])
+	_, tw := tokenOf(sent[1])
+	if tp == tw || tp == "" {
+		t.Fatal("two accounts used one access token")
+	}
+	sp, sw := claimsOf(t, sent[0].Header.Get("Poppy-Session")), claimsOf(t, sent[1].Header.Get("Poppy-Session"))
+	if sp["sid"] != personal.SID() || sw["sid"] != work.SID() {
+		t.Fatal("a request went in the other account's Session")
+	}
+	if n := f.s.ActiveRefreshTokens(f.e.Agent().ClientID()); n != 2 {
+		t.Fatalf("%d refresh tokens, want one per account", n)
+	}
+	if err := f.e.SignOut(ctx, f.co.Identifier, "work"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.ResetRequests()
+	if resp, err := f.get(t, personal, "/api/orders"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("personal after signing work out: resp %+v err %v", resp, err)
+	}
+	if _, err := f.get(t, work, "/api/orders"); err == nil {
+		t.Fatal("work is still signed in")
+	}
+	sent = f.sent("/api/orders")
+	if _, tok := tokenOf(sent[0]); tok != tp {
+		t.Fatal("signing work out changed personal's token")
+	}
+	if sent[1].Header.Get("Authorization") != "" {
+		t.Fatal("work sent a token after sign-out")
+	}
+}
+
+// TestServiceURL: the service whose metadata decides the token (spec 4.5) is the MCP server's
+// url, the OpenAPI description's directory, a conversation or extension endpoint, or the origin.
+func TestServiceURL(t *testing.T) {
+	f := newFixture(t, options{})
+	co := f.discover(t)
+	o := f.s.Origin()
+	tests := []struct{ in, want string }{
+		{o + "/mcp", o + "/mcp"},
+		{o + "/api/orders/ord_1?x=1", o + "/api"},
+		{o + "/poppy/conversations/c1/messages", o + "/poppy/conversations"},
+		{o + "/poppy/gift-wrap", o + "/poppy/gift-wrap"},
+		{o + "/elsewhere", o},
+		{f.s.URL(poppytest.OtherHost, "/api/x"), f.s.URL(poppytest.OtherHost, "")},
+	}
+	for _, tc := range tests {
+		if got := engine.ServiceURL(co, tc.in); got != tc.want {
+			t.Errorf("ServiceURL(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestServiceResourceChanged: when a service starts to need its own token (its protected
+// resource metadata now names its own resource), it answers the default token with invalid_token
+// and resource_metadata; the engine reads the metadata again, gets a token for the new resource
+// (RFC 8707) and sends the request again, and uses that token only there (spec 4.5).
+func TestServiceResourceChanged(t *testing.T) {
+	for _, dpop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
+			f := newSignInFixture(t, dpop)
+			f.signIn(t, "personal", "orders:read")
+			c := f.client(t, "personal")
+			if _, err := f.get(t, c, "/api/orders"); err != nil {
+				t.Fatal(err)
+			}
+			f.s.SetAPIResource(true)
+			f.s.ResetRequests()
+			resp, err := f.get(t, c, "/api/orders")
+			if err != nil || resp.StatusCode != http.StatusOK || resp.SignedOut {
+				t.Fatalf("resp %+v err %v", resp, err)
+			}
+			sent := f.sent("/api/orders")
+			if len(sent) != 2 {
+				t.Fatalf("%d requests, want the refused one and the one with the API's own token", len(sent))
+			}
+			_, old := tokenOf(sent[0])
+			_, nt := tokenOf(sent[1])
+			if res, _ := f.s.TokenResource(old); res != f.s.Origin() {
+				t.Fatalf("the first request used a token for %q", res)
+			}
+			if res, _ := f.s.TokenResource(nt); res != f.s.APIResource() {
+				t.Fatalf("the retry used a token for %q, want %s", res, f.s.APIResource())
+			}
+			if len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/oauth-protected-resource/api")) != 1 {
+				t.Fatal("the API's metadata was not read again exactly once")
+			}
+			// The default token still serves the other services; the API's own token only /api.
+			f.s.ResetRequests()
+			if _, err := f.get(t, c, "/poppy/conversations"); err != nil {
+				t.Fatal(err)
+			}
+			if _, tok := tokenOf(f.sent("/poppy/conversations")[0]); tok == nt {
+				t.Fatal("the API's own token was used at another service")
+			}
+		})
+	}
+}
+
+// FuzzServiceURL: ServiceURL never panics on Company-given URLs and returns a URL that
+// contains the request URL's service: the request URL itself when unparseable, else an https
+// origin or a service URL.
+func FuzzServiceURL(f *testing.F) {
+	f.Add("https://shop.example/api/openapi.json", "https://shop.example/mcp", "https://shop.example/api/orders/1")
+	f.Add("https://shop.example/openapi.json", "https://shop.example/MCP/", "https://SHOP.example/mcp")
+	f.Add("://bad", "https://x/%zz", "https://shop.example:8443")
+	f.Fuzz(func(t *testing.T, openapiURL, mcpURL, raw string) {
+		co := &discovery.Company{Channels: discovery.Channels{APIs: []discovery.API{{Type: "openapi", URL: openapiURL}, {Type: "mcp", URL: mcpURL}}}}
+		got := engine.ServiceURL(co, raw)
+		if got != raw && got != mcpURL && !strings.Contains(got, "://") {
+			t.Fatalf("ServiceURL(%q) = %q", raw, got)
+		}
+	})
+}
