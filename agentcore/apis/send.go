@@ -198,6 +198,10 @@ func (c *Client) Send(ctx context.Context, req *Request) (*Result, error) {
 		if r.Body == nil {
 			hr.Body, hr.ContentLength = nil, 0
 		}
+		// net/http would replay a POST that carries an Idempotency-Key after a broken keep-alive
+		// connection, with the same single-use Session JWT (a replay the Company rejects). Retries
+		// are decided here and by the approval queue, each with a fresh Session JWT.
+		hr.GetBody = nil
 		hr.Header = r.Header.Clone()
 		resp, err := c.roundTrip(hr, r.AccessToken)
 		if err != nil {

@@ -256,6 +256,9 @@ func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, toke
 	if err != nil {
 		return nil, fmt.Errorf("transport: building %s %s: %w", req.Method, redact.URL(u), err)
 	}
+	// No automatic replay by net/http with the same single-use Session JWT (spec 5.2): this
+	// client decides retries, each freshly signed.
+	hr.GetBody = nil
 	for k, vs := range req.Header {
 		hr.Header[k] = vs
 	}
