@@ -50,4 +50,9 @@
 // signing, destination and redirect rules are the transport's (Signer, Destinations, the
 // NoRedirectClient's RoundTripper), and errors are the transport's typed errors, built from
 // transport.ParseChallenges and transport.ParseRetryAfter.
+//
+// Signed in: Config.AccessToken picks each service's token (used by Send when a request carries
+// none, and by ConnectMCP for the MCP server's url), Config.Authorize puts it on as Bearer or DPoP,
+// and Config.OnResponse sees each response. Both Send and the MCP connection refresh once on
+// invalid_token and retry once on use_dpop_nonce.
 package apis

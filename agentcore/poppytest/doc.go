@@ -28,7 +28,15 @@
 //     Issued access tokens go into the same table as AddAccessToken, so the protected endpoints
 //     accept them. The authorization-server faults (iss-missing, iss-wrong, scope-wider,
 //     device-foreign-host, refresh-rotation, refresh-no-rotation, dpop-nonce, device-slow-down)
-//     are added to Faults by oauth.go.
+//     are listed with every other fault in server.go.
+//   - Protected endpoints check access tokens on the resource side: scheme (Bearer or DPoP with
+//     VerifyDPoPAccess), unknown, expired (ExpireAccessTokens) or revoked tokens, and the token's
+//     resource (MCPURL at the MCP server, the origin elsewhere, or the API's own resource with
+//     SetAPIResource), answering RFC 6750 challenges with resource_metadata. ApproveSignIn plays
+//     the User's browser through Direct Sign-In for tests.
+//   - The jacket-exchange Orders API (orders.go, OpenAPI 3.1) and an MCP server (mcpserver.go,
+//     official SDK, Streamable HTTP) return Operations v2 operations and perform each approved
+//     operation at most once (ledger.go, Ledger).
 //   - https://www.shop.localhost:PORT: redirects poppy.json to shop.localhost (spec 3 redirects).
 //   - agent.localhost (or any host): AddHost mounts a handler, e.g. NewTestAgent serves a real
 //     identity.Agent's client metadata and JWKS there.

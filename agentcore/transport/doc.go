@@ -53,4 +53,11 @@
 //
 // One Transport (one connection pool, keep-alive) serves every Company; its clients are built
 // once, so a request allocates no client.
+//
+// Signed-in requests (spec 4.5, RFC 9449): Hooks.Authorize puts the credential on each attempt
+// (Bearer, or DPoP with a proof); without it the token is sent as Bearer. Hooks.OnResponse sees
+// every response (a DPoP-Nonce to keep). A use_dpop_nonce challenge with a DPoP-Nonce is answered
+// by sending the request once more. A request that continues signed out drops Authorization and
+// DPoP and says why in Response.SignedOutReason. net/http never replays a request by itself: each
+// retry is decided here and freshly signed, since a Session JWT is single-use.
 package transport

@@ -1,0 +1,54 @@
+// Package modelapi is the model's interface of Poppydesk: a local MCP server (the official Go
+// SDK, github.com/modelcontextprotocol/go-sdk) through which any LLM agent that speaks MCP can
+// ask Poppydesk for everything and approve nothing (DESIGN.md "Trust boundaries", invariants 1
+// and 5).
+//
+// # What the model can do
+//
+// The tools (see [NewServer]) discover and describe Companies (spec 3, 3.1), list the
+// operations of their OpenAPI APIs and the tools of their MCP servers (spec 7), call them
+// through the approval queue (agentcore/approvals; Operations 4-7), ask the USER to sign in
+// (request_sign_in records a request that the window shows; it never starts a sign-in), read and
+// wait for the state of a pending approval, and read its own recent activity. Later issues add
+// tools through [Register].
+//
+// # What the model can never do (Operations 5, spec 10.1, 10.2)
+//
+//   - Approve. No tool, argument, resource or prompt approves an operation, completes a sign-in,
+//     authorizes a browser join code, or changes a setting that affects those. No tool has an
+//     approve or decision parameter; every tool's input schema has additionalProperties false and
+//     arguments are decoded strictly, so unknown arguments (approved, decision, ...) are refused
+//     with an error that says so. Tool arguments and API bodies that carry the approval _meta
+//     key ("personalagentprotocol.org/approval") or a top-level "_meta" are refused too, and the
+//     model's own request _meta is never forwarded. Operations 5: "MUST take the User's answer
+//     through its own interface".
+//   - See a secret (spec 10.2): results are built from the approval queue's Outcome (status,
+//     HTTP status, the Company's body and words) and from discovery; tokens, keys, Session JWTs,
+//     authorization and device codes, browser join codes, cookies, User IDs and sids are not in
+//     them. As defence in depth every string that reaches the model passes through
+//     agentcore/redact (JWT-shaped values and secret-named JSON fields are masked), because a
+//     hostile Company could echo a credential back in its own content.
+//   - Take Company content for instructions (spec 10.1, Operations 8): everything a Company
+//     wrote (names, descriptions, summaries, terms, response bodies, tool results, error texts)
+//     is returned inside structuredContent "untrusted_company_content" {"company", "data"} and
+//     in a text part that starts with the fixed line [UntrustedWarning]. Poppydesk's own words
+//     are in "status" and "message", in plain language ("not performed; waiting for the user's
+//     decision in Poppydesk").
+//
+// # Transport
+//
+// The app serves the MCP server on a Unix socket ([SocketPath]: $XDG_RUNTIME_DIR/poppydesk/
+// mcp.sock, else under the data directory) inside a 0700 directory, the socket itself 0600, and
+// on Linux it also checks the peer's uid (SO_PEERCRED) before serving a connection. Each
+// connection is one MCP session over newline-delimited JSON-RPC ([Serve]). `poppydesk mcp`
+// relays stdio to the socket ([Relay]) so MCP clients can launch Poppydesk as a stdio server.
+// There is no TCP listener. Windows named pipes are not implemented.
+//
+// # Why some things are hand-written
+//
+// Input schemas are written by hand (JSON Schema 2020-12, additionalProperties false) and the
+// arguments decoded with encoding/json's DisallowUnknownFields instead of the SDK's inferred
+// schemas, so that an unknown argument gets an error in words that names it and says what to do,
+// and so that free-form Company inputs (an API body, a tool's arguments) can be checked for
+// approval keys before anything is sent.
+package modelapi
