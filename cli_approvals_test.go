@@ -255,7 +255,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 	if os.Getenv(envKillChild) != "" {
 		t.Skip("in the child")
 	}
-	const wantKills, maxOps = 50, 90
+	const wantKills, maxOps = 50, 200 // about half the kills land before the child finishes
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := t.TempDir()

@@ -97,8 +97,8 @@ func TestE2EListenServesTheWindowWithTheSameServices(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(b), "reference Company is not available") {
-		t.Errorf("demo status = %s (the demo hook is not wired, so it must say so)", b)
+	if !strings.Contains(string(b), "connected to the reference Company") {
+		t.Errorf("demo status = %s (the demo must say it runs with the reference Company)", b)
 	}
 	log, err := os.ReadFile(filepath.Join(dir, "XDG_STATE_HOME", "poppydesk", "poppydesk.log"))
 	if err != nil {

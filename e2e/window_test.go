@@ -213,6 +213,9 @@ func TestWindowInChromium(t *testing.T) {
 				run("Enter", chromedp.KeyEvent(kb.Enter))
 			}
 			waitFor(s.title, `document.getElementById("section-title").textContent === `+jsString(s.title))
+			// Views that read from Go (Companies, Sign-in, Inspector) show their empty state once
+			// Go has answered that there is nothing yet.
+			waitFor(s.id+" empty state", `document.getElementById("empty-state") !== null`)
 			if got := eval(`document.getElementById("empty-state").textContent`); !strings.Contains(got, s.empty) {
 				t.Errorf("%s: empty state %q lacks %q", s.id, got, s.empty)
 			}

@@ -12,6 +12,22 @@
 // wait for the state of a pending approval, and read its own recent activity. Later issues add
 // tools through [Register].
 //
+// The tools and their MCP annotations (readOnly, destructive, idempotent, openWorld):
+//
+//	discover_company     domain                          ro  -   idem  open
+//	describe_company     company                         ro  -   idem  open
+//	list_api_operations  company, api?                   ro  -   idem  open
+//	list_mcp_tools       company, server?, account?      ro  -   idem  open
+//	call_api_operation   company, operation_id, ...      -   dst -     open   (queue.CallAPI)
+//	call_mcp_tool        company, tool, arguments?, ...  -   dst -     open   (queue.CallTool)
+//	request_sign_in      company, scopes, reason         -   -   idem  closed (records a request)
+//	get_approval         approval_id                     ro  -   idem  closed
+//	wait_for_approval    approval_id, timeout_seconds?   ro  -   idem  closed (queue.Wait, <= 300 s)
+//	recent_activity      limit?                          ro  -   idem  closed
+//
+// Every tools/call is recorded in an [Activity] ring (tool, Company, time, status, duration),
+// which the window lists (app.Activity).
+//
 // # What the model can never do (Operations 5, spec 10.1, 10.2)
 //
 //   - Approve. No tool, argument, resource or prompt approves an operation, completes a sign-in,

@@ -1,5 +1,14 @@
 import "./style.css";
 import { mountShell } from "./app";
 import { goBackend } from "./backend";
+import { approvalsView, goApprovals, raiseWindow } from "./views/approvals";
+import { goSignIn, signInView } from "./views/signin"; // sign-in screens
+import { companiesView, goCompanies } from "./views/companies"; // sign-in screens
+import { activityView, goActivity } from "./views/activity";
 
-mountShell(document, goBackend);
+mountShell(document, goBackend, {
+  approvals: approvalsView(goApprovals, { raise: raiseWindow }),
+  signin: signInView(goSignIn), // sign-in screens
+  companies: companiesView(goCompanies), // sign-in screens
+  inspector: activityView(goActivity), // the model's activity (agentcore/modelapi)
+});

@@ -1,5 +1,45 @@
 export namespace app {
 	
+	export class ActivityEntry {
+	    seq: number;
+	    tool: string;
+	    company: string;
+	    at: string;
+	    status: string;
+	    durationMs: number;
+	    approvalId: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ActivityEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.seq = source["seq"];
+	        this.tool = source["tool"];
+	        this.company = source["company"];
+	        this.at = source["at"];
+	        this.status = source["status"];
+	        this.durationMs = source["durationMs"];
+	        this.approvalId = source["approvalId"];
+	    }
+	}
+	export class ActivityInfo {
+	    socket: string;
+	    listening: boolean;
+	    problem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ActivityInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.socket = source["socket"];
+	        this.listening = source["listening"];
+	        this.problem = source["problem"];
+	    }
+	}
 	export class AppInfo {
 	    name: string;
 	    version: string;
@@ -26,6 +66,461 @@ export namespace app {
 	        this.demo = source["demo"];
 	    }
 	}
+	export class Outcome {
+	    status: string;
+	    approvalId: string;
+	    httpStatus: number;
+	    body: string;
+	    text: string;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Outcome(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.status = source["status"];
+	        this.approvalId = source["approvalId"];
+	        this.httpStatus = source["httpStatus"];
+	        this.body = source["body"];
+	        this.text = source["text"];
+	        this.message = source["message"];
+	    }
+	}
+	export class ApprovalRequest {
+	    method: string;
+	    url: string;
+	    body: string;
+	    tool: string;
+	    arguments: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ApprovalRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.method = source["method"];
+	        this.url = source["url"];
+	        this.body = source["body"];
+	        this.tool = source["tool"];
+	        this.arguments = source["arguments"];
+	    }
+	}
+	export class TermRow {
+	    path: string;
+	    value: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TermRow(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.value = source["value"];
+	    }
+	}
+	export class ApprovalRevision {
+	    operationId: string;
+	    revision: string;
+	    summary: operations.Summary;
+	    summaryText: string;
+	    terms: TermRow[];
+	    expiresAt: string;
+	    digest: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ApprovalRevision(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.operationId = source["operationId"];
+	        this.revision = source["revision"];
+	        this.summary = this.convertValues(source["summary"], operations.Summary);
+	        this.summaryText = source["summaryText"];
+	        this.terms = this.convertValues(source["terms"], TermRow);
+	        this.expiresAt = source["expiresAt"];
+	        this.digest = source["digest"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ApprovalItem {
+	    id: string;
+	    company: string;
+	    companyName: string;
+	    companyDomain: string;
+	    account: string;
+	    sid: string;
+	    interface: string;
+	    state: string;
+	    decidable: boolean;
+	    current: ApprovalRevision;
+	    previous?: ApprovalRevision;
+	    changes?: operations.Changes;
+	    warnings: operations.Warning[];
+	    request: ApprovalRequest;
+	    result?: Outcome;
+	    created: string;
+	    updated: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ApprovalItem(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.company = source["company"];
+	        this.companyName = source["companyName"];
+	        this.companyDomain = source["companyDomain"];
+	        this.account = source["account"];
+	        this.sid = source["sid"];
+	        this.interface = source["interface"];
+	        this.state = source["state"];
+	        this.decidable = source["decidable"];
+	        this.current = this.convertValues(source["current"], ApprovalRevision);
+	        this.previous = this.convertValues(source["previous"], ApprovalRevision);
+	        this.changes = this.convertValues(source["changes"], operations.Changes);
+	        this.warnings = this.convertValues(source["warnings"], operations.Warning);
+	        this.request = this.convertValues(source["request"], ApprovalRequest);
+	        this.result = this.convertValues(source["result"], Outcome);
+	        this.created = source["created"];
+	        this.updated = source["updated"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	
+	export class ApprovalsStatus {
+	    available: boolean;
+	    problem: string;
+	    demo: boolean;
+	    demoCompany: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ApprovalsStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.available = source["available"];
+	        this.problem = source["problem"];
+	        this.demo = source["demo"];
+	        this.demoCompany = source["demoCompany"];
+	    }
+	}
+	export class SignInOffer {
+	    offered: boolean;
+	    disabled: boolean;
+	    direct: boolean;
+	    device: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SignInOffer(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.offered = source["offered"];
+	        this.disabled = source["disabled"];
+	        this.direct = source["direct"];
+	        this.device = source["device"];
+	    }
+	}
+	export class CompanyCard {
+	    identifier: string;
+	    name: string;
+	    domain: string;
+	    issuer: string;
+	    logo: string;
+	    signIn: SignInOffer;
+	
+	    static createFrom(source: any = {}) {
+	        return new CompanyCard(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.identifier = source["identifier"];
+	        this.name = source["name"];
+	        this.domain = source["domain"];
+	        this.issuer = source["issuer"];
+	        this.logo = source["logo"];
+	        this.signIn = this.convertValues(source["signIn"], SignInOffer);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class CompanyEntry {
+	    company: CompanyCard;
+	    accounts: oauth.AccountStatus[];
+	    problem?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new CompanyEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = this.convertValues(source["company"], CompanyCard);
+	        this.accounts = this.convertValues(source["accounts"], oauth.AccountStatus);
+	        this.problem = source["problem"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class CompanyList {
+	    companies: CompanyEntry[];
+	
+	    static createFrom(source: any = {}) {
+	        return new CompanyList(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.companies = this.convertValues(source["companies"], CompanyEntry);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class DeviceView {
+	    organization: string;
+	    domain: string;
+	    verificationUri: string;
+	    verificationUriComplete: string;
+	    userCode: string;
+	    qr: string;
+	    intervalSeconds: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new DeviceView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.organization = source["organization"];
+	        this.domain = source["domain"];
+	        this.verificationUri = source["verificationUri"];
+	        this.verificationUriComplete = source["verificationUriComplete"];
+	        this.userCode = source["userCode"];
+	        this.qr = source["qr"];
+	        this.intervalSeconds = source["intervalSeconds"];
+	    }
+	}
+	export class FlowView {
+	    id: string;
+	    kind: string;
+	    state: string;
+	    company: CompanyCard;
+	    account: string;
+	    requested: oauth.ScopeInfo[];
+	    // Go type: time
+	    deadline: any;
+	    remainingSeconds: number;
+	    url?: string;
+	    openError?: string;
+	    device?: DeviceView;
+	    granted?: string[];
+	    missing?: string[];
+	    message?: string;
+	    detail?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new FlowView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.kind = source["kind"];
+	        this.state = source["state"];
+	        this.company = this.convertValues(source["company"], CompanyCard);
+	        this.account = source["account"];
+	        this.requested = this.convertValues(source["requested"], oauth.ScopeInfo);
+	        this.deadline = this.convertValues(source["deadline"], null);
+	        this.remainingSeconds = source["remainingSeconds"];
+	        this.url = source["url"];
+	        this.openError = source["openError"];
+	        this.device = this.convertValues(source["device"], DeviceView);
+	        this.granted = source["granted"];
+	        this.missing = source["missing"];
+	        this.message = source["message"];
+	        this.detail = source["detail"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ModelRequest {
+	    id: string;
+	    company: string;
+	    name: string;
+	    domain: string;
+	    scopes: string[];
+	    modelReason: string;
+	    // Go type: time
+	    requested: any;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.company = source["company"];
+	        this.name = source["name"];
+	        this.domain = source["domain"];
+	        this.scopes = source["scopes"];
+	        this.modelReason = source["modelReason"];
+	        this.requested = this.convertValues(source["requested"], null);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class PlanScope {
+	    name: string;
+	    description: string;
+	    changes: string;
+	    personal_data: boolean;
+	    hinted: boolean;
+	    held: boolean;
+	    checked: boolean;
+	    requested: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new PlanScope(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.description = source["description"];
+	        this.changes = source["changes"];
+	        this.personal_data = source["personal_data"];
+	        this.hinted = source["hinted"];
+	        this.held = source["held"];
+	        this.checked = source["checked"];
+	        this.requested = source["requested"];
+	    }
+	}
 	export class Section {
 	    id: string;
 	    title: string;
@@ -40,6 +535,338 @@ export namespace app {
 	        this.id = source["id"];
 	        this.title = source["title"];
 	        this.count = source["count"];
+	    }
+	}
+	
+	export class SignInPlan {
+	    company: CompanyCard;
+	    account: string;
+	    accounts: oauth.AccountStatus[];
+	    scopes: PlanScope[];
+	    request?: ModelRequest;
+	
+	    static createFrom(source: any = {}) {
+	        return new SignInPlan(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = this.convertValues(source["company"], CompanyCard);
+	        this.account = source["account"];
+	        this.accounts = this.convertValues(source["accounts"], oauth.AccountStatus);
+	        this.scopes = this.convertValues(source["scopes"], PlanScope);
+	        this.request = this.convertValues(source["request"], ModelRequest);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace oauth {
+	
+	export class AccountStatus {
+	    company: string;
+	    account: string;
+	    signed_in: boolean;
+	    scopes?: string[];
+	    resources?: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AccountStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = source["company"];
+	        this.account = source["account"];
+	        this.signed_in = source["signed_in"];
+	        this.scopes = source["scopes"];
+	        this.resources = source["resources"];
+	    }
+	}
+	export class ScopeInfo {
+	    name: string;
+	    description?: string;
+	    changes: string;
+	    personal_data: boolean;
+	    hinted: boolean;
+	    held: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ScopeInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.description = source["description"];
+	        this.changes = source["changes"];
+	        this.personal_data = source["personal_data"];
+	        this.hinted = source["hinted"];
+	        this.held = source["held"];
+	    }
+	}
+
+}
+
+export namespace operations {
+	
+	export class ListItem {
+	    blocks: Block[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ListItem(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.blocks = this.convertValues(source["blocks"], Block);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Inline {
+	    text: string;
+	    emphasis?: boolean;
+	    strong?: boolean;
+	    literal?: boolean;
+	    invisible?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Inline(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.text = source["text"];
+	        this.emphasis = source["emphasis"];
+	        this.strong = source["strong"];
+	        this.literal = source["literal"];
+	        this.invisible = source["invisible"];
+	    }
+	}
+	export class Block {
+	    kind: string;
+	    inlines?: Inline[];
+	    ordered?: boolean;
+	    start?: number;
+	    items?: ListItem[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Block(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.kind = source["kind"];
+	        this.inlines = this.convertValues(source["inlines"], Inline);
+	        this.ordered = source["ordered"];
+	        this.start = source["start"];
+	        this.items = this.convertValues(source["items"], ListItem);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class TermChange {
+	    path: string;
+	    kind: string;
+	    old?: number[];
+	    new?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new TermChange(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.kind = source["kind"];
+	        this.old = source["old"];
+	        this.new = source["new"];
+	    }
+	}
+	export class TextChange {
+	    op: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TextChange(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.op = source["op"];
+	        this.text = source["text"];
+	    }
+	}
+	export class Changes {
+	    summary_changed: boolean;
+	    summary?: TextChange[];
+	    terms?: TermChange[];
+	    expiry_changed: boolean;
+	    // Go type: time
+	    old_expires_at: any;
+	    // Go type: time
+	    new_expires_at: any;
+	
+	    static createFrom(source: any = {}) {
+	        return new Changes(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.summary_changed = source["summary_changed"];
+	        this.summary = this.convertValues(source["summary"], TextChange);
+	        this.terms = this.convertValues(source["terms"], TermChange);
+	        this.expiry_changed = source["expiry_changed"];
+	        this.old_expires_at = this.convertValues(source["old_expires_at"], null);
+	        this.new_expires_at = this.convertValues(source["new_expires_at"], null);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	
+	export class SummaryWarning {
+	    code: string;
+	    code_point: string;
+	    count: number;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SummaryWarning(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.code = source["code"];
+	        this.code_point = source["code_point"];
+	        this.count = source["count"];
+	        this.message = source["message"];
+	    }
+	}
+	export class Summary {
+	    blocks: Block[];
+	    plain_text: string;
+	    warnings?: SummaryWarning[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Summary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.blocks = this.convertValues(source["blocks"], Block);
+	        this.plain_text = source["plain_text"];
+	        this.warnings = this.convertValues(source["warnings"], SummaryWarning);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	
+	
+	export class Warning {
+	    code: string;
+	    message: string;
+	    term?: string;
+	    where?: string;
+	    term_value?: number[];
+	    request_value?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Warning(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.code = source["code"];
+	        this.message = source["message"];
+	        this.term = source["term"];
+	        this.where = source["where"];
+	        this.term_value = source["term_value"];
+	        this.request_value = source["request_value"];
 	    }
 	}
 

@@ -1,0 +1,134 @@
+package modelapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+)
+
+// EngineActions implements [Actions] over the engine (discovery, Sessions, API descriptions, MCP
+// tool lists) and the approval queue (every call that may change something). It reads the
+// keyring only to list account labels.
+type EngineActions struct {
+	engine  *engine.Engine
+	queue   *approvals.Queue
+	secrets store.Secrets
+}
+
+var _ Actions = (*EngineActions)(nil)
+
+// NewEngineActions returns the Actions of the app: e and q are the window's own engine and
+// approval queue (so the window shows what the model asked), secrets the keyring the engine uses.
+func NewEngineActions(e *engine.Engine, q *approvals.Queue, secrets store.Secrets) (*EngineActions, error) {
+	if e == nil || q == nil || secrets == nil {
+		return nil, errors.New("modelapi: the model's actions need the engine, the approval queue and the secret store")
+	}
+	return &EngineActions{engine: e, queue: q, secrets: secrets}, nil
+}
+
+// Discover is engine.Discover (spec 3).
+func (a *EngineActions) Discover(ctx context.Context, domain string) (*discovery.Company, error) {
+	return a.engine.Discover(ctx, domain)
+}
+
+// Company reads a Company by identifier, or by domain through discovery (its RFC 9111 cache).
+func (a *EngineActions) Company(ctx context.Context, ref string) (*discovery.Company, error) {
+	if strings.HasPrefix(ref, "https://") {
+		return a.engine.Company(ctx, ref)
+	}
+	return a.engine.Discover(ctx, strings.ToLower(ref))
+}
+
+// Accounts lists the account labels with a keyring bundle at the Company ("" excluded).
+func (a *EngineActions) Accounts(ctx context.Context, company string) ([]string, error) {
+	pairs, err := a.secrets.Companies(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the accounts from the keyring failed: %w; unlock the keyring", err)
+	}
+	var out []string
+	for _, p := range pairs {
+		if p[0] == company && p[1] != "" {
+			out = append(out, p[1])
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Operations fetches the description (without the Session header, spec 5.2) and reads it.
+func (a *EngineActions) Operations(ctx context.Context, company string, api discovery.API) (*apis.Description, error) {
+	cl, err := a.engine.Client(ctx, company, "")
+	if err != nil {
+		return nil, err
+	}
+	ac, err := cl.APIs()
+	if err != nil {
+		return nil, err
+	}
+	return ac.FetchOpenAPI(ctx, api)
+}
+
+// Tools lists the MCP server's tools in the account's Session (spec 7).
+func (a *EngineActions) Tools(ctx context.Context, company, account string, server discovery.API) ([]apis.Tool, error) {
+	cl, err := a.engine.Client(ctx, company, account)
+	if err != nil {
+		return nil, err
+	}
+	ac, err := cl.APIs()
+	if err != nil {
+		return nil, err
+	}
+	ms, err := ac.ConnectMCP(ctx, server, func(ctx context.Context) (string, error) { return cl.AccessToken(ctx, server.URL) })
+	if err != nil {
+		return nil, err
+	}
+	defer ms.Close()
+	return ms.ListTools(ctx)
+}
+
+// CallAPI is queue.CallAPI: Poppydesk signs and sends; an operation becomes a pending approval.
+func (a *EngineActions) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
+	out, err := a.queue.CallAPI(ctx, approvals.APICall{Company: c.Company, Account: c.Account, API: c.API, OperationID: c.OperationID,
+		Input: apis.Input{Path: c.Path, Query: c.Query, Body: c.Body}, Intent: c.Intent})
+	return outcome(out), err
+}
+
+// CallTool is queue.CallTool.
+func (a *EngineActions) CallTool(ctx context.Context, c ToolCall) (*Outcome, error) {
+	out, err := a.queue.CallTool(ctx, approvals.ToolCall{Company: c.Company, Account: c.Account, Server: c.Server, Tool: c.Tool,
+		Arguments: c.Arguments, Intent: c.Intent})
+	return outcome(out), err
+}
+
+// Approval is queue.Get without what the model must not see (sid, digest, the request sent).
+func (a *EngineActions) Approval(ctx context.Context, id string) (*ApprovalView, error) {
+	it, err := a.queue.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &ApprovalView{ID: it.ID, Company: it.Company, CompanyName: it.CompanyName, Interface: it.Interface, State: it.State,
+		Summary: it.Current.SummaryText, Terms: it.Current.Terms, ExpiresAt: it.Current.ExpiresAt, Updated: it.Updated,
+		Result: outcome(it.Result)}, nil
+}
+
+// Wait is queue.Wait.
+func (a *EngineActions) Wait(ctx context.Context, id string, timeout time.Duration) (*Outcome, error) {
+	out, err := a.queue.Wait(ctx, id, timeout)
+	return outcome(out), err
+}
+
+func outcome(o *approvals.Outcome) *Outcome {
+	if o == nil {
+		return nil
+	}
+	return &Outcome{Status: o.Status, ApprovalID: o.ApprovalID, HTTPStatus: o.HTTPStatus, Body: o.Body, Text: o.Text, Message: o.Message}
+}

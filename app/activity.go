@@ -1,0 +1,66 @@
+package app
+
+import (
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+)
+
+// EventActivity says the model's activity changed; the window calls Activity.List again.
+const EventActivity = "activity:changed"
+
+// ActivityEntry is one request the model made, for the Inspector's "what your model asked" list.
+// It holds no arguments and nothing a Company wrote.
+type ActivityEntry struct {
+	Seq        int64  `json:"seq"`
+	Tool       string `json:"tool"`
+	Company    string `json:"company"`
+	At         string `json:"at"` // RFC 3339, UTC
+	Status     string `json:"status"`
+	DurationMS int64  `json:"durationMs"`
+	ApprovalID string `json:"approvalId"`
+}
+
+// ActivityInfo says where the model interface listens, for the Inspector's header.
+type ActivityInfo struct {
+	// Socket is the Unix socket MCP clients reach through `poppydesk mcp` ("" when off).
+	Socket string `json:"socket"`
+	// Listening is false when the model interface could not start; Problem then says why.
+	Listening bool   `json:"listening"`
+	Problem   string `json:"problem"`
+}
+
+// Activity is the bound service that lists the model's requests (agentcore/modelapi's ring) and
+// emits EventActivity when one is added. It decides nothing and changes nothing.
+type Activity struct {
+	ring *modelapi.Activity
+	info ActivityInfo
+}
+
+// NewActivity binds ring to the window: every new entry emits EventActivity on em.
+func NewActivity(ring *modelapi.Activity, em Emitter, info ActivityInfo) *Activity {
+	if ring == nil {
+		ring = modelapi.NewActivity(0)
+	}
+	if em != nil {
+		ring.OnChange(func(modelapi.ActivityEntry) { em.Emit(EventActivity) })
+	}
+	return &Activity{ring: ring, info: info}
+}
+
+// List returns up to limit entries, newest first (limit <= 0 or > 500: 200).
+func (a *Activity) List(limit int) []ActivityEntry {
+	if limit <= 0 || limit > modelapi.DefaultActivitySize {
+		limit = 200
+	}
+	src := a.ring.List(limit)
+	out := make([]ActivityEntry, 0, len(src))
+	for _, e := range src {
+		out = append(out, ActivityEntry{Seq: e.Seq, Tool: e.Tool, Company: e.Company, At: e.At.UTC().Format(time.RFC3339),
+			Status: e.Status, DurationMS: e.DurationMS, ApprovalID: e.ApprovalID})
+	}
+	return out
+}
+
+// Info says where the model interface listens.
+func (a *Activity) Info() ActivityInfo { return a.info }

@@ -1,0 +1,291 @@
+package app
+
+// The Companies screen's service (spec 3, 3.2, 4.6, 5.5) and the Company logo fetcher.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// CompanyDirectory is where the Companies screen's list comes from: discovery through the
+// engine, the list and "forget" through the state database and the keyring (package main adapts
+// *engine.Engine, *vault.State and the secret store).
+type CompanyDirectory interface {
+	CompanyReader
+	// Discover finds and verifies the Company at domain (spec 3) and stores it.
+	Discover(ctx context.Context, domain string) (*discovery.Company, error)
+	// Known lists the identifiers of the stored Companies.
+	Known(ctx context.Context) ([]string, error)
+	// Forget deletes what Poppydesk keeps about the Company: its state records and its secret
+	// bundles (User IDs, keys, tokens). Tokens are revoked before (Companies.Forget).
+	Forget(ctx context.Context, identifier string) error
+}
+
+// CompaniesConfig configures a [Companies] service.
+type CompaniesConfig struct {
+	Directory CompanyDirectory // required
+	OAuth     SignInClient     // required
+	// Emitter receives EventCompaniesChanged (nil: dropped).
+	Emitter Emitter
+	// Context bounds the calls (the window's lifecycle context; nil: context.Background()).
+	Context context.Context
+	// Log gets no secret values (nil: discarded).
+	Log *slog.Logger
+}
+
+// Companies is the window's service for the Companies screen. Bound to the window: Discover,
+// SignOut and Forget are user gestures there.
+type Companies struct{ cfg CompaniesConfig }
+
+// NewCompanies returns the Companies service.
+func NewCompanies(cfg CompaniesConfig) *Companies {
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Companies{cfg: cfg}
+}
+
+// CompanyEntry is one Company on the Companies screen.
+type CompanyEntry struct {
+	Company CompanyCard `json:"company"`
+	// Accounts are the signed-in accounts, with their scopes (no token).
+	Accounts []oauth.AccountStatus `json:"accounts"`
+	// Problem says why the entry is incomplete (e.g. the keyring could not be read).
+	Problem string `json:"problem,omitempty"`
+}
+
+// CompanyList is the Companies screen.
+type CompanyList struct {
+	Companies []CompanyEntry `json:"companies"`
+}
+
+func (c *Companies) connected() bool {
+	return c != nil && c.cfg.Directory != nil && c.cfg.OAuth != nil && c.cfg.Context != nil
+}
+
+func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.cfg.Context, d)
+}
+
+func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
+	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}}
+	if co.Issuer == "" {
+		return e
+	}
+	accts, err := c.cfg.OAuth.Accounts(ctx, co.Identifier)
+	if err != nil {
+		e.Problem = "Poppydesk could not read the accounts from the system keyring: " + err.Error()
+	} else if accts != nil {
+		e.Accounts = accts
+	}
+	return e
+}
+
+// List returns the discovered Companies with their signed-in accounts, by name.
+func (c *Companies) List() (CompanyList, error) {
+	if !c.connected() {
+		return CompanyList{}, errNotConnected
+	}
+	ctx, cancel := c.ctx(30 * time.Second)
+	defer cancel()
+	ids, err := c.cfg.Directory.Known(ctx)
+	if err != nil {
+		return CompanyList{}, fmt.Errorf("reading the known Companies failed: %w", err)
+	}
+	out := CompanyList{Companies: []CompanyEntry{}}
+	for _, id := range ids {
+		co, err := c.cfg.Directory.Company(ctx, id)
+		if err != nil {
+			c.cfg.Log.Warn("a stored Company could not be read", "company", id, "error", err.Error())
+			out.Companies = append(out.Companies, CompanyEntry{Company: CompanyCard{Identifier: id, Name: id},
+				Accounts: []oauth.AccountStatus{}, Problem: "Poppydesk could not read what it stored about this Company; discover its domain again. (" + err.Error() + ")"})
+			continue
+		}
+		out.Companies = append(out.Companies, c.entry(ctx, co))
+	}
+	slices.SortFunc(out.Companies, func(a, b CompanyEntry) int {
+		return strings.Compare(strings.ToLower(a.Company.Name+"\x00"+a.Company.Identifier), strings.ToLower(b.Company.Name+"\x00"+b.Company.Identifier))
+	})
+	return out, nil
+}
+
+// Discover finds and verifies the Company at domain ("example.com"; host:port in the demo) as
+// the User asked in the window (spec 3). Errors name the check that failed and its section.
+func (c *Companies) Discover(domain string) (CompanyEntry, error) {
+	if !c.connected() {
+		return CompanyEntry{}, errNotConnected
+	}
+	domain = strings.TrimSpace(domain)
+	domain = strings.TrimPrefix(domain, "https://")
+	domain = strings.TrimSuffix(domain, "/")
+	if domain == "" || strings.ContainsAny(domain, "/ ?#@") {
+		return CompanyEntry{}, errors.New("type a domain such as example.com (no path): Poppydesk reads https://{domain}/.well-known/poppy.json (spec 3)")
+	}
+	ctx, cancel := c.ctx(60 * time.Second)
+	defer cancel()
+	co, err := c.cfg.Directory.Discover(ctx, domain)
+	if err != nil {
+		return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w", domain, err)
+	}
+	c.emit()
+	return c.entry(ctx, co), nil
+}
+
+// SignOut revokes every refresh token held for the account at the Company and deletes its
+// tokens (spec 4.6, 5.5).
+func (c *Companies) SignOut(company, account string) error {
+	if !c.connected() {
+		return errNotConnected
+	}
+	ctx, cancel := c.ctx(60 * time.Second)
+	defer cancel()
+	co, err := c.cfg.Directory.Company(ctx, company)
+	if err != nil {
+		return fmt.Errorf("Poppydesk does not know this Company: %w", err)
+	}
+	if err := c.cfg.OAuth.SignOut(ctx, co, account); err != nil {
+		return fmt.Errorf("signing out of %s (%s) failed: %w", co.Organization.Name, account, err)
+	}
+	c.cfg.Log.Info("signed out from the window", "company", co.Identifier, "account", account)
+	c.emit()
+	return nil
+}
+
+// Forget signs every account out of the Company (revoking its refresh tokens, spec 4.6, 5.5)
+// and deletes what Poppydesk keeps about it. A later discovery of its domain starts afresh,
+// with new User IDs (spec 5.1).
+func (c *Companies) Forget(company string) error {
+	if !c.connected() {
+		return errNotConnected
+	}
+	ctx, cancel := c.ctx(60 * time.Second)
+	defer cancel()
+	co, err := c.cfg.Directory.Company(ctx, company)
+	if err != nil {
+		return fmt.Errorf("Poppydesk does not know this Company: %w", err)
+	}
+	if co.Issuer != "" {
+		accts, err := c.cfg.OAuth.Accounts(ctx, co.Identifier)
+		if err != nil {
+			return fmt.Errorf("reading the accounts at %s failed, so nothing was forgotten: %w", co.Organization.Name, err)
+		}
+		for _, a := range accts {
+			if err := c.cfg.OAuth.SignOut(ctx, co, a.Account); err != nil {
+				return fmt.Errorf("signing out of %s (%s) failed, so nothing was forgotten; try again: %w", co.Organization.Name, a.Account, err)
+			}
+		}
+	}
+	if err := c.cfg.Directory.Forget(ctx, co.Identifier); err != nil {
+		return fmt.Errorf("forgetting %s failed: %w", co.Organization.Name, err)
+	}
+	c.cfg.Log.Info("Company forgotten from the window", "company", co.Identifier)
+	c.emit()
+	return nil
+}
+
+func (c *Companies) emit() {
+	if c.cfg.Emitter != nil {
+		c.cfg.Emitter.Emit(EventCompaniesChanged)
+	}
+}
+
+// LogoFetcher turns a Company's logo_uri into a data: URL the window may show. The window's
+// Content-Security-Policy forbids remote loads (DESIGN.md invariant 4), so Poppydesk fetches the
+// logo itself through the engine's safe transport (HTTPS only, address policy, no redirects:
+// spec 3) and passes the bytes. Only raster images are accepted (PNG, JPEG, GIF, WebP, checked
+// by both Content-Type and content sniffing), up to MaxLogoBytes; SVG is refused because it is
+// a document that can reference other resources. Anything else leaves the placeholder.
+// Results (and failures) are cached per URL for the run.
+type LogoFetcher struct {
+	client *http.Client
+	mu     sync.Mutex
+	cache  map[string]logoResult
+}
+
+type logoResult struct {
+	url string
+	err error
+}
+
+// MaxLogoBytes bounds a logo.
+const MaxLogoBytes = 256 << 10
+
+// NewLogoFetcher returns a LogoFetcher over client (transport.Transport's NoRedirectClient).
+func NewLogoFetcher(client *http.Client) *LogoFetcher {
+	return &LogoFetcher{client: client, cache: map[string]logoResult{}}
+}
+
+var logoTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+
+// Fetch returns the logo at logoURI as a data: URL.
+func (l *LogoFetcher) Fetch(ctx context.Context, logoURI string) (string, error) {
+	l.mu.Lock()
+	r, ok := l.cache[logoURI]
+	l.mu.Unlock()
+	if ok {
+		return r.url, r.err
+	}
+	u, err := l.fetch(ctx, logoURI)
+	if ctx.Err() == nil {
+		l.mu.Lock()
+		l.cache[logoURI] = logoResult{u, err}
+		l.mu.Unlock()
+	}
+	return u, err
+}
+
+func (l *LogoFetcher) fetch(ctx context.Context, logoURI string) (string, error) {
+	u, err := transport.CheckURL(logoURI)
+	if err != nil {
+		return "", fmt.Errorf("logo_uri is not an HTTPS URL (spec 3.1): %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", strings.Join(logoTypes, ", "))
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("fetching the logo failed: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("the logo answered HTTP %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxLogoBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the logo failed: %w", err)
+	}
+	if len(body) > MaxLogoBytes {
+		return "", fmt.Errorf("the logo is larger than %d bytes", MaxLogoBytes)
+	}
+	declared, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sniffed := http.DetectContentType(body)
+	if !slices.Contains(logoTypes, declared) || sniffed != declared {
+		return "", fmt.Errorf("the logo is not a PNG, JPEG, GIF or WebP image (declared %q, content looks like %q)", declared, sniffed)
+	}
+	var b bytes.Buffer
+	b.WriteString("data:" + declared + ";base64,")
+	b.WriteString(base64.StdEncoding.EncodeToString(body))
+	return b.String(), nil
+}

@@ -1,0 +1,633 @@
+package app
+
+// The Sign-in screen's service (spec 4.2, 4.3, 4.7; DESIGN.md "Trust boundaries", invariants 1
+// and 5).
+//
+// A sign-in starts ONLY from a call the window makes after a user gesture: StartDirect and
+// StartDevice are methods of a struct bound to the window, and nothing else in Poppydesk calls
+// them. The model's sign-in requests (agentcore/modelapi) are only listed here, with the
+// model's stated reason marked as the model's words; listing or reading them starts nothing.
+// Nothing this service returns holds a token, authorization code, PKCE verifier or device code:
+// the flows keep them in unexported fields (agentcore/oauth) and the views below copy only the
+// fields the window shows.
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
+)
+
+// Events the Sign-in and Companies screens listen to.
+const (
+	// EventSignInFlow carries the FlowView of a sign-in whose state changed.
+	EventSignInFlow = "signin:flow"
+	// EventSignInRequests says the model's sign-in requests changed; the window calls
+	// SignIn.Requests again. The code that owns the request store emits it (e.g. from
+	// modelapi.NewMemorySignInRequests's onChange).
+	EventSignInRequests = "signin:requests"
+	// EventCompaniesChanged says the Company list or an account changed; the window calls
+	// Companies.List again.
+	EventCompaniesChanged = "companies:changed"
+)
+
+// DefaultAccount is the account label a sign-in uses when the window names none (spec 5.4:
+// each account at a Company has its own tokens).
+const DefaultAccount = "personal"
+
+// Flow states, as the window shows them.
+const (
+	FlowWaiting   = "waiting"
+	FlowSucceeded = "succeeded"
+	FlowDeclined  = "declined"
+	FlowCancelled = "cancelled"
+	FlowExpired   = "expired"
+	FlowFailed    = "failed"
+)
+
+// SignInClient is the part of agentcore/oauth's *Client the screens use.
+type SignInClient interface {
+	PlanSignIn(ctx context.Context, co *discovery.Company, account string, needed []string) ([]oauth.ScopeInfo, error)
+	StartDirect(ctx context.Context, req oauth.SignInRequest) (*oauth.DirectFlow, error)
+	StartDevice(ctx context.Context, req oauth.SignInRequest) (*oauth.DeviceFlow, error)
+	Accounts(ctx context.Context, company string) ([]oauth.AccountStatus, error)
+	SignOut(ctx context.Context, co *discovery.Company, account string) error
+}
+
+var _ SignInClient = (*oauth.Client)(nil)
+
+// CompanyReader finds a discovered Company by identifier without fetching anything
+// (*engine.Engine's Company).
+type CompanyReader interface {
+	Company(ctx context.Context, identifier string) (*discovery.Company, error)
+}
+
+// URLOpener opens a URL in the User's browser. In the desktop window it is the same opener
+// Wails's runtime.BrowserOpenURL uses (package main); the end-to-end test supplies one that
+// drives a headless Chromium.
+type URLOpener interface {
+	OpenURL(url string) error
+}
+
+// OpenerFunc adapts a func to [URLOpener].
+type OpenerFunc func(url string) error
+
+// OpenURL calls f.
+func (f OpenerFunc) OpenURL(url string) error { return f(url) }
+
+// SignInConfig configures a [SignIn] service.
+type SignInConfig struct {
+	Companies CompanyReader // required
+	OAuth     SignInClient  // required
+	// Requests are the model's sign-in requests (nil: none are shown).
+	Requests modelapi.SignInRequests
+	// Opener opens the authorization URL (nil: the window shows the link to copy).
+	Opener URLOpener
+	// Logo turns a Company's logo_uri into a data: URL the window may show (nil: placeholder).
+	Logo *LogoFetcher
+	// Emitter receives EventSignInFlow and EventCompaniesChanged (nil: dropped).
+	Emitter Emitter
+	// Context bounds the flows (the window's lifecycle context; nil: context.Background()).
+	Context context.Context
+	// Go runs the wait for a flow's end (Lifecycle.Go; nil: a plain goroutine).
+	Go func(name string, fn func(ctx context.Context)) error
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Log gets no secret values (nil: discarded).
+	Log *slog.Logger
+}
+
+// SignIn is the window's service for the Sign-in screen. It is bound to the window: every
+// exported method is callable from it, and StartDirect / StartDevice are the only ways a sign-in
+// starts in Poppydesk (DESIGN.md invariant 1).
+type SignIn struct {
+	cfg SignInConfig
+
+	mu     sync.Mutex
+	flows  map[string]*flowState
+	latest string
+}
+
+type flowState struct {
+	view   FlowView
+	direct *oauth.DirectFlow
+	device *oauth.DeviceFlow
+}
+
+// NewSignIn returns the Sign-in service.
+func NewSignIn(cfg SignInConfig) *SignIn {
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Go == nil {
+		base := cfg.Context
+		cfg.Go = func(_ string, fn func(context.Context)) error { go fn(base); return nil }
+	}
+	return &SignIn{cfg: cfg, flows: map[string]*flowState{}}
+}
+
+// SignInOffer says which sign-in types a Company offers Personal Agents (spec 3.2, 4).
+type SignInOffer struct {
+	Offered  bool `json:"offered"`
+	Disabled bool `json:"disabled"`
+	Direct   bool `json:"direct"`
+	Device   bool `json:"device"`
+}
+
+// CompanyCard is a Company as the screens show it: only verified discovery data (spec 3, 3.2).
+type CompanyCard struct {
+	Identifier string `json:"identifier"`
+	Name       string `json:"name"`
+	Domain     string `json:"domain"`
+	Issuer     string `json:"issuer"`
+	// Logo is a data: URL of the logo fetched by Poppydesk, or "" for the placeholder.
+	Logo   string      `json:"logo"`
+	SignIn SignInOffer `json:"signIn"`
+}
+
+func cardOf(co *discovery.Company) CompanyCard {
+	return CompanyCard{Identifier: co.Identifier, Name: co.Organization.Name, Domain: co.Organization.Domain, Issuer: co.Issuer,
+		SignIn: SignInOffer{Offered: co.SignIn.Offered && !co.SignIn.Disabled, Disabled: co.SignIn.Disabled,
+			Direct: co.SignIn.Direct && !co.SignIn.Disabled, Device: co.SignIn.Device && !co.SignIn.Disabled}}
+}
+
+// PlanScope is one scope on the sign-in screen: the Company's description and hints (spec 4.7,
+// shown as the Company's claims) and whether its checkbox starts ticked.
+type PlanScope struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Changes is none, reversible or irreversible (no hints, or an unknown value: irreversible).
+	Changes      string `json:"changes"`
+	PersonalData bool   `json:"personal_data"`
+	Hinted       bool   `json:"hinted"`
+	Held         bool   `json:"held"`
+	// Checked: the box starts ticked (the model asked for it, or the account holds it).
+	Checked bool `json:"checked"`
+	// Requested: the model's request names it.
+	Requested bool `json:"requested"`
+}
+
+// ModelRequest is a sign-in the model asked the User for. Reason is the model's own words: the
+// window shows it as "Your agent says: …", never as Poppydesk's words.
+type ModelRequest struct {
+	ID      string    `json:"id"`
+	Company string    `json:"company"`
+	Name    string    `json:"name"`
+	Domain  string    `json:"domain"`
+	Scopes  []string  `json:"scopes"`
+	Reason  string    `json:"modelReason"`
+	At      time.Time `json:"requested"`
+}
+
+// SignInPlan is what the Sign-in screen shows before the User decides. Building it starts
+// nothing (spec 4.7).
+type SignInPlan struct {
+	Company CompanyCard `json:"company"`
+	Account string      `json:"account"`
+	// Accounts are the accounts already signed in at this Company.
+	Accounts []oauth.AccountStatus `json:"accounts"`
+	Scopes   []PlanScope           `json:"scopes"`
+	// Request is the model's request this plan answers, if any.
+	Request *ModelRequest `json:"request,omitempty"`
+}
+
+// DeviceView is Device Sign-In's prompt (spec 4.3): the Company's name and domain with the link
+// and the user code. It never carries the device_code.
+type DeviceView struct {
+	Organization            string `json:"organization"`
+	Domain                  string `json:"domain"`
+	VerificationURI         string `json:"verificationUri"`
+	VerificationURIComplete string `json:"verificationUriComplete"`
+	UserCode                string `json:"userCode"`
+	// QR is a PNG data: URL of VerificationURIComplete (or VerificationURI), "" if none.
+	QR              string `json:"qr"`
+	IntervalSeconds int    `json:"intervalSeconds"`
+}
+
+// FlowView is one sign-in as the window shows it.
+type FlowView struct {
+	ID      string      `json:"id"`
+	Kind    string      `json:"kind"` // "direct" or "device"
+	State   string      `json:"state"`
+	Company CompanyCard `json:"company"`
+	Account string      `json:"account"`
+	// Requested are the scopes the sign-in asks for (the union with held scopes, spec 4.7).
+	Requested []oauth.ScopeInfo `json:"requested"`
+	// Deadline is when the flow gives up; RemainingSeconds is the countdown when the view was made.
+	Deadline         time.Time `json:"deadline"`
+	RemainingSeconds int       `json:"remainingSeconds"`
+	// URL is Direct Sign-In's authorization URL, to copy when the browser did not open. It
+	// holds no secret (state and code_challenge are useless without the loopback listener and
+	// the verifier); it is never given to the model.
+	URL       string      `json:"url,omitempty"`
+	OpenError string      `json:"openError,omitempty"`
+	Device    *DeviceView `json:"device,omitempty"`
+	// Granted and Missing are set on success (spec 4.7: fewer scopes may be granted).
+	Granted []string `json:"granted,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	// Message says in plain words what happened (on failure: why).
+	Message string `json:"message,omitempty"`
+	// Detail is the technical reason, for the developer (no secret).
+	Detail string `json:"detail,omitempty"`
+}
+
+// errNotConnected is what the screens say when the window runs without an engine (a build or
+// run where the engine is not wired); the services are then bound as zero values.
+var errNotConnected = errors.New("Poppydesk's engine is not connected to this window, so Companies and sign-in are unavailable; see the log file")
+
+func (s *SignIn) connected() bool {
+	return s != nil && s.cfg.OAuth != nil && s.cfg.Companies != nil && s.flows != nil
+}
+
+func (s *SignIn) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.cfg.Context, 30*time.Second)
+}
+
+func (s *SignIn) company(ctx context.Context, identifier string) (*discovery.Company, error) {
+	if strings.TrimSpace(identifier) == "" {
+		return nil, errors.New("choose a Company first (Companies, then \"Sign in…\")")
+	}
+	co, err := s.cfg.Companies.Company(ctx, identifier)
+	if err != nil {
+		return nil, fmt.Errorf("Poppydesk does not know this Company: %w", err)
+	}
+	return co, nil
+}
+
+func accountOr(account string) string {
+	if a := strings.TrimSpace(account); a != "" {
+		return a
+	}
+	return DefaultAccount
+}
+
+// Requests lists the model's open sign-in requests, newest first. Listing starts nothing.
+func (s *SignIn) Requests() ([]ModelRequest, error) {
+	out := []ModelRequest{}
+	if !s.connected() || s.cfg.Requests == nil {
+		return out, nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rs, err := s.cfg.Requests.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the agent's sign-in requests failed: %w", err)
+	}
+	for _, r := range rs {
+		out = append(out, ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
+			Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, At: r.Requested})
+	}
+	return out, nil
+}
+
+// DismissRequest removes one of the model's requests without signing in.
+func (s *SignIn) DismissRequest(id string) error {
+	if !s.connected() || s.cfg.Requests == nil {
+		return errors.New("there are no sign-in requests from your agent")
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.cfg.Requests.Dismiss(ctx, id)
+}
+
+func (s *SignIn) request(ctx context.Context, id string) (*ModelRequest, error) {
+	if id == "" || s.cfg.Requests == nil {
+		return nil, nil
+	}
+	rs, err := s.cfg.Requests.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the agent's sign-in requests failed: %w", err)
+	}
+	for _, r := range rs {
+		if r.ID == id {
+			return &ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
+				Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, At: r.Requested}, nil
+		}
+	}
+	return nil, fmt.Errorf("your agent's sign-in request %s is no longer open", id)
+}
+
+// Plan returns what the screen shows for signing in to company as account (default
+// "personal"): the verified Company, its scopes with descriptions and hints, and which boxes
+// start ticked. requestID, when set, names the model's request being answered. It starts nothing.
+//
+// Every scope the Company describes (poppy.json auth.scopes, scopes_supported) is listed. The
+// boxes of scopes the model asked for and of scopes the account holds start ticked; with neither,
+// the scopes whose hint says they change nothing start ticked (RFC 9700 §2.3: request only what
+// is needed). Held scopes are always requested again (spec 4.7).
+func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
+	if !s.connected() {
+		return SignInPlan{}, errNotConnected
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	co, err := s.company(ctx, company)
+	if err != nil {
+		return SignInPlan{}, err
+	}
+	account = accountOr(account)
+	req, err := s.request(ctx, requestID)
+	if err != nil {
+		return SignInPlan{}, err
+	}
+	if req != nil && req.Company != co.Identifier {
+		return SignInPlan{}, fmt.Errorf("your agent's request %s is for another Company (%s)", req.ID, req.Company)
+	}
+	var names []string
+	for _, sc := range co.Scopes {
+		names = append(names, sc.Name)
+	}
+	if co.AuthorizationServer != nil {
+		names = append(names, co.AuthorizationServer.ScopesSupported...)
+	}
+	if req != nil {
+		names = append(names, req.Scopes...)
+	}
+	infos, err := s.cfg.OAuth.PlanSignIn(ctx, co, account, names)
+	if err != nil {
+		return SignInPlan{}, fmt.Errorf("reading the account's sign-in state failed: %w", err)
+	}
+	accounts, err := s.cfg.OAuth.Accounts(ctx, co.Identifier)
+	if err != nil {
+		return SignInPlan{}, fmt.Errorf("reading the accounts at %s failed: %w", co.Organization.Domain, err)
+	}
+	if accounts == nil {
+		accounts = []oauth.AccountStatus{}
+	}
+	plan := SignInPlan{Company: s.card(ctx, co), Account: account, Accounts: accounts, Request: req, Scopes: []PlanScope{}}
+	ticked := false
+	for _, si := range infos {
+		ps := PlanScope{Name: si.Name, Description: si.Description, Changes: si.Changes, PersonalData: si.PersonalData,
+			Hinted: si.Hinted, Held: si.Held, Requested: req != nil && slices.Contains(req.Scopes, si.Name)}
+		ps.Checked = si.Held || ps.Requested
+		ticked = ticked || ps.Checked
+		plan.Scopes = append(plan.Scopes, ps)
+	}
+	if !ticked {
+		for i := range plan.Scopes {
+			plan.Scopes[i].Checked = plan.Scopes[i].Hinted && plan.Scopes[i].Changes == "none"
+		}
+	}
+	return plan, nil
+}
+
+func (s *SignIn) card(ctx context.Context, co *discovery.Company) CompanyCard {
+	c := cardOf(co)
+	if s.cfg.Logo != nil && co.Organization.LogoURI != "" {
+		if logo, err := s.cfg.Logo.Fetch(ctx, co.Organization.LogoURI); err == nil {
+			c.Logo = logo
+		} else {
+			s.cfg.Log.Debug("the Company's logo is not shown", "company", co.Identifier, "reason", err.Error())
+		}
+	}
+	return c
+}
+
+// StartDirect starts Direct Sign-In (spec 4.2) for the scopes the User left ticked: Poppydesk
+// listens on 127.0.0.1 and opens the authorization URL in the User's browser. requestID, when
+// set, is the model's request the User answered; it is dismissed. Called only by the window
+// after the User pressed "Sign in in your browser".
+func (s *SignIn) StartDirect(company, account string, scopes []string, requestID string) (FlowView, error) {
+	return s.start("direct", company, account, scopes, requestID)
+}
+
+// StartDevice starts Device Sign-In (spec 4.3): the screen shows the Company's name and domain
+// with the link, the user code and a QR code, and Poppydesk polls until the User answers on
+// another device. Called only by the window after the User pressed "Sign in on another device".
+func (s *SignIn) StartDevice(company, account string, scopes []string, requestID string) (FlowView, error) {
+	return s.start("device", company, account, scopes, requestID)
+}
+
+func (s *SignIn) start(kind, company, account string, scopes []string, requestID string) (FlowView, error) {
+	if !s.connected() {
+		return FlowView{}, errNotConnected
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	co, err := s.company(ctx, company)
+	if err != nil {
+		return FlowView{}, err
+	}
+	account = accountOr(account)
+	if len(scopes) == 0 {
+		return FlowView{}, errors.New("tick at least one scope: every sign-in asks for at least one (spec 4.7)")
+	}
+	s.mu.Lock()
+	for _, f := range s.flows {
+		if f.view.State == FlowWaiting {
+			s.mu.Unlock()
+			return FlowView{}, fmt.Errorf("a sign-in to %s is already waiting; finish or cancel it first", f.view.Company.Name)
+		}
+	}
+	s.mu.Unlock()
+
+	req := oauth.SignInRequest{Company: co, Account: account, Scopes: scopes}
+	st := &flowState{view: FlowView{ID: "flow_" + identity.NewID(12), Kind: kind, State: FlowWaiting, Company: s.card(ctx, co), Account: account}}
+	switch kind {
+	case "direct":
+		if s.cfg.Opener != nil {
+			req.Open = s.cfg.Opener.OpenURL
+		}
+		f, err := s.cfg.OAuth.StartDirect(ctx, req)
+		if err != nil {
+			return FlowView{}, startError(co, err)
+		}
+		st.direct = f
+		st.view.URL, st.view.Requested, st.view.Deadline = f.URL, f.Requested, f.Deadline
+		if f.OpenErr != nil {
+			st.view.OpenError = f.OpenErr.Error()
+		}
+	default:
+		f, err := s.cfg.OAuth.StartDevice(ctx, req)
+		if err != nil {
+			return FlowView{}, startError(co, err)
+		}
+		st.device = f
+		p := f.Prompt
+		dv := &DeviceView{Organization: p.Organization, Domain: p.Domain, VerificationURI: p.VerificationURI,
+			VerificationURIComplete: p.VerificationURIComplete, UserCode: p.UserCode, IntervalSeconds: int(p.Interval / time.Second)}
+		link := p.VerificationURIComplete
+		if link == "" {
+			link = p.VerificationURI
+		}
+		if qr, err := QRDataURL(link); err == nil {
+			dv.QR = qr
+		} else {
+			s.cfg.Log.Warn("making the QR code failed", "error", err.Error())
+		}
+		st.view.Device, st.view.Requested, st.view.Deadline = dv, p.Requested, p.ExpiresAt
+	}
+	s.mu.Lock()
+	s.flows[st.view.ID] = st
+	s.latest = st.view.ID
+	view := s.viewLocked(st)
+	s.mu.Unlock()
+	s.cfg.Log.Info("sign-in started from the window", "kind", kind, "company", co.Identifier, "account", account)
+	if requestID != "" && s.cfg.Requests != nil {
+		if err := s.cfg.Requests.Dismiss(ctx, requestID); err != nil {
+			s.cfg.Log.Debug("the agent's request was already gone", "request", requestID)
+		}
+	}
+	if err := s.cfg.Go("sign-in "+st.view.ID, func(ctx context.Context) { s.wait(ctx, st) }); err != nil {
+		s.Cancel(st.view.ID)
+		return FlowView{}, err
+	}
+	return view, nil
+}
+
+func startError(co *discovery.Company, err error) error {
+	if errors.Is(err, oauth.ErrNotOffered) {
+		return fmt.Errorf("%s does not offer this kind of sign-in to Personal Agents: %w", co.Organization.Name, err)
+	}
+	return fmt.Errorf("the sign-in to %s could not start: %w", co.Organization.Name, err)
+}
+
+// wait blocks until the flow ends, then records and announces its outcome.
+func (s *SignIn) wait(ctx context.Context, st *flowState) {
+	var res *oauth.Result
+	var err error
+	if st.direct != nil {
+		res, err = st.direct.Wait(ctx)
+		if ctx.Err() != nil && err == ctx.Err() {
+			st.direct.Cancel()
+			res, err = st.direct.Wait(context.Background())
+		}
+	} else {
+		res, err = st.device.Wait(ctx)
+	}
+	s.mu.Lock()
+	v := &st.view
+	if err == nil && res != nil {
+		v.State, v.Granted, v.Missing = FlowSucceeded, res.Granted, res.Missing
+		v.Message = fmt.Sprintf("You signed in to %s.", v.Company.Name)
+		if len(res.Missing) > 0 {
+			v.Message += " You did not approve every scope Poppydesk asked for."
+		}
+	} else {
+		v.State, v.Message, v.Detail = outcome(v.Company.Name, err)
+	}
+	view := s.viewLocked(st)
+	s.mu.Unlock()
+	s.cfg.Log.Info("sign-in ended", "flow", view.ID, "company", view.Company.Identifier, "state", view.State)
+	if s.cfg.Emitter != nil {
+		s.cfg.Emitter.Emit(EventSignInFlow, view)
+		s.cfg.Emitter.Emit(EventCompaniesChanged)
+	}
+}
+
+// outcome says in plain words why a sign-in did not succeed.
+func outcome(org string, err error) (state, message, detail string) {
+	if err == nil {
+		return FlowFailed, "The sign-in ended without an answer from " + org + ".", ""
+	}
+	detail = err.Error()
+	switch {
+	case errors.Is(err, oauth.ErrDeclined):
+		return FlowDeclined, "The sign-in was declined at " + org + ", or no scope was approved. Nothing changed.", detail
+	case errors.Is(err, oauth.ErrCancelled):
+		return FlowCancelled, "You cancelled the sign-in. Nothing changed.", ""
+	case errors.Is(err, oauth.ErrTimedOut):
+		return FlowExpired, "The sign-in did not finish in time. Start it again when you are ready.", detail
+	}
+	var oe *oauth.Error
+	if errors.As(err, &oe) && oe.Problem != "" {
+		return FlowFailed, "The sign-in to " + org + " failed: " + oe.Problem + ".", detail
+	}
+	return FlowFailed, "The sign-in to " + org + " failed. Your existing sign-in, if any, is unchanged.", detail
+}
+
+// viewLocked returns a copy of the flow's view with the countdown as of now.
+func (s *SignIn) viewLocked(st *flowState) FlowView {
+	v := st.view
+	v.Requested = slices.Clone(v.Requested)
+	if v.Device != nil {
+		d := *v.Device
+		v.Device = &d
+	}
+	if v.State == FlowWaiting {
+		rem := v.Deadline.Sub(s.cfg.Now())
+		if st.device != nil {
+			rem = st.device.Remaining()
+		}
+		v.RemainingSeconds = max(0, int((rem+time.Second-1)/time.Second))
+	}
+	return v
+}
+
+// Flow returns the current state of one sign-in.
+func (s *SignIn) Flow(id string) (FlowView, error) {
+	if !s.connected() {
+		return FlowView{}, errNotConnected
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.flows[id]
+	if st == nil {
+		return FlowView{}, fmt.Errorf("there is no sign-in %q in this window", id)
+	}
+	return s.viewLocked(st), nil
+}
+
+// Current returns the most recent sign-in of this run (ID "" when there is none), so the screen
+// shows it again after the User switched sections.
+func (s *SignIn) Current() FlowView {
+	if !s.connected() {
+		return FlowView{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.flows[s.latest]; st != nil {
+		return s.viewLocked(st)
+	}
+	return FlowView{}
+}
+
+// Cancel stops a waiting sign-in (the loopback listener closes, or polling stops).
+func (s *SignIn) Cancel(id string) error {
+	if !s.connected() {
+		return errNotConnected
+	}
+	s.mu.Lock()
+	st := s.flows[id]
+	s.mu.Unlock()
+	if st == nil {
+		return fmt.Errorf("there is no sign-in %q in this window", id)
+	}
+	if st.direct != nil {
+		st.direct.Cancel()
+	} else {
+		st.device.Cancel()
+	}
+	return nil
+}
+
+// QRDataURL renders link as a QR code (medium error correction, 256 px) in a PNG data: URL,
+// which the window's Content-Security-Policy allows (img-src 'self' data:).
+func QRDataURL(link string) (string, error) {
+	if link == "" {
+		return "", errors.New("no link to encode")
+	}
+	png, err := qrcode.Encode(link, qrcode.Medium, 256)
+	if err != nil {
+		return "", fmt.Errorf("encoding the link as a QR code failed: %w", err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), nil
+}

@@ -1,0 +1,207 @@
+//go:build !desktop
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
+)
+
+// bridgeCaller calls the window's bound services through the browser-testable bridge, as the
+// frontend does.
+type bridgeCaller struct {
+	t      *testing.T
+	c      *http.Client
+	origin string
+}
+
+func (b *bridgeCaller) call(name string, out any, args ...any) string {
+	b.t.Helper()
+	if args == nil {
+		args = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"name": name, "args": args})
+	req, _ := http.NewRequest("POST", b.origin+"/bridge/call", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&r); err != nil {
+		b.t.Fatalf("%s: %v", name, err)
+	}
+	if r.Error == "" && out != nil {
+		if err := json.Unmarshal(r.Result, out); err != nil {
+			b.t.Fatalf("%s result %s: %v", name, r.Result, err)
+		}
+	}
+	return r.Error
+}
+
+// startWindow runs `poppydesk ARGS --e2e-listen` with throwaway XDG folders and returns a caller.
+func startWindow(t *testing.T, args ...string) *bridgeCaller {
+	t.Helper()
+	dir := t.TempDir()
+	for _, k := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, filepath.Join(dir, k))
+	}
+	dist := filepath.Join(dir, "dist")
+	if err := os.MkdirAll(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "index.html"), []byte("<html><head></head><body>x</body></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		done <- run(ctx, append(args, "--e2e-listen", "127.0.0.1:0", "--e2e-dist", dist), pw, &errb)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d, stderr %s", code, errb.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("the window did not stop after the context ended")
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL printed: %v; stderr %s", err, errb.String())
+	}
+	go io.Copy(io.Discard, pr)
+	u := strings.TrimPrefix(strings.TrimSpace(line), "Open ")
+	c := &http.Client{Jar: &cookieJar{}, Timeout: 60 * time.Second}
+	res, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return &bridgeCaller{t: t, c: c, origin: u[:strings.Index(u, "/?")]}
+}
+
+type demoItem struct {
+	ID          string `json:"id"`
+	CompanyName string `json:"companyName"`
+	State       string `json:"state"`
+	Decidable   bool   `json:"decidable"`
+	Interface   string `json:"interface"`
+	Current     struct {
+		Revision, Digest string
+	} `json:"current"`
+}
+
+// The demo wiring: the reference Company, the engine in dev mode, the queue and app.Approvals,
+// reached the way the window reaches them. Both demo buttons produce a pending approval; only
+// Approve (a window call) performs the exchange.
+func TestDemoWindowApprovals(t *testing.T) {
+	b := startWindow(t, "demo")
+	var status string
+	b.call("app.Shell.Status", &status)
+	if !strings.Contains(status, "connected to the reference Company Shop (reference Company)") {
+		t.Errorf("status = %q", status)
+	}
+	var st struct {
+		Available bool   `json:"available"`
+		Demo      bool   `json:"demo"`
+		Company   string `json:"demoCompany"`
+	}
+	b.call("app.Approvals.Status", &st)
+	if !st.Available || !st.Demo || st.Company != "Shop (reference Company)" {
+		t.Fatalf("approvals status = %+v", st)
+	}
+	var msg string
+	if e := b.call("app.Approvals.StartDemoExchange", &msg, "api"); e != "" {
+		t.Fatalf("demo exchange (API): %s", e)
+	}
+	var items []demoItem
+	b.call("app.Approvals.List", &items)
+	if len(items) != 1 || !items[0].Decidable || items[0].CompanyName != "Shop (reference Company)" || items[0].Interface != "api" {
+		t.Fatalf("after the API request: %+v (message %q)", items, msg)
+	}
+	var out struct {
+		Status string `json:"status"`
+		Body   string `json:"body"`
+	}
+	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, "not-the-digest"); e == "" {
+		t.Error("an approval with a digest the window never saw was accepted")
+	}
+	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" {
+		t.Fatalf("approve: %s", e)
+	}
+	if out.Status != "done" || !strings.Contains(out.Body, "Exchange confirmed") {
+		t.Errorf("outcome = %+v", out)
+	}
+	var shell []struct {
+		ID    string `json:"id"`
+		Count int    `json:"count"`
+	}
+	b.call("app.Shell.Sections", &shell)
+	if shell[0].ID != "approvals" || shell[0].Count != 0 {
+		t.Errorf("badge after the decision = %+v", shell[0])
+	}
+	// The item is exchanged now: the Company refuses a second exchange through its MCP server,
+	// and its words reach the window.
+	if e := b.call("app.Approvals.StartDemoExchange", &msg, "mcp"); e != "" {
+		t.Fatalf("demo exchange (MCP): %s", e)
+	}
+	if !strings.Contains(msg, "already_exchanged") {
+		t.Errorf("second exchange message = %q", msg)
+	}
+	b.call("app.Approvals.List", &items)
+	if len(items) != 1 || items[0].State != "succeeded" {
+		t.Errorf("after the refused MCP request: %+v", items)
+	}
+}
+
+// Without a reachable keyring the window still opens, and says why approvals are off.
+func TestWindowWithoutKeyring(t *testing.T) {
+	windowSecretsOverride = func(context.Context) (store.Secrets, error) {
+		return nil, errors.New("no Secret Service")
+	}
+	t.Cleanup(func() { windowSecretsOverride = nil })
+	b := startWindow(t, "window")
+	var st struct {
+		Available bool   `json:"available"`
+		Problem   string `json:"problem"`
+	}
+	b.call("app.Approvals.Status", &st)
+	if st.Available || !strings.Contains(st.Problem, "Start a Secret Service") {
+		t.Errorf("status = %+v", st)
+	}
+	var status string
+	b.call("app.Shell.Status", &status)
+	if status != st.Problem {
+		t.Errorf("status line = %q", status)
+	}
+	var info struct {
+		Keyring string `json:"keyring"`
+	}
+	b.call("app.Shell.Info", &info)
+	if info.Keyring != "unavailable" {
+		t.Errorf("keyring chip = %q", info.Keyring)
+	}
+}

@@ -1,0 +1,375 @@
+package e2e
+
+// The approval dialog end to end (issue 6; DESIGN.md invariants 1, 2 and 4; Operations extension
+// v2 sections 3 "Formatting", 5 and 6): the reference Company (agentcore/poppytest) over real TLS
+// on loopback, the real engine, the real approval queue (agentcore/approvals), the real window
+// service (app.Approvals), the real frontend, joined by the browser-testable bridge and driven in
+// headless Chromium. The test asks for the exchange as the model would (Queue.CallAPI), and the
+// only approval is a click on the window's Approve button.
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/webbridge"
+)
+
+// approvalWorld is everything one dialog test runs: Company, engine, queue, services, browser.
+type approvalWorld struct {
+	t       *testing.T
+	company *poppytest.Server
+	queue   *approvals.Queue
+	ident   string // the Company identifier
+	name    string // organization.name from discovery
+	api     string // the OpenAPI description's URL from poppy.json
+	bctx    context.Context
+}
+
+const demoAccount = poppytest.DefaultAccount
+
+func startApprovalWorld(t *testing.T, faults ...string) *approvalWorld {
+	t.Helper()
+	dist, chromium := prerequisites(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	log := slog.New(slog.DiscardHandler)
+
+	company, err := poppytest.New(poppytest.Options{Faults: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := company.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { company.Close() })
+
+	// The engine in dev mode for the reference Company, its identity served on agent.localhost.
+	secrets := store.NewSecrets(store.NewMemoryKV())
+	clientID := company.URL(poppytest.AgentHost, "/agent.json")
+	eng, err := engine.New(engine.Config{Transport: company.ClientConfig(), Identity: identity.Config{ClientID: clientID, ClientName: "Poppydesk e2e"},
+		Secrets: secrets, State: engine.NewMemoryState(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	company.AddHost(poppytest.AgentHost, eng.Agent().Handler(log))
+	co, err := eng.Discover(ctx, company.Domain)
+	if err != nil {
+		t.Fatalf("discovering the reference Company: %v", err)
+	}
+	// A signed-in account: the exchange needs orders:write (the sign-in flows have their own
+	// tests; here the account's token is put in the keyring as a sign-in would leave it).
+	token := "e2e-" + identity.NewID(16)
+	company.AddAccessToken(token, clientID, "orders:read", "orders:write")
+	if _, err := secrets.UpdateCompany(ctx, co.Identifier, demoAccount, func(b *store.CompanyBundle) error {
+		b.Tokens = append(b.Tokens, store.Token{AccessToken: token, TokenType: "Bearer", Scopes: []string{"orders:read", "orders:write"}})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var api string
+	for _, a := range co.Document.APIs {
+		if a.Type == "openapi" {
+			api = a.URL
+		}
+	}
+
+	// The window's services, wired as cli_window_approvals.go wires them.
+	relay := &app.Relay{}
+	var onChange atomic.Pointer[func(approvals.Event)]
+	q, err := approvals.New(approvals.Config{Engine: eng, Store: approvals.NewMemoryStore(), Logger: log,
+		OnChange: func(ev approvals.Event) {
+			if f := onChange.Load(); f != nil {
+				(*f)(ev)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	svc := app.NewApprovals(app.ApprovalsConfig{Queue: q, Context: ctx, Emitter: relay, Log: log})
+	h := app.ApprovalChanges(svc)
+	onChange.Store(&h)
+	root := t.TempDir()
+	shell := app.NewShell(app.ShellConfig{Version: testVersion, Paths: app.Paths{Data: root, Config: root, State: root}, Emitter: relay,
+		Counter: app.ApprovalsCounter(svc), Keyring: "memory (test)"}, nil)
+	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: []any{shell, svc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	relay.Attach(srv)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 860), chromedp.Env("DBUS_SESSION_BUS_ADDRESS=disabled:"),
+	)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if _, err := chromedp.Call(bctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer}); err != nil {
+		t.Fatalf("starting Chromium failed: %v", err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL())); err != nil {
+		t.Fatalf("opening the window page failed: %v", err)
+	}
+	w := &approvalWorld{t: t, company: company, queue: q, ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
+	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
+	return w
+}
+
+func (w *approvalWorld) eval(expr string) string {
+	w.t.Helper()
+	s, err := chromedp.Run(w.bctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		w.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return s
+}
+
+func (w *approvalWorld) waitFor(what, expr string, timeout time.Duration) {
+	w.t.Helper()
+	if _, err := chromedp.Run(w.bctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(5*time.Millisecond))); err != nil {
+		w.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+func (w *approvalWorld) do(what string, a chromedp.Action[chromedp.Void]) {
+	w.t.Helper()
+	if err := chromedp.Do(w.bctx, a); err != nil {
+		w.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// requestExchange asks for the spec's jacket exchange through the Orders API, as the model would.
+func (w *approvalWorld) requestExchange() *approvals.Outcome {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := w.queue.CallAPI(ctx, approvals.APICall{
+		Company: w.ident, Account: demoAccount, API: w.api, OperationID: "exchangeItem",
+		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
+		Intent: map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"},
+	})
+	if err != nil {
+		w.t.Fatalf("the exchange request failed: %v", err)
+	}
+	if out.Status != "waiting_for_user" || out.ApprovalID == "" {
+		w.t.Fatalf("the exchange request returned %+v, want waiting_for_user with an approval ID", out)
+	}
+	return out
+}
+
+// approvedRequests returns the exchange requests the Company received that carried an approval.
+func (w *approvalWorld) approvedRequests() []poppytest.Request {
+	var out []poppytest.Request
+	for _, r := range w.company.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges") {
+		if len(r.Header.Values(operations.HeaderName)) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+const dialogOpen = `!!document.getElementById("approval-dialog") && document.getElementById("approval-company").textContent !== ""`
+
+func TestApprovalDialogInChromium(t *testing.T) {
+	w := startApprovalWorld(t)
+
+	out := w.requestExchange()
+	asked := time.Now()
+	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
+	toDialog := time.Since(asked)
+	// The guard must still be on: Approve was shown less than a second ago.
+	if got := w.eval(`String(document.getElementById("approve-button").disabled)`); got != "true" {
+		t.Errorf("Approve is enabled %v after the dialog appeared; the guard must keep it disabled for about 1 s", toDialog)
+	}
+	if got := w.eval(`document.getElementById("approval-guard").textContent`); !strings.Contains(got, "stray click") {
+		t.Errorf("no visible reason while Approve is disabled: %q", got)
+	}
+	if got := w.eval(`document.getElementById("approval-dialog").dataset.approval`); got != out.ApprovalID {
+		t.Errorf("the dialog shows approval %q, the queue returned %q", got, out.ApprovalID)
+	}
+
+	// it shows the verified Company and the terms.
+	{
+		if got := w.eval(`document.getElementById("approval-company").textContent`); got != w.name {
+			t.Errorf("Company name = %q, want %q (from discovery)", got, w.name)
+		}
+		if got := w.eval(`document.getElementById("approval-domain").textContent`); got != w.company.Domain {
+			t.Errorf("Company domain = %q, want %q", got, w.company.Domain)
+		}
+		terms := w.eval(`Array.from(document.querySelectorAll("#approval-terms tbody tr")).map((r) => r.cells[0].textContent + " = " + r.cells[1].textContent).join("\n")`)
+		for _, want := range []string{`/order_id = "ord_7Hk2"`, `/item_id = "itm_4Qa"`, `/replacement_sku = "stormline-insulated-m"`, `/price_difference/amount = "70.00"`} {
+			if !strings.Contains(terms, want) {
+				t.Errorf("terms lack %s:\n%s", want, terms)
+			}
+		}
+		if got := w.eval(`document.getElementById("approval-summary").textContent`); !strings.Contains(got, "Stormline Insulated Jacket (M)") || !strings.Contains(got, "$70.00 more") {
+			t.Errorf("summary = %q", got)
+		}
+		if got := w.eval(`document.getElementById("approval-account").textContent`); got != demoAccount {
+			t.Errorf("account = %q", got)
+		}
+		if got := w.eval(`document.getElementById("approval-request").textContent`); !strings.HasPrefix(got, "POST https://"+w.company.Domain+"/api/orders/ord_7Hk2/exchanges") {
+			t.Errorf("request = %q", got)
+		}
+		if got := w.eval(`document.getElementById("approval-expiry").textContent`); !strings.HasPrefix(got, "Expires in 9 min") && !strings.HasPrefix(got, "Expires in 10 min") {
+			t.Errorf("expiry = %q", got)
+		}
+	}
+
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	shot, err := chromedp.Run(w.bctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join("..", "out"), 0o755); err == nil {
+		_ = os.WriteFile(filepath.Join("..", "out", "approval-dialog.png"), shot, 0o644)
+	}
+
+	// Enter on Approve does not approve.
+	{
+		w.do("focus Approve", chromedp.Focus(chromedp.ID("approve-button")))
+		w.do("press Enter", chromedp.KeyEvent(kb.Enter))
+		w.waitFor("the Enter hint", `document.getElementById("approval-guard").textContent.includes("Enter does not approve")`, 5*time.Second)
+		time.Sleep(300 * time.Millisecond) // a send would have reached the Company by now
+		if n := len(w.approvedRequests()); n != 0 {
+			t.Fatalf("Enter sent %d approvals to the Company", n)
+		}
+		if l := w.company.Ledger(); len(l) != 0 {
+			t.Fatalf("Enter performed the exchange: %+v", l)
+		}
+	}
+
+	displayed := w.eval(`document.getElementById("approval-dialog").dataset.revision`)
+	clicked := time.Now()
+	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
+	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+	toResult := time.Since(clicked)
+	t.Logf("approval_required (CallAPI returned) → dialog on screen: %v", toDialog)
+	t.Logf("Approve click → the Company's response shown: %v", toResult)
+
+	// what reached the Company.
+	{
+		ledger := w.company.Ledger()
+		if len(ledger) != 1 {
+			t.Fatalf("the Company performed %d exchanges, want exactly 1: %+v", len(ledger), ledger)
+		}
+		if ledger[0].Revision != displayed || ledger[0].Interface != poppytest.InterfaceAPI || ledger[0].ReplacementSKU != "stormline-insulated-m" {
+			t.Errorf("performed %+v, want revision %q (the one displayed) through the API", ledger[0], displayed)
+		}
+		reqs := w.approvedRequests()
+		if len(reqs) == 0 {
+			t.Fatal("no request carried Poppy-Approval")
+		}
+		for _, r := range reqs {
+			a, err := operations.ParseApprovalHeader(r.Header.Values(operations.HeaderName))
+			if err != nil {
+				t.Fatalf("Poppy-Approval %q: %v", r.Header.Values(operations.HeaderName), err)
+			}
+			if a.Revision != displayed || a.OperationID != ledger[0].OperationID {
+				t.Errorf("Poppy-Approval named %+v, want operation %s revision %s", a, ledger[0].OperationID, displayed)
+			}
+		}
+	}
+
+	// the dialog shows the Company's result words.
+	{
+		body := w.eval(`document.getElementById("result-body").textContent`)
+		if !strings.Contains(body, "Exchange confirmed. The Stormline Insulated Jacket (M) ships within 2 days") || !strings.Contains(body, `"status": "confirmed"`) {
+			t.Errorf("result body = %q", body)
+		}
+		if got := w.eval(`document.getElementById("approve-button").hidden ? "hidden" : "shown"`); got != "hidden" {
+			t.Errorf("Approve is still %s after the decision", got)
+		}
+	}
+
+	if errs := w.eval(`JSON.stringify(__errors)`); errs != "[]" {
+		t.Errorf("the page had script errors: %s", errs)
+	}
+	if v := w.eval(`JSON.stringify(__csp)`); v != "[]" {
+		t.Errorf("CSP violations: %s", v)
+	}
+}
+
+func TestHostileSummaryInChromium(t *testing.T) {
+	w := startApprovalWorld(t, poppytest.FaultSummaryHostile)
+	w.requestExchange()
+	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
+
+	// Nothing in the whole document may come from the summary as an element: the page's own
+	// links are the in-page navigation (#...) and its own scripts are files of this origin.
+	audit := w.eval(`(() => {
+	  const bad = [];
+	  const dlg = document.getElementById("approval-overlay");
+	  for (const tag of ["a", "img", "script", "iframe", "object", "embed", "form", "style", "link", "base", "meta"]) {
+	    if (dlg.querySelectorAll(tag).length) bad.push("dialog has " + tag);
+	  }
+	  for (const tag of ["img", "iframe", "object", "embed", "form"]) {
+	    if (document.querySelectorAll(tag).length) bad.push("document has " + tag);
+	  }
+	  for (const a of document.querySelectorAll("a")) if (!a.getAttribute("href").startsWith("#")) bad.push("link to " + a.getAttribute("href"));
+	  for (const s of document.querySelectorAll("script")) {
+	    const src = s.getAttribute("src") || "";
+	    if (!src.startsWith("/")) bad.push("script " + (src || "inline"));
+	  }
+	  for (const e of document.querySelectorAll("*")) for (const at of e.attributes) if (at.name.toLowerCase().startsWith("on")) bad.push(e.tagName + " " + at.name);
+	  return bad.join("\n");
+	})()`)
+	if audit != "" {
+		t.Errorf("the hostile summary produced elements or attributes:\n%s", audit)
+	}
+	text := w.eval(`document.getElementById("approval-summary").innerText`)
+	for _, want := range []string{"[Confirm here](https://evil.example/phish)", "![tracking pixel](https://evil.example/pixel.png)", "<script>alert('hi')</script>", `<img src=x onerror=alert(1)>`, "⟦U+202E⟧gnp.exe⟦U+202C⟧"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the summary does not show %q as text", want)
+		}
+	}
+	if shot, err := chromedp.Run(w.bctx, chromedp.FullScreenshot(90)); err == nil {
+		if err := os.MkdirAll(filepath.Join("..", "out"), 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join("..", "out", "approval-dialog-hostile.png"), shot, 0o644)
+		}
+	}
+	if got := w.eval(`document.querySelector("#approval-summary strong").textContent`); got != "Exchange" {
+		t.Errorf("strong emphasis = %q", got)
+	}
+	// The long summary scrolls inside the dialog; the buttons stay on screen.
+	geom := w.eval(`(() => {
+	  const b = document.getElementById("approval-body"), btn = document.getElementById("approve-button").getBoundingClientRect();
+	  return [b.scrollHeight > b.clientHeight, btn.bottom <= innerHeight && btn.top >= 0].join(",");
+	})()`)
+	if geom != "true,true" {
+		t.Errorf("scrolling body / visible buttons = %s, want true,true", geom)
+	}
+	if got := w.eval(`document.getElementById("approval-warnings").textContent`); !strings.Contains(got, "U+202E") {
+		t.Errorf("the invisible-character warnings are not shown: %q", got)
+	}
+	if v := w.eval(`JSON.stringify(__csp)`); v != "[]" {
+		t.Errorf("CSP violations (something tried to load): %s", v)
+	}
+	if errs := w.eval(`JSON.stringify(__errors)`); errs != "[]" {
+		t.Errorf("the page had script errors: %s", errs)
+	}
+}

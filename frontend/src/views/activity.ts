@@ -1,0 +1,181 @@
+// The Inspector's "Activity: what your model asked" (agentcore/modelapi; DESIGN.md "Who uses it"
+// 2): every request the model made through Poppydesk's MCP interface, newest first, with the
+// tool, the Company it named, when, the result status and how long it took. The list holds no
+// arguments and nothing a Company wrote; every text is set with textContent (dom.ts). Nothing
+// here decides anything.
+
+import { el } from "../dom";
+import type { SectionView } from "../app";
+
+// ---- the JSON app.Activity returns (app/activity.go) ----
+
+export interface ActivityEntry {
+  seq: number;
+  tool: string;
+  company: string;
+  at: string; // RFC 3339
+  status: string;
+  durationMs: number;
+  approvalId: string;
+}
+
+export interface ActivityInfo {
+  socket: string;
+  listening: boolean;
+  problem: string;
+}
+
+export const EVENT_ACTIVITY = "activity:changed";
+
+export interface ActivityBackend {
+  list(limit: number): Promise<ActivityEntry[] | null>;
+  info(): Promise<ActivityInfo>;
+  on(event: string, cb: (...data: unknown[]) => void): () => void;
+}
+
+interface GoActivity {
+  List(limit: number): Promise<ActivityEntry[] | null>;
+  Info(): Promise<ActivityInfo>;
+}
+
+function goService(): GoActivity {
+  // A local view of window.go (no global declaration, so other views can declare theirs).
+  const svc = (window as unknown as { go?: { app?: { Activity?: GoActivity } } }).go?.app?.Activity;
+  if (!svc) throw new Error("the Activity service is not bound in this window");
+  return svc;
+}
+
+// goActivity reaches app.Activity the way the generated Wails bindings do (window.go.app.*), in
+// the desktop window and in the browser-testable bridge alike.
+export const goActivity: ActivityBackend = {
+  // Through a promise, so a window without the service shows why instead of failing to render.
+  list: (limit) => Promise.resolve().then(() => goService().List(limit)),
+  info: () => Promise.resolve().then(() => goService().Info()),
+  on(event, cb) {
+    const off = window.runtime?.EventsOnMultiple(event, cb, -1);
+    return typeof off === "function" ? off : () => {};
+  },
+};
+
+// ---- pure helpers (tested in activity.test.ts) ----
+
+const STATUS_WORDS: Record<string, string> = {
+  done: "Done",
+  waiting_for_user: "Waiting for you",
+  asked_user: "Asked you",
+  refused: "Refused",
+  error: "Error",
+  failed: "Failed",
+  declined: "Declined",
+  expired: "Expired",
+  pending: "Waiting for you",
+  not_found: "Not found",
+  sign_in_needed: "Needs sign-in",
+  outcome_unknown: "Outcome unknown",
+  in_progress: "In progress",
+};
+
+// statusWords turns a status word into plain words (unknown statuses are shown as they are).
+export function statusWords(status: string): string {
+  return STATUS_WORDS[status] ?? status.replace(/_/g, " ");
+}
+
+// statusKind groups statuses for styling: attention (the user is involved), problem, ok.
+export function statusKind(status: string): "attention" | "problem" | "ok" {
+  if (["waiting_for_user", "asked_user", "pending", "outcome_unknown", "in_progress", "sign_in_needed"].includes(status)) return "attention";
+  if (["refused", "error", "failed", "not_found", "discovery_failed", "timeout"].includes(status) || status.startsWith("refused")) return "problem";
+  return "ok";
+}
+
+// timeOf shows the local time of an RFC 3339 instant (HH:MM:SS), or the text as given.
+export function timeOf(at: string): string {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return at;
+  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
+}
+
+export function durationOf(ms: number): string {
+  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+// ---- the view ----
+
+export const ACTIVITY_LIMIT = 200;
+
+export function activityView(backend: ActivityBackend): SectionView {
+  return (host, ctx) => {
+    const heading = el("h2", { class: "section-title", id: "activity-title" }, "Activity: what your model asked");
+    const where = el("p", { class: "activity-where", id: "activity-where" });
+    const body = el("div", { class: "activity-body", "aria-live": "polite" });
+    host.replaceChildren(
+      el("section", { class: "activity", "aria-labelledby": "activity-title" }, heading, where, body),
+    );
+    let gen = 0;
+    const render = (list: ActivityEntry[]) => {
+      if (list.length === 0) {
+        const e = ctx.empty();
+        const title = e.querySelector(".empty-title");
+        const text = e.querySelector(".empty-text");
+        if (title) title.textContent = "Your model has not asked anything yet";
+        if (text)
+          text.textContent =
+            "When an MCP client such as your AI assistant uses Poppydesk, each request appears here: which tool, for which Company, when, and how it ended. Your model can ask; only you approve.";
+        body.replaceChildren(e);
+        return;
+      }
+      const rows = list.map((a) =>
+        el(
+          "tr",
+          { "data-seq": a.seq, class: `activity-row status-${statusKind(a.status)}` },
+          el("td", { class: "activity-time" }, el("time", { datetime: a.at }, timeOf(a.at))),
+          el("td", { class: "activity-tool" }, a.tool),
+          el("td", { class: "activity-company" }, a.company || "—"),
+          el("td", { class: "activity-status" }, statusWords(a.status)),
+          el("td", { class: "activity-duration" }, durationOf(a.durationMs)),
+        ),
+      );
+      body.replaceChildren(
+        el(
+          "table",
+          { class: "terms activity-table", "aria-label": "Requests from your model, newest first" },
+          el(
+            "thead",
+            {},
+            el("tr", {}, ...["Time", "Tool", "Company", "Result", "Took"].map((h) => el("th", { scope: "col" }, h))),
+          ),
+          el("tbody", {}, ...rows),
+        ),
+      );
+    };
+    const load = async () => {
+      const mine = ++gen;
+      try {
+        const list = (await backend.list(ACTIVITY_LIMIT)) ?? [];
+        if (mine === gen) render(list);
+      } catch (err) {
+        if (mine !== gen) return;
+        const e = ctx.empty();
+        e.classList.add("problem");
+        const text = e.querySelector(".empty-text");
+        if (text) text.textContent = "The model's activity could not be read: " + (err instanceof Error ? err.message : String(err));
+        body.replaceChildren(e);
+      }
+    };
+    backend
+      .info()
+      .then((i) => {
+        where.textContent = i.listening
+          ? `MCP clients reach Poppydesk with the command “poppydesk mcp” (socket ${i.socket}).`
+          : `The model interface is off: ${i.problem || "it did not start"}.`;
+      })
+      .catch(() => {
+        where.textContent = "";
+      });
+    const off = backend.on(EVENT_ACTIVITY, () => void load());
+    void load();
+    return () => {
+      gen++;
+      off();
+    };
+  };
+}

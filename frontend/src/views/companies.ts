@@ -1,0 +1,197 @@
+// The Companies section (spec 3 discovery, 3.2 identifiers, 4.6 and 5.5 sign-out): the
+// discovered Companies under their verified names, with the sign-in they offer and the accounts
+// signed in (with scopes), a field to discover a domain, "Sign in…", "Sign out" and "Forget this
+// Company". Discover, Sign out and Forget are user gestures here; "Sign in…" only opens the
+// Sign-in section, where the User decides. Every text is set with textContent (dom.ts).
+
+import { append, el } from "../dom";
+import type { SectionView, ViewContext } from "../app";
+import * as Go from "../../wailsjs/go/app/Companies";
+import { type AccountStatus, type CompanyCard, EVENT_COMPANIES_CHANGED, describeError, offeredWords, openSignIn } from "./signin";
+
+export interface CompanyEntry {
+  company: CompanyCard;
+  accounts: AccountStatus[] | null;
+  problem?: string;
+}
+export interface CompanyList {
+  companies: CompanyEntry[] | null;
+}
+
+export interface CompaniesBackend {
+  list(): Promise<CompanyList>;
+  discover(domain: string): Promise<CompanyEntry>;
+  signOut(company: string, account: string): Promise<void>;
+  forget(company: string): Promise<void>;
+  on(event: string, cb: (...data: unknown[]) => void): () => void;
+}
+
+// accountWords describes one signed-in account.
+export function accountWords(a: AccountStatus): string {
+  const scopes = a.scopes ?? [];
+  return scopes.length ? `${a.account}: ${scopes.join(", ")}` : `${a.account}: signed in`;
+}
+
+function confirmButton(label: string, id: string, confirmText: string, act: () => Promise<void>, onError: (e: unknown) => void): HTMLElement {
+  const wrap = el("span", { class: "co-confirm" });
+  const first = el("button", { class: "btn", type: "button", id }, label);
+  first.addEventListener("click", () => {
+    const yes = el("button", { class: "btn btn-danger", type: "button", id: `${id}-yes` }, confirmText);
+    const no = el("button", { class: "btn", type: "button", id: `${id}-no` }, "Keep");
+    no.addEventListener("click", () => {
+      wrap.replaceChildren(first);
+      first.focus();
+    });
+    yes.addEventListener("click", () => {
+      yes.disabled = no.disabled = true;
+      act().catch((e) => {
+        onError(e);
+        wrap.replaceChildren(first);
+      });
+    });
+    wrap.replaceChildren(yes, no);
+    no.focus();
+  });
+  wrap.appendChild(first);
+  return wrap;
+}
+
+export function companiesView(backend: CompaniesBackend): SectionView {
+  return (host: HTMLElement, ctx: ViewContext) => {
+    let gone = false;
+    const message = el("p", { class: "co-message", id: "co-message", role: "status" });
+    const domain = el("input", { id: "co-domain", type: "text", placeholder: "example.com", autocomplete: "off", spellcheck: "false" });
+    const discover = el("button", { class: "btn btn-primary", type: "submit", id: "co-discover" }, "Discover");
+    const form = el(
+      "form",
+      { class: "co-discover", id: "co-discover-form" },
+      el("label", { for: "co-domain" }, "Add a Company by its domain"),
+      el("div", { class: "co-discover-row" }, domain, discover),
+      message,
+    );
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const d = domain.value.trim();
+      if (!d) {
+        message.textContent = "Type a domain first, such as example.com.";
+        return;
+      }
+      discover.disabled = true;
+      message.textContent = `Verifying ${d}…`;
+      backend.discover(d).then(
+        (e) => {
+          discover.disabled = false;
+          domain.value = "";
+          message.textContent = `Verified: ${e.company.name} (${e.company.domain}).`;
+          void load();
+        },
+        (err) => {
+          discover.disabled = false;
+          message.textContent = describeError(err);
+        },
+      );
+    });
+    const list = el("div", { class: "co-list", id: "co-list" });
+    host.replaceChildren(form, list);
+
+    const fail = (what: string) => (e: unknown) => {
+      message.textContent = `${what}: ${describeError(e)}`;
+    };
+
+    function card(e: CompanyEntry): HTMLElement {
+      const c = e.company;
+      const li = el("li", { class: "co-card", "data-company": c.identifier });
+      const accounts = (e.accounts ?? []).filter((a) => a.signed_in);
+      const accts = el("ul", { class: "co-accounts" });
+      accounts.forEach((a, i) => {
+        const out = confirmButton("Sign out", `co-signout-${cssId(c.identifier)}-${i}`, "Sign out now", () =>
+          backend.signOut(c.identifier, a.account).then(() => {
+            message.textContent = `Signed out of ${c.name} (${a.account}).`;
+            return load();
+          }), fail("Sign-out failed"));
+        append(accts, [el("li", { class: "co-account", "data-account": a.account }, el("span", {}, accountWords(a)), out)]);
+      });
+      const signIn = el("button", { class: "btn btn-primary", type: "button", hidden: !(c.signIn.direct || c.signIn.device) }, "Sign in…");
+      signIn.setAttribute("data-action", "signin");
+      signIn.addEventListener("click", () => openSignIn(ctx, c.identifier));
+      const forget = confirmButton("Forget this Company", `co-forget-${cssId(c.identifier)}`, "Forget it", () =>
+        backend.forget(c.identifier).then(() => {
+          message.textContent = `${c.name} is forgotten.`;
+          return load();
+        }), fail("Forgetting failed"));
+      append(li, [
+        el("h2", { class: "co-name" }, c.name),
+        el(
+          "dl",
+          { class: "facts co-facts" },
+          el("dt", {}, "Domain"),
+          el("dd", { class: "mono" }, c.domain),
+          el("dt", {}, "Identifier"),
+          el("dd", { class: "mono" }, c.identifier),
+          el("dt", {}, "Sign-in"),
+          el("dd", {}, offeredWords(c.signIn)),
+          el("dt", {}, "Accounts"),
+          el("dd", {}, accounts.length ? accts : "Not signed in."),
+        ),
+        e.problem ? el("p", { class: "si-error" }, e.problem) : null,
+        el("div", { class: "si-actions" }, signIn, forget),
+      ]);
+      return li;
+    }
+
+    async function load(): Promise<void> {
+      let l: CompanyList;
+      try {
+        l = await backend.list();
+      } catch (e) {
+        if (!gone) list.replaceChildren(ctx.empty(), el("p", { class: "si-error" }, `Companies are unavailable: ${describeError(e)}`));
+        return;
+      }
+      if (gone) return;
+      const cs = l.companies ?? [];
+      if (cs.length === 0) {
+        list.replaceChildren(ctx.empty());
+        return;
+      }
+      const ul = el("ul", { class: "co-cards" });
+      for (const e of cs) ul.appendChild(card(e));
+      list.replaceChildren(ul);
+    }
+
+    const off = backend.on(EVENT_COMPANIES_CHANGED, () => void load());
+    void load();
+    return () => {
+      gone = true;
+      off();
+    };
+  };
+}
+
+// cssId turns an identifier into a string usable inside an element id.
+export function cssId(s: string): string {
+  return s.replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+function safe<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return f();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+interface RuntimeEvents {
+  EventsOnMultiple(name: string, cb: (...data: unknown[]) => void, max: number): (() => void) | void;
+}
+
+export const goCompanies: CompaniesBackend = {
+  list: () => safe(() => Go.List() as unknown as Promise<CompanyList>),
+  discover: (d) => safe(() => Go.Discover(d) as unknown as Promise<CompanyEntry>),
+  signOut: (c, a) => safe(() => Go.SignOut(c, a)),
+  forget: (c) => safe(() => Go.Forget(c)),
+  on(event, cb) {
+    const rt = (window as unknown as { runtime?: RuntimeEvents }).runtime;
+    const off = rt?.EventsOnMultiple(event, cb, -1);
+    return typeof off === "function" ? off : () => {};
+  },
+};
