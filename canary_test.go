@@ -20,8 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -209,6 +212,97 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	clock.Add(11*time.Hour + 30*time.Minute)
 	get(out, "/api/products")
 	get(in, "/api/orders")
+
+	// Tokens the reference Company issues cannot carry a marker, so their ACTUAL values are
+	// collected from the keyring bundle after every step (sign-in, refresh, approval) and scanned
+	// for like the markers.
+	var issued []string
+	const signedIn = "canary-signed-in"
+	collectTokens := func(step string) {
+		t.Helper()
+		b, err := secrets.LoadCompany(ctx, identifier, signedIn)
+		if err != nil {
+			t.Fatalf("reading the tokens after %s: %v", step, err)
+		}
+		if len(b.Tokens) == 0 {
+			t.Fatalf("no tokens in the keyring after %s", step)
+		}
+		for _, tok := range b.Tokens {
+			issued = append(issued, tok.AccessToken, tok.RefreshToken)
+		}
+	}
+	// A REAL Direct Sign-In (spec 4.2): the engine's OAuth client over its own transport, the
+	// reference Company playing the user's browser on its consent page.
+	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: secrets, Now: clock.Now,
+		Logger: logger, DirectTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetOAuth(oc)
+	scopes := []string{"orders:read", "orders:write"}
+	flow, err := oc.StartDirect(ctx, oauth.SignInRequest{Company: c, Account: signedIn, Scopes: scopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApproveSignIn(ctx, flow.URL, "canary@shop.example", scopes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flow.Wait(ctx); err != nil {
+		t.Fatalf("Direct Sign-In: %v", err)
+	}
+	collectTokens("the sign-in")
+	signed, err := e.Client(ctx, c.Identifier, signedIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get(signed, "/api/orders")
+	// A refresh (spec 4.4): the Company expires every access token; the next signed-in call gets
+	// invalid_token, and the engine refreshes through its OAuth wiring and retries.
+	before := len(issued)
+	s.ExpireAccessTokens()
+	get(signed, "/api/orders")
+	collectTokens("the refresh")
+	if fresh := issued[before:]; fresh[0] == issued[0] || fresh[1] == issued[1] {
+		t.Fatal("the access and refresh tokens did not change: no refresh happened")
+	}
+	// The approval queue (Operations 5-7): approval_required, the user's approval, performed;
+	// its items and decision log are in the same SQLite file.
+	var openAPI string
+	for _, a := range c.Document.APIs {
+		if a.Type == "openapi" {
+			openAPI = a.URL
+		}
+	}
+	q, err := approvals.New(approvals.Config{Engine: e, Store: approvalStore{st: st}, Logger: logger, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := q.CallAPI(ctx, approvals.APICall{Company: c.Identifier, Account: signedIn, API: openAPI, OperationID: "exchangeItem",
+		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
+		Intent: map[string]string{"replacement_sku": "stormline-insulated-m"}})
+	if err != nil || asked.Status != "waiting_for_user" {
+		t.Fatalf("the exchange request: %+v, %v", asked, err)
+	}
+	item, err := q.Get(ctx, asked.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := q.Approve(ctx, item.ID, item.Current.Revision, item.Current.Digest)
+	if err != nil || done.Status != "done" {
+		t.Fatalf("the approval: %+v, %v", done, err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	collectTokens("the approval")
+	// Sign-out (spec 4.6): every refresh token revoked, the tokens deleted from the keyring.
+	if err := e.SignOut(ctx, c.Identifier, signedIn); err != nil {
+		t.Fatalf("sign-out: %v", err)
+	}
+	if b, err := secrets.LoadCompany(ctx, identifier, signedIn); err == nil && len(b.Tokens) != 0 {
+		t.Fatalf("tokens left in the keyring after sign-out: %d", len(b.Tokens))
+	}
+
 	if err := e.FlushExchanges(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +310,9 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	// Collect every secret's actual value.
 	type secret struct{ what, value string }
 	secretsFound := []secret{{"access token marker", markerAT}, {"refresh token marker", markerRT}, {"Agent ID marker", markerAID}}
+	for i, v := range issued {
+		secretsFound = append(secretsFound, secret{fmt.Sprintf("token issued by the Company (#%d, from the keyring bundle)", i), v})
+	}
 	names, err := kr.Names(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -340,6 +437,8 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		{"the log file", openFiles["poppydesk.log"], in.SID()},
 		{"the exchange log", exLog.Bytes(), "/api/products"},
 		{"the exchange log", exLog.Bytes(), redact.Mask},
+		{"the exchange log", exLog.Bytes(), "/token"},
+		{"the state database", db, asked.ApprovalID},
 	} {
 		if !bytes.Contains(ctl.data, []byte(ctl.value)) {
 			t.Errorf("control value %q not found in %s: the scan would not see a leak there", ctl.value, ctl.where)

@@ -17,20 +17,25 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -149,7 +154,9 @@ func startDemo(ctx context.Context) (DemoInfo, func(), error) {
 
 // request returns the demo buttons' action: ask the reference Company for the spec's jacket
 // exchange through its API or its MCP server, as the model would (a request, never an
-// approval). The Company answers with an operation and the dialog opens.
+// approval). The Company answers with an operation and the dialog opens. The kind
+// app.DemoKindAgent ("Run the example agent") runs the scripted example agent instead, which
+// asks for the same exchange through the window's model interface.
 func (d *demoRuntime) request(q *approvals.Queue) func(ctx context.Context, kind string) (string, error) {
 	return func(ctx context.Context, kind string) (string, error) {
 		intent := map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"}
@@ -160,6 +167,8 @@ func (d *demoRuntime) request(q *approvals.Queue) func(ctx context.Context, kind
 			out, err = q.CallAPI(ctx, approvals.APICall{Company: d.info.Identifier, Account: demoAccount, API: d.openAPI, OperationID: "exchangeItem",
 				Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
 				Intent: intent})
+		case app.DemoKindAgent:
+			return "", d.runExampleAgent(ctx)
 		case "mcp":
 			out, err = q.CallTool(ctx, approvals.ToolCall{Company: d.info.Identifier, Account: demoAccount, Server: d.mcp, Tool: "exchange_item",
 				Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent})
@@ -178,6 +187,28 @@ func (d *demoRuntime) request(q *approvals.Queue) func(ctx context.Context, kind
 		}
 		return msg, nil
 	}
+}
+
+// runExampleAgent runs the scripted example agent (modelapi.ExampleAgent) in-process against the
+// window's own model socket, through the same MCP client code as `poppydesk example-agent
+// --socket`, so it reaches Poppydesk exactly as a model does: it can ask, and it waits for the
+// user's decision in the window. Its lines go to app.AgentOutput(ctx) (the window).
+func (d *demoRuntime) runExampleAgent(ctx context.Context) error {
+	socket := windowModelSocket()
+	if socket == "" {
+		return errors.New("the window's model interface is not listening (the Inspector says why), so the example agent has nothing to talk to")
+	}
+	return modelapi.RunExampleAgentOnSocket(ctx, socket, d.srv.Domain, 5*time.Minute, version, lineWriter(app.AgentOutput(ctx)))
+}
+
+// lineWriter is an io.Writer that passes each complete line to say.
+type lineWriter func(string)
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w(l)
+	}
+	return len(p), nil
 }
 
 // lateHandler is a slog.Handler whose target is set once the window's log is open (the demo

@@ -205,3 +205,65 @@ func TestWindowWithoutKeyring(t *testing.T) {
 		t.Errorf("keyring chip = %q", info.Keyring)
 	}
 }
+
+// The demo's "Run the example agent" (issue 7): the scripted agent runs in-process against the
+// window's own model socket, asks for the exchange through the model interface, and waits; only
+// the window's Approve performs it, after which the agent reports the outcome.
+func TestDemoWindowExampleAgent(t *testing.T) {
+	rtDir, err := os.MkdirTemp("", "pdrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rtDir) })
+	t.Setenv("XDG_RUNTIME_DIR", rtDir)
+	b := startWindow(t, "demo")
+	type run struct {
+		Running bool     `json:"running"`
+		Lines   []string `json:"lines"`
+		Error   string   `json:"error"`
+	}
+	if e := b.call("app.Approvals.RunExampleAgent", nil); e != "" {
+		t.Fatalf("RunExampleAgent: %s", e)
+	}
+	if e := b.call("app.Approvals.RunExampleAgent", nil); !strings.Contains(e, "already running") {
+		t.Errorf("a second run while the first waits: %q", e)
+	}
+	var items []demoItem
+	deadline := time.Now().Add(30 * time.Second)
+	for len(items) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		b.call("app.Approvals.List", &items)
+	}
+	if len(items) != 1 || !items[0].Decidable || items[0].Interface != "api" {
+		var r run
+		b.call("app.Approvals.ExampleAgent", &r)
+		t.Fatalf("no pending approval from the agent: %+v; agent %+v", items, r)
+	}
+	var r run
+	b.call("app.Approvals.ExampleAgent", &r)
+	if !r.Running || !strings.Contains(strings.Join(r.Lines, "\n"), "waits for your decision") {
+		t.Fatalf("before the decision the agent should wait: %+v", r)
+	}
+	var out struct {
+		Status string `json:"status"`
+	}
+	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" || out.Status != "done" {
+		t.Fatalf("approve: %s %+v", e, out)
+	}
+	for deadline = time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b.call("app.Approvals.ExampleAgent", &r)
+		if !r.Running {
+			break
+		}
+	}
+	text := strings.Join(r.Lines, "\n")
+	for _, want := range []string{"→ discover_company: done", "→ describe_company: done", "→ call_api_operation: waiting_for_user",
+		"Outcome: the exchange was performed after your approval."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the agent's transcript lacks %q:\n%s", want, text)
+		}
+	}
+	if r.Running || r.Error != "" {
+		t.Errorf("agent run = %+v", r)
+	}
+}

@@ -5,13 +5,67 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // identityStore opens the secret store that holds the root key (spec 4.1, 10.7): the OS keyring
 // through the vault (cli_vault.go). Tests replace it.
 var identityStore = openSecrets
+
+// windowDataDir returns the data directory the window uses (app.ResolvePaths over the process
+// environment), creating it. Tests point it at a temporary folder.
+var windowDataDir = func() (string, error) {
+	env, err := app.OSEnv(runtime.GOOS)
+	if err != nil {
+		return "", err
+	}
+	p, err := app.ResolvePaths(env)
+	if err != nil {
+		return "", err
+	}
+	if err := p.Create(); err != nil {
+		return "", err
+	}
+	return p.Data, nil
+}
+
+// windowDataDirNoCreate is the window's data directory, without creating anything.
+func windowDataDirNoCreate() (string, error) {
+	env, err := app.OSEnv(runtime.GOOS)
+	if err != nil {
+		return "", err
+	}
+	p, err := app.ResolvePaths(env)
+	if err != nil {
+		return "", err
+	}
+	return p.Data, nil
+}
+
+// recordClientID stores the exported client_id as the window's identity (the state setting
+// settingClientID in the data directory's state database, the one cli_window_approvals.go
+// reads), so after publishing the files the window signs its requests with this identity.
+func recordClientID(ctx context.Context, clientID string) (string, error) {
+	dir, err := windowDataDir()
+	if err != nil {
+		return "", fmt.Errorf("finding Poppydesk's data folder to record the client_id failed: %w", err)
+	}
+	path := filepath.Join(dir, stateFileName)
+	st, err := vault.OpenState(ctx, path, vault.StateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("opening the state database %s to record the client_id failed: %w; check the folder's permissions (or close a Poppydesk window that holds it)", path, err)
+	}
+	defer st.Close()
+	if err := st.SetSetting(ctx, settingClientID, clientID); err != nil {
+		return "", fmt.Errorf("recording the client_id in %s failed: %w", path, err)
+	}
+	return path, nil
+}
 
 func init() {
 	var clientID, out, name, logo string
@@ -59,6 +113,11 @@ func init() {
 			if len(files) == 3 {
 				fmt.Fprintf(stdout, "Publish logo.png at %s.\n", m.LogoURI)
 			}
+			path, err := recordClientID(ctx, m.ClientID)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "Recorded %s as Poppydesk's identity in %s; the window signs its requests with it once the files are published (restart an open window).\n", m.ClientID, path)
 			return nil
 		},
 	})

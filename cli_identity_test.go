@@ -11,12 +11,15 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 func TestIdentityExport(t *testing.T) {
 	ctx := context.Background()
-	saved := identityStore
-	t.Cleanup(func() { identityStore = saved })
+	saved, savedDir := identityStore, windowDataDir
+	t.Cleanup(func() { identityStore, windowDataDir = saved, savedDir })
+	dataDir := t.TempDir()
+	windowDataDir = func() (string, error) { return dataDir, nil }
 
 	t.Run("keyring unavailable", func(t *testing.T) {
 		identityStore = func(context.Context) (store.Secrets, error) {
@@ -83,6 +86,27 @@ func TestIdentityExport(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "Publish agent.json at https://agent.example/poppy/agent.json") {
 			t.Fatalf("stdout = %q", out.String())
+		}
+	})
+
+	// The export records the client_id where the window reads it (openWindowEngine).
+	t.Run("records the window's identity", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		const id = "https://agent.example/me/agent.json"
+		if code := run(ctx, []string{"identity", "export", "--client-id", id, "--out", t.TempDir()}, &out, &errb); code != 0 {
+			t.Fatalf("code %d, stderr %q", code, errb.String())
+		}
+		st, err := vault.OpenState(ctx, filepath.Join(dataDir, stateFileName), vault.StateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		got, err := st.GetSetting(ctx, settingClientID)
+		if err != nil || got != id {
+			t.Fatalf("setting %s = %q, %v; want %q", settingClientID, got, err, id)
+		}
+		if !strings.Contains(out.String(), "Recorded "+id) {
+			t.Fatalf("stdout does not say the identity was recorded: %q", out.String())
 		}
 	})
 }

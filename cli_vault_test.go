@@ -28,6 +28,7 @@ func TestIdentityExportRealKeyring(t *testing.T) {
 	_, _ = rand.Read(buf)
 	service := "poppydesk-test-" + hex.EncodeToString(buf)
 	t.Setenv("POPPYDESK_KEYRING_SERVICE", service)
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // export also records the window's identity in the state database
 	ctx := context.Background()
 	t.Cleanup(func() { _ = vault.NewKeyring(vault.KeyringOptions{Service: service}).DeleteAll(ctx) })
 

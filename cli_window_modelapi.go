@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
@@ -30,6 +31,18 @@ var modelAPICore func(rt *windowRuntime) (e *engine.Engine, q *approvals.Queue, 
 // windowSignInRequests holds the model's sign-in requests for the window's sign-in screen (set
 // by the hook below; nil before the window starts).
 var windowSignInRequests *modelapi.MemorySignInRequests
+
+// listeningSocket is the window's model socket while it listens ("" otherwise).
+var listeningSocket atomic.Pointer[string]
+
+// windowModelSocket returns the socket the window's model interface listens on, "" when it does
+// not listen (the demo's "Run the example agent" connects to it).
+func windowModelSocket() string {
+	if p := listeningSocket.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
 
 // EventSignInRequests says the model's sign-in requests changed.
 const EventSignInRequests = "signin:requests"
@@ -71,11 +84,14 @@ func startModelAPI(ctx context.Context, rt *windowRuntime, o *windowOptions) err
 		info.Problem = err.Error()
 	} else {
 		info.Listening = true
+		listeningSocket.Store(&socket)
 		if err := rt.lifecycle.Go("model interface (MCP on "+socket+")", func(ctx context.Context) {
+			defer listeningSocket.CompareAndSwap(&socket, nil)
 			if err := modelapi.Serve(ctx, ln, srv, rt.log); err != nil {
 				rt.log.Warn("the model interface stopped", "err", err)
 			}
 		}); err != nil {
+			listeningSocket.CompareAndSwap(&socket, nil)
 			ln.Close()
 			return err
 		}

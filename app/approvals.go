@@ -10,12 +10,50 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 )
+
+// EventExampleAgent tells the window that the example agent said something or finished; its
+// data is an [ExampleAgentRun]. The window shows the lines as the agent's words.
+const EventExampleAgent = "approvals:example-agent"
+
+// DemoKindAgent is the ApprovalsConfig.Demo kind that runs the scripted example agent
+// (modelapi.ExampleAgent) against the window's own model socket; the agent's lines are passed to
+// the function [AgentOutput] returns for the Demo call's context.
+const DemoKindAgent = "agent"
+
+// maxAgentLines bounds the example agent's transcript.
+const maxAgentLines = 200
+
+type agentOutputKey struct{}
+
+// AgentOutput returns where the Demo function of kind [DemoKindAgent] writes the agent's
+// progress lines (a no-op for a context without one).
+func AgentOutput(ctx context.Context) func(line string) {
+	if f, ok := ctx.Value(agentOutputKey{}).(func(string)); ok {
+		return f
+	}
+	return func(string) {}
+}
+
+// WithAgentOutput returns ctx carrying say as the example agent's output (see [AgentOutput]).
+func WithAgentOutput(ctx context.Context, say func(line string)) context.Context {
+	return context.WithValue(ctx, agentOutputKey{}, say)
+}
+
+// ExampleAgentRun is the example agent's transcript: its own words, one line per step
+// (discover, describe, call, waiting for your decision, outcome), never Poppydesk's decisions.
+type ExampleAgentRun struct {
+	Running bool     `json:"running"`
+	Lines   []string `json:"lines"`
+	// Error is why the run stopped early ("" when it finished).
+	Error string `json:"error"`
+}
 
 // EventApprovalsChanged tells the window that an approval was created or changed; its data is
 // an [ApprovalChange]. The window reads the list again and opens the dialog for a new item.
@@ -65,6 +103,9 @@ type ApprovalsConfig struct {
 type Approvals struct {
 	cfg     ApprovalsConfig
 	pending atomic.Int64
+
+	agentMu  sync.Mutex
+	agentRun ExampleAgentRun
 }
 
 // NewApprovals returns the service. Call [ApprovalChanges] to get the queue's OnChange handler.
@@ -264,12 +305,72 @@ func (a *Approvals) StartDemoExchange(kind string) (string, error) {
 		return "", errors.New("the demo exchange exists only in demo mode (`poppydesk demo`)")
 	}
 	if kind != "api" && kind != "mcp" {
-		return "", fmt.Errorf("unknown demo kind %q: use \"api\" or \"mcp\"", kind)
+		return "", fmt.Errorf("unknown demo kind %q: use \"api\" or \"mcp\" (the example agent runs with RunExampleAgent)", kind)
 	}
 	ctx, cancel := context.WithTimeout(a.cfg.Context, a.cfg.CallTimeout)
 	defer cancel()
 	return a.cfg.Demo(ctx, kind)
 }
+
+// RunExampleAgent, in demo mode only, starts the scripted example agent (a user gesture: the
+// window's "Run the example agent" button). The agent talks to Poppydesk only through the model
+// interface, as any MCP client would: it discovers the reference Company, asks for the jacket
+// exchange, is told that it waits for the user, and waits; the approval dialog opens, and only the
+// user's Approve in the window performs it. It returns at once; the agent's lines arrive as
+// [EventExampleAgent] and through [Approvals.ExampleAgent]. One run at a time.
+func (a *Approvals) RunExampleAgent() error {
+	if a.cfg.Demo == nil {
+		return errors.New("the example agent runs from the window only in demo mode (`poppydesk demo`); otherwise run `poppydesk example-agent --company DOMAIN`")
+	}
+	a.agentMu.Lock()
+	if a.agentRun.Running {
+		a.agentMu.Unlock()
+		return errors.New("the example agent is already running; decide its approval, or wait for its report")
+	}
+	a.agentRun = ExampleAgentRun{Running: true, Lines: []string{}}
+	a.agentMu.Unlock()
+	a.emitAgent()
+	go func() {
+		// The agent waits for the user's decision (at most 5 minutes in modelapi.ExampleAgent).
+		ctx, cancel := context.WithTimeout(a.cfg.Context, 10*time.Minute)
+		defer cancel()
+		_, err := a.cfg.Demo(WithAgentOutput(ctx, a.agentSay), DemoKindAgent)
+		a.agentMu.Lock()
+		a.agentRun.Running = false
+		if err != nil {
+			a.agentRun.Error = "The example agent stopped: " + visible(err.Error())
+			a.cfg.Log.Info("the example agent stopped", "err", err)
+		}
+		a.agentMu.Unlock()
+		a.emitAgent()
+	}()
+	return nil
+}
+
+// ExampleAgent returns the example agent's transcript (the last run).
+func (a *Approvals) ExampleAgent() ExampleAgentRun {
+	a.agentMu.Lock()
+	defer a.agentMu.Unlock()
+	r := a.agentRun
+	r.Lines = append([]string{}, r.Lines...)
+	return r
+}
+
+func (a *Approvals) agentSay(line string) {
+	line = visible(strings.TrimRight(line, "\n"))
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	a.agentMu.Lock()
+	a.agentRun.Lines = append(a.agentRun.Lines, line)
+	if n := len(a.agentRun.Lines); n > maxAgentLines {
+		a.agentRun.Lines = a.agentRun.Lines[n-maxAgentLines:]
+	}
+	a.agentMu.Unlock()
+	a.emitAgent()
+}
+
+func (a *Approvals) emitAgent() { a.emit(EventExampleAgent, a.ExampleAgent()) }
 
 // ApprovalChanges returns the handler for the queue's OnChange: it tells the window (event and
 // badge) and, for a new approval or revision, shows a desktop notification. It is a function,

@@ -289,3 +289,53 @@ func BenchmarkApprovalsList(b *testing.B) {
 		}
 	})
 }
+
+// RunExampleAgent: demo only, one run at a time, the agent's lines (made visible) in the
+// transcript and events, and its failure as the run's error.
+func TestRunExampleAgent(t *testing.T) {
+	if err := NewApprovals(ApprovalsConfig{}).RunExampleAgent(); err == nil || !strings.Contains(err.Error(), "demo mode") {
+		t.Fatalf("outside demo mode: %v", err)
+	}
+	cases := []struct {
+		name    string
+		fail    error
+		wantErr string
+	}{
+		{"finishes", nil, ""},
+		{"fails", errors.New("no socket"), "The example agent stopped: no socket"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var kinds []string
+			a := NewApprovals(ApprovalsConfig{Demo: func(ctx context.Context, kind string) (string, error) {
+				kinds = append(kinds, kind)
+				say := AgentOutput(ctx)
+				say("→ discover_company: done\n")
+				say("evil\u202etext")
+				<-release
+				return "", tc.fail
+			}})
+			if err := a.RunExampleAgent(); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.RunExampleAgent(); err == nil || !strings.Contains(err.Error(), "already running") {
+				t.Fatalf("second run: %v", err)
+			}
+			close(release)
+			var r ExampleAgentRun
+			for i := 0; i < 500; i++ {
+				if r = a.ExampleAgent(); !r.Running {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			if r.Running || len(r.Lines) != 2 || r.Lines[0] != "→ discover_company: done" || strings.ContainsRune(r.Lines[1], '\u202e') || r.Error != tc.wantErr {
+				t.Fatalf("run = %+v", r)
+			}
+			if len(kinds) != 1 || kinds[0] != DemoKindAgent {
+				t.Fatalf("demo kinds = %v", kinds)
+			}
+		})
+	}
+}

@@ -185,16 +185,20 @@ type PlanScope struct {
 	Requested bool `json:"requested"`
 }
 
-// ModelRequest is a sign-in the model asked the User for. Reason is the model's own words: the
-// window shows it as "Your agent says: …", never as Poppydesk's words.
+// ModelRequest is a sign-in the model's work needs. Reason is the model's own words (the
+// request_sign_in tool): the window shows it as "Your agent says: …", never as Poppydesk's words.
+// NeedReason is Poppydesk's own words when Poppydesk recorded the request itself because the
+// Company refused one of the model's calls for lack of sign-in or scope (spec 7); the window shows
+// it as Poppydesk's, and then Reason is empty.
 type ModelRequest struct {
-	ID      string    `json:"id"`
-	Company string    `json:"company"`
-	Name    string    `json:"name"`
-	Domain  string    `json:"domain"`
-	Scopes  []string  `json:"scopes"`
-	Reason  string    `json:"modelReason"`
-	At      time.Time `json:"requested"`
+	ID         string    `json:"id"`
+	Company    string    `json:"company"`
+	Name       string    `json:"name"`
+	Domain     string    `json:"domain"`
+	Scopes     []string  `json:"scopes"`
+	Reason     string    `json:"modelReason"`
+	NeedReason string    `json:"poppydeskReason"`
+	At         time.Time `json:"requested"`
 }
 
 // SignInPlan is what the Sign-in screen shows before the User decides. Building it starts
@@ -293,7 +297,7 @@ func (s *SignIn) Requests() ([]ModelRequest, error) {
 	}
 	for _, r := range rs {
 		out = append(out, ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
-			Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, At: r.Requested})
+			Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested})
 	}
 	return out, nil
 }
@@ -319,7 +323,7 @@ func (s *SignIn) request(ctx context.Context, id string) (*ModelRequest, error) 
 	for _, r := range rs {
 		if r.ID == id {
 			return &ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
-				Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, At: r.Requested}, nil
+				Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested}, nil
 		}
 	}
 	return nil, fmt.Errorf("your agent's sign-in request %s is no longer open", id)

@@ -10,6 +10,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -47,6 +49,14 @@ type approvalWorld struct {
 const demoAccount = poppytest.DefaultAccount
 
 func startApprovalWorld(t *testing.T, faults ...string) *approvalWorld {
+	t.Helper()
+	return startWorld(t, false, faults...)
+}
+
+// startWorld starts the world; withAgent also serves the model interface (agentcore/modelapi)
+// on a Unix socket over the same engine and queue, and puts the window in demo mode with the
+// example agent wired as cli_demo.go wires it (modelapi.RunExampleAgentOnSocket).
+func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	t.Helper()
 	dist, chromium := prerequisites(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -106,7 +116,40 @@ func startApprovalWorld(t *testing.T, faults ...string) *approvalWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { q.Close() })
-	svc := app.NewApprovals(app.ApprovalsConfig{Queue: q, Context: ctx, Emitter: relay, Log: log})
+	cfg := app.ApprovalsConfig{Queue: q, Context: ctx, Emitter: relay, Log: log}
+	if withAgent {
+		actions, err := modelapi.NewEngineActions(eng, q, secrets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msrv, err := modelapi.NewServer(modelapi.Deps{Actions: actions, SignIns: modelapi.NewMemorySignInRequests(nil), Logger: log, Version: testVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.MkdirTemp("", "pde") // short: a Unix socket path has a length limit
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		socket := filepath.Join(dir, "run", modelapi.SocketName)
+		ln, err := modelapi.Listen(ctx, socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, stop := context.WithCancel(ctx)
+		served := make(chan struct{})
+		go func() { defer close(served); modelapi.Serve(sctx, ln, msrv, log) }()
+		t.Cleanup(func() { stop(); <-served })
+		cfg.DemoCompany = co.Organization.Name
+		cfg.Demo = func(ctx context.Context, kind string) (string, error) {
+			if kind != app.DemoKindAgent {
+				return "", errors.New("this test offers only the example agent")
+			}
+			say := app.AgentOutput(ctx)
+			return "", modelapi.RunExampleAgentOnSocket(ctx, socket, company.Domain, time.Minute, testVersion, lineWriter(say))
+		}
+	}
+	svc := app.NewApprovals(cfg)
 	h := app.ApprovalChanges(svc)
 	onChange.Store(&h)
 	root := t.TempDir()
@@ -137,6 +180,16 @@ func startApprovalWorld(t *testing.T, faults ...string) *approvalWorld {
 	w := &approvalWorld{t: t, company: company, queue: q, ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
 	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
 	return w
+}
+
+// lineWriter passes each line written to say (the example agent's output to the window).
+type lineWriter func(string)
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w(l)
+	}
+	return len(p), nil
 }
 
 func (w *approvalWorld) eval(expr string) string {
@@ -371,5 +424,44 @@ func TestHostileSummaryInChromium(t *testing.T) {
 	}
 	if errs := w.eval(`JSON.stringify(__errors)`); errs != "[]" {
 		t.Errorf("the page had script errors: %s", errs)
+	}
+}
+
+// TestExampleAgentInChromium (issue 7): the demo card's "Run the example agent" runs the scripted
+// agent against the model socket; the agent's words appear in the window, the approval dialog
+// opens, the user's Approve (after the guard) performs the exchange exactly once, and the agent
+// reports the outcome.
+func TestExampleAgentInChromium(t *testing.T) {
+	w := startWorld(t, true)
+	w.waitFor("the demo card", `!!document.getElementById("demo-agent")`, 10*time.Second)
+	w.do("click Run the example agent", chromedp.Click(chromedp.ID("demo-agent")))
+	w.waitFor("the approval dialog", dialogOpen, 30*time.Second)
+	w.waitFor("the agent's words about waiting", `(document.getElementById("agent-lines")?.textContent ?? "").includes("waits for your decision")`, 10*time.Second)
+	if l := w.company.Ledger(); len(l) != 0 {
+		t.Fatalf("the exchange was performed before the user approved: %+v", l)
+	}
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
+	w.waitFor("the agent's final report", `(document.getElementById("agent-lines")?.textContent ?? "").includes("Outcome: the exchange was performed after your approval.")`, 60*time.Second)
+	w.waitFor("the agent's end", `document.getElementById("agent-state")?.textContent === "The example agent has finished."`, 10*time.Second)
+	lines := w.eval(`Array.from(document.querySelectorAll("#agent-lines li")).map((l) => l.textContent).join("\n")`)
+	for _, want := range []string{"→ discover_company: done", "→ describe_company: done", "→ list_api_operations: done", "→ call_api_operation: waiting_for_user", "→ wait_for_approval: done"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the agent's words lack %q:\n%s", want, lines)
+		}
+	}
+	if ledger := w.company.Ledger(); len(ledger) != 1 || ledger[0].ReplacementSKU != "stormline-insulated-m" {
+		t.Fatalf("the reference Company's ledger = %+v, want exactly one exchange", ledger)
+	}
+	if shot, err := chromedp.Run(w.bctx, chromedp.FullScreenshot(90)); err == nil {
+		if err := os.MkdirAll(filepath.Join("..", "out"), 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join("..", "out", "example-agent.png"), shot, 0o644)
+		}
+	}
+	if errs := w.eval(`JSON.stringify(__errors)`); errs != "[]" {
+		t.Errorf("the page had script errors: %s", errs)
+	}
+	if v := w.eval(`JSON.stringify(__csp)`); v != "[]" {
+		t.Errorf("CSP violations: %s", v)
 	}
 }

@@ -60,6 +60,18 @@
 // relays stdio to the socket ([Relay]) so MCP clients can launch Poppydesk as a stdio server.
 // There is no TCP listener. Windows named pipes are not implemented.
 //
+// # Sign-in needs
+//
+// When a Company refuses one of the model's calls for lack of sign-in or scope (a 401 challenge,
+// insufficient_scope, or a refresh that failed; spec 7, 4.7), the call is not performed: Poppydesk
+// records a sign-in request itself, with its own reason (which scopes, for which call), in the
+// same SignInRequests that the request_sign_in tool uses, and the model gets the status
+// waiting_for_sign_in ("not performed; waiting for the user to sign in in Poppydesk"). Nothing
+// here starts a sign-in; only the window does, on the user's gesture.
+//
+// exampleagent.go is the scripted example agent (no LLM) behind `poppydesk example-agent` and the
+// demo's "Run the example agent" button: it uses only this MCP interface.
+//
 // # Why some things are hand-written
 //
 // Input schemas are written by hand (JSON Schema 2020-12, additionalProperties false) and the

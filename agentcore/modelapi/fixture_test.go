@@ -96,6 +96,8 @@ type fixture struct {
 type fopts struct {
 	faults   []string
 	signedIn bool
+	// scopes are the signed-in account's scopes (default orders:read and orders:write).
+	scopes []string
 }
 
 func newFixture(t testing.TB, o fopts) *fixture {
@@ -125,11 +127,15 @@ func newFixture(t testing.TB, o fopts) *fixture {
 	t.Cleanup(func() { f.e.Close(context.Background()) })
 	s.AddHost(poppytest.AgentHost, f.e.Agent().Handler(log))
 	if o.signedIn {
-		s.AddAccessToken(accessMarker, clientID, "orders:read", "orders:write")
+		scopes := o.scopes
+		if len(scopes) == 0 {
+			scopes = []string{"orders:read", "orders:write"}
+		}
+		s.AddAccessToken(accessMarker, clientID, scopes...)
 		_, err := f.secrets.UpdateCompany(ctx, s.Identifier(), account, func(b *store.CompanyBundle) error {
 			b.AgentID = agentMarker
 			b.Tokens = []store.Token{{AccessToken: accessMarker, RefreshToken: refreshMarker, TokenType: "Bearer",
-				Scopes: []string{"orders:read", "orders:write"}, ExpiresAt: time.Now().Add(time.Hour)}}
+				Scopes: scopes, ExpiresAt: time.Now().Add(time.Hour)}}
 			return nil
 		})
 		if err != nil {

@@ -14,13 +14,18 @@ import (
 // screen shows it, with ModelReason marked as the model's words; only the user can start the
 // sign-in there (DESIGN.md invariant 1). It holds no code, token or URL.
 type SignInRequest struct {
-	ID          string    `json:"id"`
-	Company     string    `json:"company"`     // Company identifier (spec 3.2)
-	CompanyName string    `json:"companyName"` // organization.name from verified discovery
-	Domain      string    `json:"domain"`      // organization.domain
-	Scopes      []string  `json:"scopes"`      // scopes the model asked for, each listed by the Company
-	ModelReason string    `json:"modelReason"` // the model's own words, shown as such
-	Requested   time.Time `json:"requested"`
+	ID          string   `json:"id"`
+	Company     string   `json:"company"`     // Company identifier (spec 3.2)
+	CompanyName string   `json:"companyName"` // organization.name from verified discovery
+	Domain      string   `json:"domain"`      // organization.domain
+	Scopes      []string `json:"scopes"`      // scopes the model asked for, each listed by the Company
+	ModelReason string   `json:"modelReason"` // the model's own words, shown as such ("" when Poppydesk asked)
+	// Reason is Poppydesk's own words, not the model's: the Company's need that made Poppydesk
+	// ask by itself (a 401 challenge or insufficient_scope answering a model's call, spec 7),
+	// e.g. "Shop asked for the scope orders:write to call exchangeItem". "" for a request the
+	// model made with request_sign_in.
+	Reason    string    `json:"reason"`
+	Requested time.Time `json:"requested"`
 }
 
 // SignInRequests keeps the model's sign-in requests for the window. Add is the model's side;
@@ -63,6 +68,12 @@ func (m *MemorySignInRequests) Add(_ context.Context, r SignInRequest) (SignInRe
 	m.mu.Lock()
 	for i, old := range m.reqs {
 		if old.Company == r.Company {
+			if r.ModelReason == "" {
+				r.ModelReason = old.ModelReason
+			}
+			if r.Reason == "" {
+				r.Reason = old.Reason
+			}
 			for _, s := range old.Scopes {
 				if !slices.Contains(r.Scopes, s) {
 					r.Scopes = append(r.Scopes, s)

@@ -18,6 +18,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -41,6 +42,11 @@ const (
 	ToolWaitForApproval   = "wait_for_approval"
 	ToolRecentActivity    = "recent_activity"
 )
+
+// StatusWaitingForSignIn is the status of a call that was not performed because the Company
+// needs the user's account or more scopes: Poppydesk recorded a sign-in request for the window
+// (issue 5, spec 4.7, 7) and the model waits for the user.
+const StatusWaitingForSignIn = "waiting_for_sign_in"
 
 // StatusMessages are Poppydesk's words for each outcome status.
 var StatusMessages = map[string]string{
@@ -490,9 +496,116 @@ func (t *tools) callAPI(ctx context.Context, raw json.RawMessage) *Reply {
 	out, err := t.d.Actions.CallAPI(ctx, APICall{Company: c.Identifier, Account: account, API: api.URL, OperationID: a.OperationID,
 		Path: a.PathParams, Query: q, Body: a.Body, Intent: a.Intent})
 	if err != nil {
+		if scopes, ok := signInNeeded(err); ok {
+			return t.waitForSignIn(ctx, c, account, scopes, t.operationScopes(ctx, c, api, a.OperationID), a.OperationID)
+		}
 		return errorReply(err, c, a.Company)
 	}
+	if outcomeNeedsSignIn(out) {
+		return t.waitForSignIn(ctx, c, account, nil, t.operationScopes(ctx, c, api, a.OperationID), a.OperationID)
+	}
 	return outcomeReply(out, c, map[string]any{"account": account})
+}
+
+// signInNeeded reports whether err says the call needs the user's (more) account access: a 401
+// challenge or insufficient_scope (spec 7, with the scopes of the challenge), invalid_token left
+// after the engine's one refresh, or a sign-in the Company no longer accepts
+// (engine.SignInRequiredError, spec 5.5).
+func signInNeeded(err error) ([]string, bool) {
+	var sie *engine.SignInRequiredError
+	var pe *transport.ProtocolError
+	found := errors.As(err, &pe)
+	switch {
+	case errors.As(err, &sie):
+		if found {
+			return pe.Scopes, true
+		}
+		return nil, true
+	case found && (pe.NeedsScopes() || pe.Code == transport.CodeInvalidToken || pe.Status == 401 && pe.Code == ""):
+		return pe.Scopes, true
+	}
+	return nil, false
+}
+
+// outcomeNeedsSignIn reports whether an API answer without an operation is a refusal for want
+// of the account or a scope: HTTP 401, or 403 insufficient_scope (the queue returns these as
+// data; the challenge is in WWW-Authenticate, so the scopes come from the description).
+func outcomeNeedsSignIn(o *Outcome) bool {
+	if o == nil || o.Status != "failed" {
+		return false
+	}
+	if o.HTTPStatus == 401 {
+		return true
+	}
+	return o.HTTPStatus == 403 && (len(o.Body) == 0 && o.Text == "" || strings.Contains(o.Message, transport.CodeInsufficientScope) ||
+		strings.Contains(string(o.Body), `"`+transport.CodeInsufficientScope+`"`))
+}
+
+// operationScopes are the scopes the API's description says the operation needs (nil when it
+// cannot be read).
+func (t *tools) operationScopes(ctx context.Context, c *discovery.Company, api discovery.API, id string) []string {
+	desc, err := t.d.Actions.Operations(ctx, c.Identifier, api)
+	if err != nil || desc == nil {
+		return nil
+	}
+	if op, ok := desc.Operation(id); ok {
+		return op.Scopes()
+	}
+	return nil
+}
+
+// waitForSignIn records a sign-in request for the user (the same SignInRequests the
+// request_sign_in tool fills, so the window's Sign-in screen shows it) with Poppydesk's own
+// reason, the Company's need, never the model's words, and tells the model the call was not
+// performed and waits for the user. It never starts a sign-in (DESIGN.md invariant 1; spec
+// 4.7: the window's sign-in asks for every scope still needed).
+func (t *tools) waitForSignIn(ctx context.Context, c *discovery.Company, account string, challenged, described []string, what string) *Reply {
+	known := map[string]bool{}
+	for _, s := range c.Scopes {
+		known[s.Name] = true
+	}
+	var scopes []string
+	for _, list := range [][]string{challenged, described} {
+		for _, s := range list {
+			if (len(known) == 0 || known[s]) && !slices.Contains(scopes, s) {
+				scopes = append(scopes, s)
+			}
+		}
+		if len(scopes) > 0 {
+			break
+		}
+	}
+	sort.Strings(scopes)
+	fields := map[string]any{"account": account, "scopes": scopes}
+	if scopes == nil {
+		fields["scopes"] = []string{}
+	}
+	if !c.SignIn.Offered || c.SignIn.Disabled {
+		r := Failed("sign_in_needed", fmt.Sprintf("not performed: %s needs the user's account for this, but offers no sign-in to Personal Agents (spec 4), so the user cannot sign in through Poppydesk; use what works signed out", c.Organization.Domain))
+		r.Fields = fields
+		return r
+	}
+	list := strings.Join(scopes, " ")
+	reason := fmt.Sprintf("%s asked for the scope %s to call %s", c.Organization.Name, orNone(list), what)
+	if len(scopes) > 1 {
+		reason = fmt.Sprintf("%s asked for the scopes %s to call %s", c.Organization.Name, list, what)
+	}
+	if account == "" {
+		reason += " (you are not signed in there)"
+	} else {
+		reason += fmt.Sprintf(" (the sign-in of account %q does not cover it)", account)
+	}
+	if t.d.SignIns == nil {
+		return Failed("sign_in_needed", fmt.Sprintf("not performed: %s needs the user to sign in (scopes: %s), and this Poppydesk cannot show sign-in requests; tell the user", c.Organization.Domain, orNone(list)))
+	}
+	sr, err := t.d.SignIns.Add(ctx, SignInRequest{Company: c.Identifier, CompanyName: c.Organization.Name, Domain: c.Organization.Domain,
+		Scopes: scopes, Reason: reason, Requested: t.d.Now()})
+	if err != nil {
+		return errorReply(err, c, c.Organization.Domain)
+	}
+	fields["request_id"] = sr.ID
+	return &Reply{Status: StatusWaitingForSignIn, Fields: fields,
+		Message: fmt.Sprintf("not performed; waiting for the user to sign in in Poppydesk (scopes: %s). Poppydesk has asked the user on its Sign-in screen; nothing is signed in until the user does it there. Ask the user to tell you when they have, then send the request again", orNone(list))}
 }
 
 func checkIntent(in map[string]string) *Reply {
@@ -561,6 +674,9 @@ func (t *tools) callTool(ctx context.Context, raw json.RawMessage) *Reply {
 	out, err := t.d.Actions.CallTool(ctx, ToolCall{Company: c.Identifier, Account: account, Server: srv.URL, Tool: a.Tool,
 		Arguments: a.Arguments, Intent: a.Intent})
 	if err != nil {
+		if scopes, ok := signInNeeded(err); ok {
+			return t.waitForSignIn(ctx, c, account, scopes, nil, a.Tool)
+		}
 		return errorReply(err, c, a.Company)
 	}
 	return outcomeReply(out, c, map[string]any{"account": account})

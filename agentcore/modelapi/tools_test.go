@@ -62,8 +62,30 @@ func toolCases() []toolCase {
 		{name: "call products signed out", discover: true, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, status: "done", contains: []string{"Stormline jacket"}, envelope: true},
 		{name: "call orders signed out", discover: true, tool: modelapi.ToolCallAPIOperation,
-			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, status: "failed", isError: true,
-			contains: []string{"request_sign_in", `"http_status":401`}},
+			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, status: modelapi.StatusWaitingForSignIn,
+			contains: []string{"not performed; waiting for the user to sign in in Poppydesk (scopes: orders:read)"},
+			after: func(t *testing.T, f *fixture, r reply) {
+				checkAutoSignIn(t, f, []string{"orders:read"}, "asked for the scope orders:read to call listOrders (you are not signed in there)")
+			}},
+		{name: "call exchange insufficient scope", opts: fopts{signedIn: true, scopes: []string{"orders:read"}}, discover: true,
+			tool: modelapi.ToolCallAPIOperation, args: func(f *fixture) any { return f.exchangeArgs(nil) }, status: modelapi.StatusWaitingForSignIn,
+			contains: []string{"not performed; waiting for the user to sign in in Poppydesk (scopes: orders:write)"},
+			after: func(t *testing.T, f *fixture, r reply) {
+				checkAutoSignIn(t, f, []string{"orders:write"}, "asked for the scope orders:write to call exchangeItem (the sign-in of account \"alice\" does not cover it)")
+				if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")); n == 0 {
+					t.Error("the exchange never reached the Company, so the 403 was not tested")
+				}
+				if len(f.s.Ledger()) != 0 {
+					t.Fatal("performed without the scope")
+				}
+			}},
+		{name: "mcp exchange insufficient scope", opts: fopts{signedIn: true, scopes: []string{"orders:read"}}, discover: true, tool: modelapi.ToolCallMCPTool,
+			args: func(f *fixture) any {
+				return with(with(company(f), "tool", "exchange_item"), "arguments", map[string]any{"order_id": "ord_7Hk2", "item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"})
+			}, status: modelapi.StatusWaitingForSignIn, contains: []string{"waiting for the user to sign in in Poppydesk (scopes: orders:write)"},
+			after: func(t *testing.T, f *fixture, r reply) {
+				checkAutoSignIn(t, f, []string{"orders:write"}, "asked for the scope orders:write to call exchange_item")
+			}},
 		{name: "call orders signed in", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, status: "done", contains: []string{"ord_7Hk2"}, envelope: true},
 		{name: "call exchange", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolCallAPIOperation,
@@ -145,6 +167,27 @@ func toolCases() []toolCase {
 		{name: "activity", tool: modelapi.ToolRecentActivity, args: func(f *fixture) any { return map[string]any{} }, status: "done"},
 		{name: "activity bad limit", tool: modelapi.ToolRecentActivity, args: func(f *fixture) any { return map[string]any{"limit": 0} },
 			status: "refused", isError: true},
+	}
+}
+
+// checkAutoSignIn checks the sign-in request Poppydesk recorded by itself: the Company's need in
+// Poppydesk's words (Reason), no model words, the needed scopes, and that nothing was signed in:
+// no request reached the issuer (a sign-in only starts from the user's gesture in the window).
+func checkAutoSignIn(t *testing.T, f *fixture, scopes []string, reason string) {
+	t.Helper()
+	l, _ := f.signins.List(context.Background())
+	if len(l) != 1 {
+		t.Fatalf("sign-in requests = %+v, want exactly one", l)
+	}
+	r := l[0]
+	if r.ModelReason != "" || !strings.Contains(r.Reason, reason) || r.Company != f.s.Identifier() || r.CompanyName == "" ||
+		strings.Join(r.Scopes, " ") != strings.Join(scopes, " ") {
+		t.Fatalf("sign-in request %+v, want Poppydesk's reason containing %q and scopes %v", r, reason, scopes)
+	}
+	for _, q := range f.s.RequestsTo(poppytest.AuthHost, "") {
+		if !strings.HasPrefix(q.Path, "/.well-known/") { // discovery reads the issuer's metadata
+			t.Fatalf("%s %s reached the issuer: Poppydesk must never start a sign-in by itself", q.Method, q.Path)
+		}
 	}
 }
 

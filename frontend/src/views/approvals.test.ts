@@ -66,6 +66,14 @@ class FakeApprovals implements ApprovalsBackend {
   startDemoExchange(kind: string) {
     return Promise.resolve("requested " + kind);
   }
+  agentRuns = 0;
+  runExampleAgent() {
+    this.agentRuns++;
+    return Promise.resolve();
+  }
+  exampleAgent() {
+    return Promise.resolve({ running: false, lines: [] as string[], error: "" });
+  }
   on(event: string, cb: (...d: unknown[]) => void) {
     this.listeners.set(event, [...(this.listeners.get(event) ?? []), cb]);
     return () => {};
@@ -301,6 +309,31 @@ describe("the Approvals section", () => {
     expect($("demo-mcp").textContent).toBe("Request the jacket exchange (MCP)");
     $("demo-api").click();
     await vi.waitFor(() => expect($("demo-note").textContent).toBe("requested api"));
+  });
+
+  it("runs the example agent and shows its words as the agent's", async () => {
+    const backend = new FakeApprovals();
+    backend.demo = true;
+    approvalsView(backend)($("host"), ctx());
+    await vi.waitFor(() => expect($("demo-agent")).toBeTruthy());
+    expect($("demo-agent").textContent).toBe("Run the example agent");
+    $("demo-agent").click();
+    expect(backend.agentRuns).toBe(1);
+    expect(($("demo-agent") as HTMLButtonElement).disabled).toBe(true);
+    backend.emit("approvals:example-agent", { running: true, lines: ["→ discover_company: done — ok", "<b>not markup</b>"], error: "" });
+    expect($("agent-lines").children.length).toBe(2);
+    expect($("agent-lines").textContent).toContain("<b>not markup</b>");
+    expect(document.querySelector("#agent-lines b")).toBeNull();
+    expect($("agent-transcript").textContent).toContain("The example agent says:");
+    // A re-render of the list keeps the transcript.
+    backend.items = [item()];
+    backend.emit("approvals:changed", { kind: "created", id: "apr_1", state: "pending" });
+    await vi.waitFor(() => expect($("approval-dialog")).toBeTruthy());
+    expect($("agent-lines").children.length).toBe(2);
+    backend.emit("approvals:example-agent", { running: false, lines: ["a", "b", "Outcome: the exchange was performed after your approval."], error: "" });
+    expect($("agent-state").textContent).toBe("The example agent has finished.");
+    expect(($("demo-agent") as HTMLButtonElement).disabled).toBe(false);
+    expect($("agent-lines").textContent).toContain("Outcome: the exchange was performed");
   });
 });
 

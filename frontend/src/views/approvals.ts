@@ -101,6 +101,15 @@ export interface ChangedEvent {
 
 // The event app.Approvals emits when an item is created or changes.
 export const EVENT_APPROVALS_CHANGED = "approvals:changed";
+// The event app.Approvals emits when the example agent says something or finishes.
+export const EVENT_EXAMPLE_AGENT = "approvals:example-agent";
+
+// ExampleAgentRun is the example agent's transcript (app.ExampleAgentRun): its own words.
+export interface ExampleAgentRun {
+  running: boolean;
+  lines: string[];
+  error: string;
+}
 
 export interface ApprovalsBackend {
   status(): Promise<ApprovalsStatus>;
@@ -110,6 +119,9 @@ export interface ApprovalsBackend {
   decline(id: string, revision: string): Promise<void>;
   checkOutcome(id: string): Promise<Outcome>;
   startDemoExchange(kind: string): Promise<string>;
+  // runExampleAgent starts the scripted example agent (demo mode; a user gesture).
+  runExampleAgent(): Promise<void>;
+  exampleAgent(): Promise<ExampleAgentRun>;
   on(event: string, cb: (...data: unknown[]) => void): () => void;
 }
 
@@ -764,6 +776,21 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
         });
         return b;
       };
+      const runAgent = el("button", { type: "button", class: "btn", id: "demo-agent" }, "Run the example agent");
+      runAgent.disabled = agentRun.running;
+      runAgent.addEventListener("click", () => {
+        runAgent.disabled = true;
+        agentRun = { running: true, lines: [], error: "" };
+        renderAgent();
+        backend.runExampleAgent().then(
+          () => undefined,
+          (err) => {
+            agentRun = { running: false, lines: agentRun.lines, error: `The example agent could not start: ${describeError(err)}` };
+            renderAgent();
+          },
+        );
+      });
+      agentButton = runAgent;
       return el(
         "section",
         { class: "card demo-card", "aria-labelledby": "demo-title" },
@@ -771,8 +798,39 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
         el("p", { class: "muted" }, "Ask the reference Company to exchange the Stormline Jacket (M) for the insulated one, as your agent would. The Company answers that it needs your approval, and the dialog opens."),
         el("div", { class: "approval-actions" }, mk("api", "Request the jacket exchange (API)"), mk("mcp", "Request the jacket exchange (MCP)")),
         note,
+        el("p", { class: "muted" }, "Or run the example agent: a small scripted program (no AI) that talks to Poppydesk only through the model interface (MCP), as your own agent would. It can ask, never approve; you decide in the dialog."),
+        el("div", { class: "approval-actions" }, runAgent),
+        agentHost,
       );
     };
+
+    // The example agent's transcript: its own words, kept across re-renders of the card.
+    let agentRun: ExampleAgentRun = { running: false, lines: [], error: "" };
+    let agentButton: HTMLButtonElement | null = null;
+    const agentHost = el("div", { class: "agent-transcript", id: "agent-transcript", "aria-live": "polite" });
+    const renderAgent = () => {
+      if (agentButton) agentButton.disabled = agentRun.running;
+      if (!agentRun.running && agentRun.lines.length === 0 && !agentRun.error) {
+        agentHost.replaceChildren();
+        return;
+      }
+      const words = el("ol", { class: "si-model-quote agent-lines", id: "agent-lines" });
+      for (const line of agentRun.lines) words.appendChild(el("li", {}, line));
+      const box = el("div", { class: "si-model", role: "note" });
+      append(box, [
+        el("p", { class: "si-model-label" }, "The example agent says:"),
+        words,
+        el("p", { class: "si-model-note" }, "These are the agent’s words, not Poppydesk’s. It cannot approve anything; only your Approve in the dialog does."),
+      ]);
+      const nodes: Node[] = [box, el("p", { class: "muted", id: "agent-state" }, agentRun.running ? "The example agent is running…" : "The example agent has finished.")];
+      if (agentRun.error) nodes.push(el("p", { class: "result-error", role: "alert", id: "agent-error" }, agentRun.error));
+      agentHost.replaceChildren(...nodes);
+    };
+    const offAgent = backend.on(EVENT_EXAMPLE_AGENT, (data) => {
+      const r = (data ?? {}) as Partial<ExampleAgentRun>;
+      agentRun = { running: !!r.running, lines: Array.isArray(r.lines) ? r.lines.map(String) : [], error: r.error ? String(r.error) : "" };
+      if (!gone) renderAgent();
+    });
 
     mounted = {
       refresh: (ev?: ChangedEvent) => {
@@ -790,6 +848,16 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
       (s) => {
         status = s;
         if (!s.available && s.problem) ctx.setStatus(s.problem);
+        if (s.demo) {
+          void backend.exampleAgent().then(
+            (r) => {
+              if (gone || !r) return;
+              agentRun = { running: !!r.running, lines: r.lines ?? [], error: r.error ?? "" };
+              renderAgent();
+            },
+            () => undefined,
+          );
+        }
         return load();
       },
       (err) => {
@@ -807,6 +875,7 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
     return () => {
       gone = true;
       mounted = null;
+      offAgent();
       dlg.close();
     };
   };
@@ -833,6 +902,13 @@ function bound(): boolean {
   return !!go?.app?.Approvals;
 }
 
+function approvalsService(): Record<string, (...args: unknown[]) => Promise<unknown>> {
+  const go = (window as unknown as { go?: { app?: { Approvals?: Record<string, (...args: unknown[]) => Promise<unknown>> } } }).go;
+  const svc = go?.app?.Approvals;
+  if (!svc) throw new Error("the approvals service is not bound to this window");
+  return svc;
+}
+
 export const goApprovals: ApprovalsBackend = {
   status: () =>
     bound() ? (Go.Status() as unknown as Promise<ApprovalsStatus>) : Promise.resolve({ available: false, problem: "", demo: false, demoCompany: "" }),
@@ -842,6 +918,12 @@ export const goApprovals: ApprovalsBackend = {
   decline: (id, revision) => Go.Decline(id, revision),
   checkOutcome: (id) => Go.CheckOutcome(id) as unknown as Promise<Outcome>,
   startDemoExchange: (kind) => Go.StartDemoExchange(kind),
+  // The example agent's two methods are called on the bound service directly (what the
+  // generated bindings do), so this view does not depend on regenerated bindings for them.
+  runExampleAgent: async () => {
+    await approvalsService().RunExampleAgent();
+  },
+  exampleAgent: async () => (await approvalsService().ExampleAgent()) as ExampleAgentRun,
   on(event, cb) {
     const off = runtime()?.EventsOnMultiple(event, cb, -1);
     return typeof off === "function" ? off : () => {};

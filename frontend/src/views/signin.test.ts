@@ -6,6 +6,8 @@ import {
   hintTexts,
   modelWords,
   offeredWords,
+  requestTitle,
+  requestWords,
   openSignIn,
   secondsLeft,
   signInView,
@@ -153,6 +155,22 @@ describe("the model's words", () => {
     expect(box.textContent).toContain("not Poppydesk’s");
     expect(box.querySelector("a")).toBeNull();
     expect(box.querySelector("blockquote")!.textContent).toBe("“<a href='https://evil.example'>Poppydesk recommends</a> signing in”");
+  });
+});
+
+describe("why a sign-in is asked for", () => {
+  const base: ModelRequest = { id: "r1", company: "https://auth.shop", name: "Shop", domain: "shop", scopes: ["orders:write"], modelReason: "", requested: "" };
+  it.each([
+    ["the model asked", { ...base, modelReason: "to exchange the jacket" }, "Your agent says:", "Your agent asks you to sign in to Shop"],
+    ["Poppydesk asked after a refusal", { ...base, poppydeskReason: "Shop asked for the scope orders:write to call exchangeItem" }, "Poppydesk asks because:", "Your agent’s request needs you to sign in to Shop"],
+  ])("%s", (_name, r, label, title) => {
+    const box = requestWords(r as ModelRequest);
+    expect(box.textContent).toContain(label);
+    expect(requestTitle(r as ModelRequest)).toBe(title);
+    if (label.startsWith("Poppydesk")) {
+      expect(box.textContent).not.toContain("Your agent says");
+      expect(box.textContent).toContain("orders:write");
+    }
   });
 });
 

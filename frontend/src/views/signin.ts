@@ -55,6 +55,9 @@ export interface ModelRequest {
   domain: string;
   scopes: string[] | null;
   modelReason: string;
+  // Poppydesk's own words when it recorded the request itself (a Company refused one of the
+  // model's calls for lack of sign-in or scope); empty for a request the model made.
+  poppydeskReason?: string;
   requested: string;
 }
 export interface SignInPlan {
@@ -176,6 +179,27 @@ export function modelWords(reason: string): HTMLElement {
   return box;
 }
 
+// requestWords shows why a sign-in is asked for: Poppydesk's own words when Poppydesk recorded the
+// request after a Company's refusal, otherwise the model's stated reason, marked as the model's.
+export function requestWords(r: ModelRequest): HTMLElement {
+  const need = (r.poppydeskReason ?? "").trim();
+  if (!need) return modelWords(r.modelReason);
+  const box = el("div", { class: "si-need", role: "note" });
+  append(box, [
+    el("p", { class: "si-need-label" }, "Poppydesk asks because:"),
+    el("p", { class: "si-need-text" }, need),
+    el("p", { class: "si-model-note" }, "Your agent’s call was not performed. Nothing happens unless you press a sign-in button."),
+  ]);
+  return box;
+}
+
+export function requestTitle(r: ModelRequest): string {
+  const who = r.name || r.company;
+  return (r.poppydeskReason ?? "").trim()
+    ? `Your agent’s request needs you to sign in to ${who}`
+    : `Your agent asks you to sign in to ${who}`;
+}
+
 // ---- the selection handed over by the Companies section ----
 
 let pending: { company: string; requestId: string } | null = null;
@@ -275,10 +299,10 @@ export function signInView(backend: SignInBackend, opts: SignInOptions = {}): Se
           el(
             "li",
             { class: "si-card si-request", "data-request": r.id },
-            el("h2", {}, `Your agent asks you to sign in to ${r.name || r.company}`),
+            el("h2", {}, requestTitle(r)),
             el("p", { class: "mono" }, r.domain),
             el("p", {}, `Access it asks for: ${(r.scopes ?? []).join(", ") || "(none named)"}`),
-            modelWords(r.modelReason),
+            requestWords(r),
             el("div", { class: "si-actions" }, review, dismiss),
           ),
         ]);
@@ -302,7 +326,10 @@ export function signInView(backend: SignInBackend, opts: SignInOptions = {}): Se
       form.addEventListener("submit", (ev) => ev.preventDefault());
       append(form, [companyHeader(c)]);
       if (p.request) {
-        append(form, [el("p", { class: "si-request-intro" }, "Your agent asked for this sign-in."), modelWords(p.request.modelReason)]);
+        append(form, [
+          el("p", { class: "si-request-intro" }, (p.request.poppydeskReason ?? "").trim() ? "Your agent’s request needs this sign-in." : "Your agent asked for this sign-in."),
+          requestWords(p.request),
+        ]);
       }
       append(form, [el("p", { class: "si-offered", id: "si-offered" }, offeredWords(c.signIn))]);
       const signedIn = (p.accounts ?? []).filter((a) => a.signed_in).map((a) => a.account);
