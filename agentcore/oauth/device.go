@@ -51,25 +51,13 @@ type DeviceFlow struct {
 // the client assertion and the planned scopes), and checks the verification link's host
 // before anything is exposed (spec 4.3).
 func (c *Client) StartDevice(ctx context.Context, req SignInRequest) (*DeviceFlow, error) {
-	as, err := asMetadata(req.Company)
+	st, err := c.prepareSignIn(ctx, req, "Device Sign-In (spec 3.2, 4.3)", func(co *discovery.Company, as *discovery.ASMetadata) bool {
+		return co.SignIn.Device && as.DeviceAuthorizationEndpoint != ""
+	})
 	if err != nil {
 		return nil, err
 	}
-	co := req.Company
-	if co.SignIn.Disabled || !co.SignIn.Device || as.DeviceAuthorizationEndpoint == "" {
-		return nil, fmt.Errorf("%w: %s does not offer Device Sign-In to Personal Agents (spec 3.2, 4.3)", ErrNotOffered, co.Organization.Domain)
-	}
-	if req.Account == "" {
-		return nil, errors.New("name the account to sign in to (for example \"personal\"); each account keeps its own tokens (spec 5.4)")
-	}
-	held, err := c.Held(ctx, co.Identifier, req.Account)
-	if err != nil {
-		return nil, err
-	}
-	scopes := Plan(req.Scopes, held)
-	if err := validScopes(scopes); err != nil {
-		return nil, err
-	}
+	co, as, scopes, held := st.co, st.as, st.scopes, st.held
 	const step = "device authorization request"
 	body, err := c.postForm(ctx, co.Issuer, as.DeviceAuthorizationEndpoint, step, url.Values{"scope": {strings.Join(scopes, " ")}}, nil)
 	if err != nil {

@@ -88,25 +88,13 @@ type DirectFlow struct {
 // result. The flow ends after exactly one callback, on Cancel, or after Config.DirectTimeout;
 // ctx bounds only the start, not the wait for the User.
 func (c *Client) StartDirect(ctx context.Context, req SignInRequest) (*DirectFlow, error) {
-	as, err := asMetadata(req.Company)
+	st, err := c.prepareSignIn(ctx, req, "Direct Sign-In (spec 3.2, 4.2)", func(co *discovery.Company, as *discovery.ASMetadata) bool {
+		return co.SignIn.Direct && as.AuthorizationEndpoint != ""
+	})
 	if err != nil {
 		return nil, err
 	}
-	co := req.Company
-	if co.SignIn.Disabled || !co.SignIn.Direct || as.AuthorizationEndpoint == "" {
-		return nil, fmt.Errorf("%w: %s does not offer Direct Sign-In to Personal Agents (spec 3.2, 4.2)", ErrNotOffered, co.Organization.Domain)
-	}
-	if req.Account == "" {
-		return nil, errors.New("name the account to sign in to (for example \"personal\"); each account keeps its own tokens (spec 5.4)")
-	}
-	held, err := c.Held(ctx, co.Identifier, req.Account)
-	if err != nil {
-		return nil, err
-	}
-	scopes := Plan(req.Scopes, held)
-	if err := validScopes(scopes); err != nil {
-		return nil, err
-	}
+	co, as, scopes, held := st.co, st.as, st.scopes, st.held
 	loop := ""
 	for _, r := range c.id.Metadata().RedirectURIs {
 		if identity.IsLoopbackRedirect(r) {

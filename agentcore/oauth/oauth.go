@@ -163,6 +163,41 @@ func companyErr(step, problem string) *Error { return &Error{Step: step, Problem
 
 // asMetadata returns the Company's checked authorization server metadata, or an error when
 // the Company has no issuer or turned sign-in off (spec 3.2).
+// prepareSignIn checks what Direct and Device Sign-In both need before they start: the Company
+// offers this sign-in type to Personal Agents (offered, and not auth.disabled), an account is
+// named, and the scopes to request are every scope still needed (spec 4.7).
+func (c *Client) prepareSignIn(ctx context.Context, req SignInRequest, kind string, offered func(*discovery.Company, *discovery.ASMetadata) bool) (*signInStart, error) {
+	as, err := asMetadata(req.Company)
+	if err != nil {
+		return nil, err
+	}
+	co := req.Company
+	if co.SignIn.Disabled || !offered(co, as) {
+		return nil, fmt.Errorf("%w: %s does not offer %s to Personal Agents", ErrNotOffered, co.Organization.Domain, kind)
+	}
+	if req.Account == "" {
+		return nil, errors.New("name the account to sign in to (for example \"personal\"); each account keeps its own tokens (spec 5.4)")
+	}
+	held, err := c.Held(ctx, co.Identifier, req.Account)
+	if err != nil {
+		return nil, err
+	}
+	scopes := Plan(req.Scopes, held)
+	if err := validScopes(scopes); err != nil {
+		return nil, err
+	}
+	return &signInStart{co: co, as: as, scopes: scopes, held: held}, nil
+}
+
+// signInStart is what prepareSignIn checked: the Company, its AS metadata, the scopes to request
+// and the scopes the account already holds.
+type signInStart struct {
+	co     *discovery.Company
+	as     *discovery.ASMetadata
+	scopes []string
+	held   []string
+}
+
 func asMetadata(co *discovery.Company) (*discovery.ASMetadata, error) {
 	if co == nil {
 		return nil, errors.New("oauth: no Company given")
