@@ -148,6 +148,17 @@ func sameJSON(a, b any) bool {
 		return ok && x == y
 	case nil:
 		return b == nil
+	case map[string]any, []any:
+		return sameContainer(a, b, sameJSON)
+	}
+	return false
+}
+
+// sameContainer compares two decoded JSON objects or arrays member by member with eq: the same
+// keys (or length), and eq true for each pair. It is shared by the exact comparison (sameJSON)
+// and the looser one of CheckTerms (looseEqual).
+func sameContainer(a, b any, eq func(a, b any) bool) bool {
+	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		if !ok || len(x) != len(y) {
@@ -155,7 +166,7 @@ func sameJSON(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !sameJSON(v, w) {
+			if !ok || !eq(v, w) {
 				return false
 			}
 		}
@@ -166,7 +177,7 @@ func sameJSON(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !sameJSON(x[i], y[i]) {
+			if !eq(x[i], y[i]) {
 				return false
 			}
 		}

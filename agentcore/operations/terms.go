@@ -200,29 +200,8 @@ func looseEqual(a, b any) bool {
 			return plainDecimal.MatchString(y) && sameNumber(string(x), y)
 		}
 		return false
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !looseEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !looseEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+	case map[string]any, []any:
+		return sameContainer(a, b, looseEqual)
 	case bool, nil:
 		if s, ok := b.(string); ok {
 			return textEqualsScalar(s, a)
