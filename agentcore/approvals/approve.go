@@ -444,6 +444,9 @@ func idempotencyKey(approvalID string, op *operations.Operation) string {
 
 // send sends the SAME request with the approval once and classifies the answer.
 func (q *Queue) send(ctx context.Context, rec *Record, req *request, op *operations.Operation) sendResult {
+	if rec.Interface == InterfaceConversation {
+		return q.sendConversation(ctx, rec, req, op) // conversation.go
+	}
 	cl, _, err := q.client(ctx, rec.Company, rec.Account)
 	if err != nil {
 		return sendResult{kind: sentNoAnswer, cause: err.Error()}

@@ -24,6 +24,9 @@ import (
 const (
 	InterfaceAPI = "api"
 	InterfaceMCP = "mcp"
+	// InterfaceConversation: an operation in a Company message of a conversation (Operations 4,
+	// 6 "Conversations"; conversation.go).
+	InterfaceConversation = "conversation"
 )
 
 // Outcome statuses (Outcome.Status).
@@ -83,6 +86,9 @@ type Config struct {
 	// MaxPoll bounds how long one call polls an operation the Company reports in progress
 	// before returning in_progress (default 2 min); CheckOutcome or Recover continues later.
 	MaxPoll time.Duration
+	// Conversations sends approvals in conversations (agentcore/conversation's Manager); nil
+	// when conversations are not used (conversation.go).
+	Conversations ConversationSender
 }
 
 // Event tells the window and waiters that an item changed.
@@ -224,6 +230,8 @@ type request struct {
 	// Target names the action for "no new approval while the outcome is unknown" (Operations 7):
 	// the Company and the request target (method + URL, or server + tool + arguments).
 	Target string `json:"target"`
+	// Conversation is the conversation an operation came in (InterfaceConversation).
+	Conversation string `json:"conversation,omitempty"`
 }
 
 func decodeRequest(rec *Record) (*request, error) {
@@ -304,6 +312,8 @@ type RequestView struct {
 	Body        json.RawMessage
 	Tool        string
 	Arguments   json.RawMessage
+	// Conversation is the conversation the operation came in (InterfaceConversation).
+	Conversation string
 }
 
 func view(op *operations.Operation) OperationView {
@@ -379,7 +389,7 @@ func (q *Queue) item(ctx context.Context, rec *Record) (*Item, error) {
 	}
 	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: rec.Interface,
 		State: rec.State, Current: view(cur), Created: rec.Created, Updated: rec.Updated,
-		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments},
+		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation},
 		Warnings: operations.CheckTerms(cur, req.facts())}
 	if c, err := q.cfg.Engine.Company(ctx, rec.Company); err == nil {
 		it.CompanyName, it.CompanyDomain = c.Organization.Name, c.Organization.Domain

@@ -36,17 +36,15 @@ func TestToolsListed(t *testing.T) {
 	got := map[string]bool{}
 	for _, tl := range res.Tools {
 		got[tl.Name] = true
-		w, ok := want[tl.Name]
-		if !ok {
-			t.Errorf("unexpected tool %q", tl.Name)
-			continue
-		}
+		// Tools registered by other areas (conversations, browser) get the same checks except
+		// the exact annotation values, which their own tests pin.
+		w, core := want[tl.Name]
 		a := tl.Annotations
 		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
 			t.Errorf("%s: annotations incomplete: %+v", tl.Name, a)
 			continue
 		}
-		if (ann{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint}) != w {
+		if core && (ann{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint}) != w {
 			t.Errorf("%s: annotations %+v, want %+v", tl.Name, a, w)
 		}
 		if len(tl.Description) < 40 || tl.Title == "" {

@@ -190,6 +190,8 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 		// join is implemented by a later step.
 		w.Header().Set("Cache-Control", "no-store")
 		http.Error(w, "browser join is not implemented by the reference Company yet", http.StatusNotImplemented)
+	case strings.HasPrefix(p, "/poppy/conversations/") || p == "/poppy/conversations" && r.Method == http.MethodPost:
+		s.serveConversations(w, r) // companyagent.go: the Company Agent (spec 8)
 	case strings.HasPrefix(p, "/api/"), strings.HasPrefix(p, "/poppy/"):
 		s.serveProtected(w, r)
 	default:

@@ -1,0 +1,101 @@
+package approvals_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+)
+
+// TestConversationOperations: an operation in a Company message goes to the same queue; a later
+// message with a new revision supersedes the earlier one in the dialog; the user's approval is
+// sent as a message with extensions.operations.approval (its text approves nothing) and the
+// Company performs it once (Operations 4-7, spec 8.4).
+func TestConversationOperations(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	var q *approvals.Queue
+	m, err := conversation.New(conversation.Config{Engine: f.e, Store: conversation.NewMemoryStore(),
+		OnOperation: func(ctx context.Context, op conversation.OperationFound) {
+			if _, err := q.ProposeFromConversation(ctx, op); err != nil {
+				t.Error(err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err = approvals.New(approvals.Config{Engine: f.e, Store: f.store, Conversations: m, Now: f.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := m.Start(ctx, conversation.Start{Company: f.company, Account: account, Text: "I'd like to exchange my jacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, pred func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !pred() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never happened", what)
+			}
+			if _, err := m.Read(ctx, f.company, v.ConversationID, time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pending := func() []approvals.Item {
+		items, _ := q.List(ctx)
+		var out []approvals.Item
+		for _, it := range items {
+			if it.State == string(operations.StatePending) {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	waitFor("the operation in the queue", func() bool { return len(pending()) == 1 })
+	if _, err := m.Send(ctx, conversation.Send{Company: f.company, ConversationID: v.ConversationID, Text: "Size L instead, please"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the new revision", func() bool { p := pending(); return len(p) == 1 && p[0].Previous != nil })
+	it := pending()[0]
+	if it.Interface != approvals.InterfaceConversation || it.Request.Conversation != v.ConversationID || it.Changes == nil || !it.Changes.Any() {
+		t.Fatalf("item = %+v", it)
+	}
+	if !strings.Contains(it.Current.SummaryText, "(L)") {
+		t.Fatalf("the dialog shows %q, not the newer revision", it.Current.SummaryText)
+	}
+	o, err := q.Approve(ctx, it.ID, it.Current.Revision, it.Current.Digest)
+	if err != nil || o.Status != approvals.StatusDone {
+		t.Fatalf("approve = %+v, %v", o, err)
+	}
+	var approvalMsgs int
+	for _, r := range f.s.RequestsTo(poppytest.ShopHost, "/poppy/conversations/"+v.ConversationID+"/messages") {
+		if strings.Contains(string(r.Body), `"approval"`) {
+			approvalMsgs++
+		}
+	}
+	if approvalMsgs != 1 {
+		t.Fatalf("%d approval messages sent, want 1", approvalMsgs)
+	}
+	// A retry of the same approval (CheckOutcome on a done item changes nothing; a Recover of
+	// an outcome_unknown one would send the same message ID): the ledger has one entry.
+	waitFor("the confirmation", func() bool {
+		_, es, _ := m.Get(ctx, f.company, v.ConversationID)
+		for _, e := range es {
+			if strings.Contains(e.Text, "Exchange confirmed") {
+				return true
+			}
+		}
+		return false
+	})
+	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != poppytest.InterfaceConversation {
+		t.Fatalf("ledger = %+v", l)
+	}
+}
