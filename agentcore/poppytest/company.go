@@ -185,11 +185,8 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 	case p == "/" || p == "/logo.png":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, "<!doctype html><title>Shop</title><h1>Shop (reference Company)</h1>")
-	case p == "/poppy/browser-session":
-		// The browser-session page is a web page, not a Session destination (spec 6); browser
-		// join is implemented by a later step.
-		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, "browser join is not implemented by the reference Company yet", http.StatusNotImplemented)
+	case isBrowserSitePath(p):
+		s.serveBrowserSite(w, r) // browsersession.go, website.go: browser join and the website (spec 6)
 	case strings.HasPrefix(p, "/poppy/conversations/") || p == "/poppy/conversations" && r.Method == http.MethodPost:
 		s.serveConversations(w, r) // companyagent.go: the Company Agent (spec 8)
 	case strings.HasPrefix(p, "/api/"), strings.HasPrefix(p, "/poppy/"):

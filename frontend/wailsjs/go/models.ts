@@ -246,6 +246,42 @@ export namespace app {
 	        this.demoCompany = source["demoCompany"];
 	    }
 	}
+	export class BrowserState {
+	    open: boolean;
+	    company: string;
+	    companyName: string;
+	    account: string;
+	    url: string;
+	    joined: boolean;
+	    signedIn: boolean;
+	    scopes: string[];
+	    joinText: string;
+	    screenshot: string;
+	    visible: boolean;
+	    updated: string;
+	    problem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new BrowserState(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.open = source["open"];
+	        this.company = source["company"];
+	        this.companyName = source["companyName"];
+	        this.account = source["account"];
+	        this.url = source["url"];
+	        this.joined = source["joined"];
+	        this.signedIn = source["signedIn"];
+	        this.scopes = source["scopes"];
+	        this.joinText = source["joinText"];
+	        this.screenshot = source["screenshot"];
+	        this.visible = source["visible"];
+	        this.updated = source["updated"];
+	        this.problem = source["problem"];
+	    }
+	}
 	export class SignInOffer {
 	    offered: boolean;
 	    disabled: boolean;
@@ -392,6 +428,22 @@ export namespace app {
 	        this.intervalSeconds = source["intervalSeconds"];
 	    }
 	}
+	export class ExampleAgentRun {
+	    running: boolean;
+	    lines: string[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExampleAgentRun(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.running = source["running"];
+	        this.lines = source["lines"];
+	        this.error = source["error"];
+	    }
+	}
 	export class FlowView {
 	    id: string;
 	    kind: string;
@@ -458,6 +510,7 @@ export namespace app {
 	    domain: string;
 	    scopes: string[];
 	    modelReason: string;
+	    poppydeskReason: string;
 	    // Go type: time
 	    requested: any;
 	
@@ -473,6 +526,7 @@ export namespace app {
 	        this.domain = source["domain"];
 	        this.scopes = source["scopes"];
 	        this.modelReason = source["modelReason"];
+	        this.poppydeskReason = source["poppydeskReason"];
 	        this.requested = this.convertValues(source["requested"], null);
 	    }
 	

@@ -8,9 +8,13 @@ export function CheckOutcome(arg1:string):Promise<app.Outcome>;
 
 export function Decline(arg1:string,arg2:string):Promise<void>;
 
+export function ExampleAgent():Promise<app.ExampleAgentRun>;
+
 export function Get(arg1:string):Promise<app.ApprovalItem>;
 
 export function List():Promise<Array<app.ApprovalItem>>;
+
+export function RunExampleAgent():Promise<void>;
 
 export function StartDemoExchange(arg1:string):Promise<string>;
 

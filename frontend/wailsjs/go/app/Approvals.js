@@ -14,12 +14,20 @@ export function Decline(arg1, arg2) {
   return window['go']['app']['Approvals']['Decline'](arg1, arg2);
 }
 
+export function ExampleAgent() {
+  return window['go']['app']['Approvals']['ExampleAgent']();
+}
+
 export function Get(arg1) {
   return window['go']['app']['Approvals']['Get'](arg1);
 }
 
 export function List() {
   return window['go']['app']['Approvals']['List']();
+}
+
+export function RunExampleAgent() {
+  return window['go']['app']['Approvals']['RunExampleAgent']();
 }
 
 export function StartDemoExchange(arg1) {

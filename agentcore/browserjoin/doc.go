@@ -1,0 +1,22 @@
+// Package browserjoin is the engine's side of browser join (Poppy 0.4 spec 6, 10.2, 10.6): the
+// signed authorization of a code, and the policy that says when the controlled browser must
+// join (again).
+//
+// Spec sections implemented:
+//
+//   - 6 step 2: [Authorizer] returns the function the controlled browser (package browser) calls
+//     with the code it read from the page its own browser loaded from the endpoint. It sends
+//     POST {browser_session_endpoint}/authorize with {"code": ...} through the engine's
+//     [engine.Client] of the Session: the Session header (5.2), and, for a signed-in account,
+//     the access token the website should act with. The token is put on by the engine and is
+//     never returned, so it never reaches the browser (10.6). The SessionClient never follows a
+//     redirect, so neither credential can be sent to another URL (spec 3, transport). The
+//     function only takes a code; package browser calls it only with the code of its own page
+//     (10.6: a code from anywhere else is never authorized). It is never given to the model.
+//   - 6 "When": [Decide] says whether to join: before the first browsing when the Company lists
+//     web.browser_session_endpoint (without it the browser browses as a signed-out visitor),
+//     and again after signing in, after signing out, when the scopes change, or when the
+//     website no longer recognizes the Session (its cookie is gone). [Joiner] applies Decide to
+//     a browser before each use.
+//   - 10.2: codes are never logged; errors name the step and the Company's error code only.
+package browserjoin

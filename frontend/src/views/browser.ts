@@ -1,0 +1,118 @@
+// The Browser view (issue 9, spec 6): the controlled browser's current page as a screenshot
+// (refreshed live while the model browses), its URL, the join state (signed out, or signed in
+// as an account with scopes), and a button to open the same Session in a visible window to
+// watch. Every text is set with textContent (dom.ts); the screenshot is only ever a data: PNG.
+// Nothing here decides anything or authorizes a join.
+
+import { el } from "../dom";
+import type { SectionView } from "../app";
+
+export interface BrowserState {
+  open: boolean;
+  company: string;
+  companyName: string;
+  account: string;
+  url: string;
+  joined: boolean;
+  signedIn: boolean;
+  scopes: string[] | null;
+  joinText: string;
+  screenshot: string;
+  visible: boolean;
+  updated: string;
+  problem: string;
+}
+
+export const EVENT_BROWSER = "browser:changed";
+
+export interface BrowserBackend {
+  state(): Promise<BrowserState>;
+  showWindow(): Promise<void>;
+  on(event: string, cb: (...data: unknown[]) => void): () => void;
+}
+
+interface GoBrowser {
+  State(): Promise<BrowserState>;
+  ShowWindow(): Promise<void>;
+}
+
+function goService(): GoBrowser {
+  const svc = (window as unknown as { go?: { app?: { Browser?: GoBrowser } } }).go?.app?.Browser;
+  if (!svc) throw new Error("the Browser service is not bound in this window");
+  return svc;
+}
+
+export const goBrowser: BrowserBackend = {
+  state: () => Promise.resolve().then(() => goService().State()),
+  showWindow: () => Promise.resolve().then(() => goService().ShowWindow()),
+  on(event, cb) {
+    const off = window.runtime?.EventsOnMultiple(event, cb, -1);
+    return typeof off === "function" ? off : () => {};
+  },
+};
+
+// joinLine says the join state in plain words.
+export function joinLine(s: BrowserState): string {
+  if (!s.joined) return "Browsing as a signed-out visitor: this Company offers no browser join.";
+  if (s.signedIn) return `Joined to your Session, signed in as ${s.account} with ${(s.scopes ?? []).join(", ") || "no scopes"}.`;
+  return "Joined to your Session, signed out.";
+}
+
+// safeShot accepts only a PNG data URL (never a remote address).
+export function safeShot(src: string): string {
+  return /^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(src) ? src : "";
+}
+
+export function browserView(backend: BrowserBackend): SectionView {
+  return (host, ctx) => {
+    const heading = el("h2", { class: "section-title", id: "browser-title" }, "Browser");
+    const body = el("div", { class: "browser-body", "aria-live": "polite" });
+    host.replaceChildren(el("section", { class: "browser", "aria-labelledby": "browser-title" }, heading, body));
+    let gen = 0;
+    const render = (s: BrowserState) => {
+      if (!s.open && !s.problem) {
+        body.replaceChildren(ctx.empty());
+        return;
+      }
+      const button = el("button", { type: "button", class: "browser-show", id: "browser-show" }, s.visible ? "Window open" : "Watch in a window");
+      if (s.visible) button.setAttribute("disabled", "");
+      const note = el("p", { class: "browser-note" });
+      button.addEventListener("click", () => {
+        backend.showWindow().catch((err) => {
+          note.textContent = "The window could not open: " + (err instanceof Error ? err.message : String(err));
+        });
+      });
+      const parts: HTMLElement[] = [
+        el("p", { class: "browser-company" }, s.companyName ? `${s.companyName} (${s.company})` : s.company),
+        el("p", { class: "browser-join", id: "browser-join" }, joinLine(s)),
+        el("p", { class: "browser-url", id: "browser-url" }, s.url || "—"),
+      ];
+      if (s.problem) parts.push(el("p", { class: "browser-problem", role: "alert" }, s.problem));
+      const shot = safeShot(s.screenshot);
+      if (shot) parts.push(el("img", { class: "browser-shot", id: "browser-shot", src: shot, alt: `The page ${s.url} as the controlled browser shows it` }));
+      parts.push(button, note);
+      body.replaceChildren(...parts);
+    };
+    const load = async () => {
+      const mine = ++gen;
+      try {
+        const s = await backend.state();
+        if (mine === gen) render(s);
+      } catch (err) {
+        if (mine !== gen) return;
+        // The empty state stays, with the reason under it (as the other views do).
+        const e = ctx.empty();
+        e.classList.add("problem");
+        const text = e.querySelector(".empty-text");
+        if (text) text.textContent = "The browser's state could not be read: " + (err instanceof Error ? err.message : String(err));
+        body.replaceChildren(e);
+      }
+    };
+    const off = backend.on(EVENT_BROWSER, () => void load());
+    void load();
+    return () => {
+      gen++;
+      off();
+    };
+  };
+}
