@@ -474,18 +474,7 @@ func (t *tools) callAPI(ctx context.Context, raw json.RawMessage) *Reply {
 			a.Body = nil
 		}
 	}
-	if r := checkIntent(a.Intent); r != nil {
-		return r
-	}
-	c, r := t.company(ctx, a.Company)
-	if r != nil {
-		return r
-	}
-	api, r := pickAPI(c, "openapi", a.API, "api")
-	if r != nil {
-		return r
-	}
-	account, r := t.account(ctx, c, a.Account)
+	c, api, account, r := t.callTarget(ctx, a.Company, "openapi", a.API, "api", a.Account, a.Intent)
 	if r != nil {
 		return r
 	}
@@ -608,6 +597,28 @@ func (t *tools) waitForSignIn(ctx context.Context, c *discovery.Company, account
 		Message: fmt.Sprintf("not performed; waiting for the user to sign in in Poppydesk (scopes: %s). Poppydesk has asked the user on its Sign-in screen; nothing is signed in until the user does it there. Ask the user to tell you when they have, then send the request again", orNone(list))}
 }
 
+// callTarget resolves what call_api_operation and call_mcp_tool act on: the model's stated
+// intent is checked, then the Company, the API or MCP server of type typ (argument name arg), and
+// the account.
+func (t *tools) callTarget(ctx context.Context, company, typ, chosen, arg string, account *string, intent map[string]string) (*discovery.Company, discovery.API, string, *Reply) {
+	if r := checkIntent(intent); r != nil {
+		return nil, discovery.API{}, "", r
+	}
+	c, r := t.company(ctx, company)
+	if r != nil {
+		return nil, discovery.API{}, "", r
+	}
+	api, r := pickAPI(c, typ, chosen, arg)
+	if r != nil {
+		return nil, discovery.API{}, "", r
+	}
+	acct, r := t.account(ctx, c, account)
+	if r != nil {
+		return nil, discovery.API{}, "", r
+	}
+	return c, api, acct, nil
+}
+
 func checkIntent(in map[string]string) *Reply {
 	if len(in) > 20 {
 		return Refused("intent has more than 20 fields")
@@ -656,18 +667,7 @@ func (t *tools) callTool(ctx context.Context, raw json.RawMessage) *Reply {
 	} else {
 		a.Arguments = json.RawMessage(`{}`)
 	}
-	if r := checkIntent(a.Intent); r != nil {
-		return r
-	}
-	c, r := t.company(ctx, a.Company)
-	if r != nil {
-		return r
-	}
-	srv, r := pickAPI(c, "mcp", a.Server, "server")
-	if r != nil {
-		return r
-	}
-	account, r := t.account(ctx, c, a.Account)
+	c, srv, account, r := t.callTarget(ctx, a.Company, "mcp", a.Server, "server", a.Account, a.Intent)
 	if r != nil {
 		return r
 	}
