@@ -130,6 +130,9 @@ func joinWords(j browserjoin.Joined) string {
 		return "browsing as a signed-out visitor (the Company offers no browser join)"
 	case j.SignedIn:
 		return "joined to the Session, signed in as " + j.Account.Account + " with " + strings.Join(j.Scopes, " ")
+	case j.Downgraded:
+		return "joined to the Session, signed out: the Company did not accept the sign-in of " + j.Requested.Account +
+			" for the browser; sign in again to browse signed in"
 	}
 	return "joined to the Session, signed out"
 }
@@ -177,6 +180,20 @@ func (b *Browser) browse(ctx context.Context, req modelapi.BrowseRequest) (*mode
 	default:
 		err = fmt.Errorf("unknown browser action %q", req.Action)
 	}
+	if err == nil && endpoint != "" && (req.Action == "open" || req.Action == "back" || req.Action == "submit") {
+		// The page may show that the website no longer recognizes the Session (it dropped the
+		// Session's cookie): join again at once (spec 6), and load a page that was a GET again.
+		var again browserjoin.Joined
+		var rejoined bool
+		if again, rejoined, err = b.rejoinIfForgotten(ctx, e, status, s, co.Identifier, req.Account); err == nil && rejoined {
+			j, res.Joined = again, joinWords(again)
+			if req.Action == "submit" {
+				res.Joined += "; the website did not recognize the Session when the form was sent, so the browser joined again: send the form again if it is still needed"
+			} else {
+				p, err = s.Open(ctx, p.URL)
+			}
+		}
+	}
 	if err != nil {
 		b.update(co, req.Account, key, s, joinWords(j), &j, err)
 		return nil, err
@@ -186,6 +203,18 @@ func (b *Browser) browse(ctx context.Context, req modelapi.BrowseRequest) (*mode
 	}
 	b.update(co, req.Account, key, s, joinWords(j), &j, nil)
 	return res, nil
+}
+
+// rejoinIfForgotten joins s again when the cookies its last join set are gone (the website no
+// longer recognizes the Session, spec 6). It reports whether it joined.
+func (b *Browser) rejoinIfForgotten(ctx context.Context, e *engine.Engine, status browserjoin.StatusFunc, s *browser.Session, company, account string) (browserjoin.Joined, bool, error) {
+	ok, err := s.Recognized(ctx)
+	if err != nil || ok {
+		return browserjoin.Joined{}, false, err
+	}
+	b.cfg.Log.InfoContext(ctx, "browser: the website no longer recognizes the Session; joining again (spec 6)", "company", company)
+	j, err := b.joinerFor(e, status).Ensure(ctx, s, company, account)
+	return j, err == nil, err
 }
 
 // update refreshes the window's view after an action (a screenshot of the page now).

@@ -40,4 +40,8 @@ func TestBrowserWithoutEngine(t *testing.T) {
 	if joinWords(browserjoin.Joined{}) == "" || !strings.Contains(joinWords(browserjoin.Joined{Endpoint: "x", Account: browserjoin.Account{Account: "a", SignedIn: true, Scopes: []string{"s"}}}), "signed in as a with s") {
 		t.Error("join words")
 	}
+	down := browserjoin.Joined{Endpoint: "x", Downgraded: true, Requested: browserjoin.Account{Account: "a", SignedIn: true}}
+	if w := joinWords(down); !strings.Contains(w, "signed out") || !strings.Contains(w, "did not accept the sign-in of a") {
+		t.Errorf("downgraded join words %q", w)
+	}
 }

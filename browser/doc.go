@@ -27,7 +27,14 @@
 // to a page of the website and the join cookie set in step 1 being cleared. After an error it
 // starts again at step 1 once, then fails with a [JoinError] naming the step. The code is never
 // logged, returned or kept. [Session.Recognized] reports whether the cookies the join set are
-// still there (agentcore/browserjoin joins again when they are not).
+// still there (agentcore/browserjoin joins again when they are not): a website that no longer
+// recognizes the Session drops its cookie, as the reference Company does.
+//
+// # Visible on request
+//
+// [Session.SetVisible] restarts the browser with the same profile, with a window (it needs a
+// display) or headless again, carries the Session's cookies over and reopens the page: the
+// user watches the same Session, which needs no new join. The headless browser is closed first.
 //
 // # What the model sees (spec 10.1, 10.2)
 //

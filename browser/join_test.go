@@ -288,7 +288,7 @@ func TestBrowserJoin(t *testing.T) {
 	})
 
 	t.Run("errors start again at step 1 once", func(t *testing.T) {
-		for _, f := range poppytest.JoinFaults {
+		for _, f := range poppytest.JoinBreakingFaults {
 			before := len(w.s.Joins())
 			if err := w.s.SetJoinFault(f, 1); err != nil {
 				t.Fatal(err)
@@ -312,6 +312,85 @@ func TestBrowserJoin(t *testing.T) {
 				t.Logf("%s twice: %v", f, err)
 			}
 			w.s.SetJoinFault(f, 0)
+		}
+	})
+
+	authorizations := func() int { return len(w.s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize")) }
+
+	t.Run("join again when the website no longer recognizes the Session", func(t *testing.T) {
+		if _, err := w.j.Ensure(ctx, b, w.co.Identifier, "personal"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := b.Recognized(ctx); err != nil || !ok {
+			t.Fatalf("before: recognized %v, %v", ok, err)
+		}
+		joins, auths := len(w.s.Joins()), authorizations()
+		if n := w.s.ForgetWebSessions(); n == 0 {
+			t.Fatal("the website had no Session to forget")
+		}
+		// The website shows a stranger, and drops the cookie it no longer knows.
+		if v := visitor(t, b, w); !strings.Contains(v, "not a Personal Agent's Session") {
+			t.Errorf("after forgetting: %q", v)
+		}
+		if ok, err := b.Recognized(ctx); err != nil || ok {
+			t.Fatalf("after forgetting: recognized %v, %v; want false", ok, err)
+		}
+		if _, err := w.j.Ensure(ctx, b, w.co.Identifier, "personal"); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.s.Joins()) != joins+1 || authorizations() != auths+1 {
+			t.Errorf("joins %d→%d, authorizations %d→%d; want one more of each", joins, len(w.s.Joins()), auths, authorizations())
+		}
+		if v := visitor(t, b, w); !strings.Contains(v, "is the Personal Agent's Session") {
+			t.Errorf("after joining again: %q", v)
+		}
+	})
+
+	t.Run("a refused token does not make every call join again", func(t *testing.T) {
+		w.signIn(t, "personal", "orders:read")
+		// The authorize endpoint refuses the token, and the refresh that follows fails without
+		// ending the sign-in (the token response grants a scope nobody asked for, spec 4.7): the
+		// authorize request continues signed out (spec 5.5) and the keyring still says signed in.
+		if err := w.s.SetJoinFault(poppytest.JoinFaultTokenRefused, 1); err != nil {
+			t.Fatal(err)
+		}
+		defer w.s.SetJoinFault(poppytest.JoinFaultTokenRefused, 0)
+		if err := w.s.SetFault(poppytest.FaultScopeWider, true); err != nil {
+			t.Fatal(err)
+		}
+		joins, auths := len(w.s.Joins()), authorizations()
+		j, err := w.j.Ensure(ctx, b, w.co.Identifier, "personal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.SignedIn || !j.Downgraded || !j.Requested.SignedIn || len(w.s.Joins()) != joins+1 || w.s.Joins()[joins].Account != "" {
+			t.Fatalf("joined %+v, Company joins %+v; want one join taken signed out and marked downgraded", j, w.s.Joins()[joins:])
+		}
+		w.s.SetFault(poppytest.FaultScopeWider, false)
+		if st, err := w.oc.Status(ctx, w.co.Identifier, "personal"); err != nil || !st.SignedIn {
+			t.Fatalf("the keyring no longer says signed in (%+v, %v): this case needs a sign-in that still stands", st, err)
+		}
+		if v := visitor(t, b, w); !strings.Contains(v, "is the Personal Agent's Session") || !strings.Contains(v, "Not signed in") {
+			t.Errorf("visitor after a downgraded join: %q", v)
+		}
+		auths = authorizations()
+		for i := range 3 {
+			j, err := w.j.Ensure(ctx, b, w.co.Identifier, "personal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !j.Downgraded || authorizations() != auths || len(w.s.Joins()) != joins+1 {
+				t.Fatalf("call %d: joined %+v, %d authorize requests (want %d): the keyring's sign-in made it join again", i, j, authorizations(), auths)
+			}
+		}
+		// A change of the sign-in's scopes joins again; the Company now accepts the token.
+		w.signIn(t, "personal", "orders:read", "orders:write")
+		j, err = w.j.Ensure(ctx, b, w.co.Identifier, "personal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !j.SignedIn || j.Downgraded || len(w.s.Joins()) != joins+2 || w.s.Joins()[joins+1].Account != account {
+			t.Fatalf("after new scopes: joined %+v, Company joins %+v", j, w.s.Joins()[joins:])
 		}
 	})
 }

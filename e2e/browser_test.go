@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
@@ -28,14 +29,20 @@ type browsingActions struct {
 
 func (a browsingActions) Browser() modelapi.BrowserActions { return a.b }
 
-// TestModelBrowsesJoined: the model's browser tools, over MCP, drive Debian's headless Chromium
-// joined to the Session of the reference Company (spec 6); the window's Browser state shows the
-// page's screenshot, URL and join state; nothing the model receives carries the join code, and
-// no browser request carried a token.
-func TestModelBrowsesJoined(t *testing.T) {
+// modelBrowsing is the reference Company, the engine, the window's Browser service and the
+// model's MCP client over its browser tools.
+type modelBrowsing struct {
+	s   *poppytest.Server
+	co  *discovery.Company
+	svc *app.Browser
+	cs  *mcp.ClientSession
+}
+
+// newModelBrowsing starts it all; edit, when not nil, changes the Company's poppy.json before
+// discovery.
+func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[string]any)) *modelBrowsing {
+	t.Helper()
 	_, chromium := prerequisites(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	s, err := poppytest.New(poppytest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +50,10 @@ func TestModelBrowsesJoined(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	if edit != nil {
+		s.EditPoppyJSON(edit)
+	}
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	log := slog.New(slog.DiscardHandler)
 	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: engine.NewMemoryState(), Logger: log,
@@ -51,7 +61,7 @@ func TestModelBrowsesJoined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close(context.Background())
+	t.Cleanup(func() { e.Close(context.Background()) })
 	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
 	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: secrets, Logger: log})
 	if err != nil {
@@ -63,7 +73,7 @@ func TestModelBrowsesJoined(t *testing.T) {
 		t.Fatal(err)
 	}
 	mgr := &browser.Manager{Root: t.TempDir(), Base: browser.Options{ExecPath: chromium, TrustSPKI: []string{leafSPKI(t, s)}}}
-	defer mgr.Close()
+	t.Cleanup(mgr.Close)
 	svc, model := app.NewBrowser(app.BrowserConfig{Manager: mgr, Log: log,
 		Engine: func() (*engine.Engine, browserjoin.StatusFunc) { return e, browserjoin.OAuthStatus(oc) }})
 	srv, err := modelapi.NewServer(modelapi.Deps{Actions: browsingActions{b: model}})
@@ -75,57 +85,138 @@ func TestModelBrowsesJoined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	call := func(tool string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	text := func(r *mcp.CallToolResult) string {
-		var b strings.Builder
-		for _, c := range r.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
-	}
+	t.Cleanup(func() { cs.Close() })
+	return &modelBrowsing{s: s, co: co, svc: svc, cs: cs}
+}
 
-	start := time.Now()
-	r := call("browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")})
-	t.Logf("first browser_open (Chromium start + join + page): %s", time.Since(start))
-	if r.IsError || !strings.Contains(text(r), "This browser is the Personal Agent's Session") || !strings.Contains(text(r), modelapi.UntrustedWarning) {
-		t.Fatalf("browser_open: %s", text(r))
+func (m *modelBrowsing) call(t *testing.T, ctx context.Context, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := m.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
 	}
-	r = call("browser_open", map[string]any{"company": co.Identifier, "url": s.BrowserSessionEndpoint()})
-	if !r.IsError || strings.Contains(text(r), "bc_") {
-		t.Errorf("the model opened the browser-session endpoint: %s", text(r))
-	}
-	r = call("browser_screenshot", map[string]any{"company": co.Identifier})
-	var img bool
+	return res
+}
+
+func toolText(r *mcp.CallToolResult) string {
+	var b strings.Builder
 	for _, c := range r.Content {
-		_, ok := c.(*mcp.ImageContent)
-		img = img || ok
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
 	}
-	if r.IsError || !img {
-		t.Errorf("screenshot: %s", text(r))
+	return b.String()
+}
+
+// authorizations counts the engine's POST {endpoint}/authorize requests the Company received.
+func (m *modelBrowsing) authorizations() int {
+	return len(m.s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize"))
+}
+
+// TestModelBrowsesJoined: the model's browser tools, over MCP, drive Debian's headless Chromium
+// joined to the Session of the reference Company (spec 6); the window's Browser state shows the
+// page's screenshot, URL and join state; nothing the model receives carries the join code, and
+// no browser request carried a token. When the website forgets the Session, the model's next
+// browse joins again. One browser serves all subtests.
+func TestModelBrowsesJoined(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	m := newModelBrowsing(t, ctx, nil)
+	s, co := m.s, m.co
+
+	t.Run("joined before the first page", func(t *testing.T) {
+		start := time.Now()
+		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")})
+		t.Logf("first browser_open (Chromium start + join + page): %s", time.Since(start))
+		if r.IsError || !strings.Contains(toolText(r), "This browser is the Personal Agent's Session") || !strings.Contains(toolText(r), modelapi.UntrustedWarning) {
+			t.Fatalf("browser_open: %s", toolText(r))
+		}
+		r = m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.BrowserSessionEndpoint()})
+		if !r.IsError || strings.Contains(toolText(r), "bc_") {
+			t.Errorf("the model opened the browser-session endpoint: %s", toolText(r))
+		}
+		r = m.call(t, ctx, "browser_screenshot", map[string]any{"company": co.Identifier})
+		var img bool
+		for _, c := range r.Content {
+			_, ok := c.(*mcp.ImageContent)
+			img = img || ok
+		}
+		if r.IsError || !img {
+			t.Errorf("screenshot: %s", toolText(r))
+		}
+		state := m.svc.State()
+		if !state.Open || !strings.HasPrefix(state.Screenshot, "data:image/png;base64,") || !strings.HasSuffix(state.URL, "/account") || !state.Joined || state.SignedIn {
+			t.Errorf("window state: open %v url %q joined %v signedIn %v shot %d bytes", state.Open, state.URL, state.Joined, state.SignedIn, len(state.Screenshot))
+		}
+		if len(s.Joins()) != 1 || m.authorizations() != 1 {
+			t.Errorf("%d joins, %d authorize requests; want 1 and 1", len(s.Joins()), m.authorizations())
+		}
+	})
+
+	t.Run("joins again when the website no longer recognizes the Session", func(t *testing.T) {
+		joins, auths := len(s.Joins()), m.authorizations()
+		if n := s.ForgetWebSessions(); n == 0 {
+			t.Fatal("the website had no Session to forget")
+		}
+		// The next browse: the website does not recognize the browser (and drops its cookie),
+		// so the browser joins again and the page is loaded again, as the Session.
+		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")})
+		if r.IsError || !strings.Contains(toolText(r), "This browser is the Personal Agent's Session") {
+			t.Fatalf("browser_open after the website forgot the Session: %s", toolText(r))
+		}
+		if len(s.Joins()) != joins+1 || m.authorizations() != auths+1 {
+			t.Errorf("joins %d→%d, authorize requests %d→%d; want one more of each", joins, len(s.Joins()), auths, m.authorizations())
+		}
+		// And it stays joined: another browse needs no join.
+		m.call(t, ctx, "browser_read", map[string]any{"company": co.Identifier})
+		if len(s.Joins()) != joins+1 {
+			t.Errorf("%d joins after one more read, want %d", len(s.Joins()), joins+1)
+		}
+	})
+
+	t.Run("no browser request carried a token", func(t *testing.T) {
+		if leaks := s.BrowserRequestsCarryingTokens(); len(leaks) != 0 {
+			t.Errorf("%d browser requests carried a token", len(leaks))
+		}
+	})
+}
+
+// TestModelBrowsesWithoutEndpoint: a Company whose poppy.json lists no
+// web.browser_session_endpoint is browsed as an ordinary signed-out visitor (spec 6): the
+// model's browser opens its website with no join attempt, the engine sends no authorize
+// request, and the website sees a visitor that is not a Session.
+func TestModelBrowsesWithoutEndpoint(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	m := newModelBrowsing(t, ctx, func(doc map[string]any) { delete(doc, "web") })
+	s, co := m.s, m.co
+	if co.Channels.Web != nil && co.Channels.Web.BrowserSessionEndpoint != "" {
+		t.Fatalf("the Company still lists browser_session_endpoint %q", co.Channels.Web.BrowserSessionEndpoint)
 	}
-	state := svc.State()
-	if !state.Open || !strings.HasPrefix(state.Screenshot, "data:image/png;base64,") || !strings.HasSuffix(state.URL, "/account") || !state.Joined || state.SignedIn {
-		t.Errorf("window state: open %v url %q joined %v signedIn %v shot %d bytes", state.Open, state.URL, state.Joined, state.SignedIn, len(state.Screenshot))
+	for _, page := range []string{"/account", "/orders"} {
+		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, page)})
+		txt := toolText(r)
+		if r.IsError || !strings.Contains(txt, "This browser is not a Personal Agent's Session") || !strings.Contains(txt, "Not signed in") ||
+			!strings.Contains(txt, "signed-out visitor") {
+			t.Fatalf("browser_open %s: %s", page, txt)
+		}
 	}
-	if len(s.Joins()) != 1 {
-		t.Errorf("%d joins", len(s.Joins()))
+	if n := len(s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath)); n != 0 {
+		t.Errorf("the browser loaded the browser-session page %d times", n)
 	}
-	if leaks := s.BrowserRequestsCarryingTokens(); len(leaks) != 0 {
-		t.Errorf("%d browser requests carried a token", len(leaks))
+	if n := m.authorizations(); n != 0 {
+		t.Errorf("the engine sent %d authorize requests", n)
+	}
+	if len(s.Joins()) != 0 {
+		t.Errorf("joins: %+v", s.Joins())
+	}
+	st := m.svc.State()
+	if !st.Open || st.Joined || st.SignedIn || !strings.Contains(st.JoinText, "signed-out visitor") || !strings.HasSuffix(st.URL, "/orders") {
+		t.Errorf("window state: open %v joined %v signedIn %v %q url %q", st.Open, st.Joined, st.SignedIn, st.JoinText, st.URL)
 	}
 }

@@ -85,9 +85,22 @@ type Account struct {
 type Joined struct {
 	// Endpoint is web.browser_session_endpoint ("" when the Company has none: a visitor).
 	Endpoint string `json:"endpoint"`
+	// Account is how the browser is joined (SignedIn false after a downgraded join).
 	Account
 	At time.Time `json:"at"`
+	// Downgraded is set when the account was signed in but the Company refused its token in
+	// step 2, so the request, and the join, continued signed out (spec 5.5). Requested is the
+	// sign-in the join was asked for; Decide does not ask for the same again right away.
+	Downgraded bool    `json:"downgraded,omitempty"`
+	Requested  Account `json:"requested"`
 }
+
+// DowngradeRetry is how long a downgraded join stands for the same sign-in (account and
+// scopes): within it, Decide does not join again just because the keyring still says signed
+// in, which would join again on every call while the Company keeps refusing the token. A
+// change of the account's sign-in state or scopes, or a website that no longer recognizes the
+// Session, still joins again at once.
+const DowngradeRetry = 15 * time.Minute
 
 // Decision says whether to join and why.
 type Decision struct {
@@ -98,20 +111,30 @@ type Decision struct {
 // Decide is the join policy (spec 6): join before browsing when the Company has an endpoint;
 // join again after signing in or out, when the scopes change, or when the website no longer
 // recognizes the Session. Without an endpoint there is nothing to join.
-func Decide(last *Joined, endpoint string, now Account, recognized bool) Decision {
+//
+// The rejoin loop: when the last join was downgraded (the account was signed in but the
+// Company refused its token in step 2, so the browser joined signed out, spec 5.5), the
+// keyring still says signed in. Joining "again after signing in" would then join on every
+// call. So a downgraded join stands while the sign-in is the one it was asked for (same
+// account, same scopes) and for at most DowngradeRetry after it (at is the time now); signing
+// in with other scopes, signing out, or the website forgetting the Session joins again.
+func Decide(last *Joined, endpoint string, now Account, recognized bool, at time.Time) Decision {
 	switch {
 	case endpoint == "":
 		return Decision{Reason: "the Company lists no browser_session_endpoint: browsing as a signed-out visitor (spec 6)"}
 	case last == nil || last.Endpoint != endpoint:
 		return Decision{Join: true, Reason: "joining the browser to the Session before browsing (spec 6)"}
+	case !recognized:
+		return Decision{Join: true, Reason: "joining again because the website no longer recognizes the Session (spec 6)"}
+	case last.Downgraded && now.SignedIn && now.Account == last.Requested.Account &&
+		sameScopes(now.Scopes, last.Requested.Scopes) && at.Before(last.At.Add(DowngradeRetry)):
+		return Decision{Reason: "the Company took the last join signed out although the account is signed in (its token was refused, spec 5.5); not joining again until the sign-in or its scopes change"}
 	case !last.SignedIn && now.SignedIn:
 		return Decision{Join: true, Reason: "joining again after signing in (spec 6)"}
 	case last.SignedIn && !now.SignedIn:
 		return Decision{Join: true, Reason: "joining again after signing out (spec 6)"}
 	case last.SignedIn && !sameScopes(last.Scopes, now.Scopes):
 		return Decision{Join: true, Reason: "joining again because the scopes changed (spec 6)"}
-	case !recognized:
-		return Decision{Join: true, Reason: "joining again because the website no longer recognizes the Session (spec 6)"}
 	}
 	return Decision{Reason: "joined"}
 }
@@ -193,7 +216,7 @@ func (j *Joiner) Ensure(ctx context.Context, b Browser, company, account string)
 			return Joined{}, fmt.Errorf("browserjoin: checking the browser's cookies: %w", err)
 		}
 	}
-	d := Decide(last, endpoint, now, recognized)
+	d := Decide(last, endpoint, now, recognized, j.now())
 	if !d.Join {
 		if last == nil {
 			last = &Joined{Endpoint: endpoint, At: j.now()}
@@ -211,10 +234,15 @@ func (j *Joiner) Ensure(ctx context.Context, b Browser, company, account string)
 		j.Forget(b)
 		return Joined{}, err
 	}
-	if res.SignedOut {
-		now.SignedIn, now.Scopes = false, nil
+	joined := &Joined{Endpoint: endpoint, Account: now, At: j.now(), Requested: now}
+	if res.SignedOut && now.SignedIn {
+		joined.Downgraded = true
+		joined.SignedIn, joined.Scopes = false, nil
+		j.log().WarnContext(ctx, "browserjoin: the Company refused the account's access token when authorizing the browser, so the browser joined signed out (spec 5.5); it joins again when the sign-in or its scopes change",
+			"company", co.Identifier, "account", account)
+	} else if res.SignedOut {
+		joined.SignedIn, joined.Scopes = false, nil
 	}
-	joined := &Joined{Endpoint: endpoint, Account: now, At: j.now()}
 	j.set(b, joined)
 	return *joined, nil
 }

@@ -18,5 +18,12 @@
 //     and again after signing in, after signing out, when the scopes change, or when the
 //     website no longer recognizes the Session (its cookie is gone). [Joiner] applies Decide to
 //     a browser before each use.
+//   - 5.5 with 6 (the rejoin loop): when the Company refuses the account's token in step 2 and
+//     the engine continues signed out, the browser joins signed out while the keyring still
+//     says signed in ([Joined].Downgraded). Decide then does not join again for that same
+//     sign-in (account and scopes) until it changes, the website forgets the Session, or
+//     [DowngradeRetry] has passed, so a Company that keeps refusing the token doesn't get a
+//     join on every call. The engine exposes no token to this package, so a new sign-in with
+//     the very same scopes is seen only when DowngradeRetry has passed.
 //   - 10.2: codes are never logged; errors name the step and the Company's error code only.
 package browserjoin

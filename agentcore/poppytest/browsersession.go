@@ -51,10 +51,20 @@ const (
 	JoinFaultOtherBrowser = "join-code-other-browser"
 	// JoinFaultMissingCookie: the page sets no join cookie, so step 3 answers 400.
 	JoinFaultMissingCookie = "join-cookie-missing"
+	// JoinFaultTokenRefused: the authorize endpoint refuses any access token with 401
+	// invalid_token (armed for n authorize requests that carry one), so a Personal Agent that
+	// still holds a sign-in continues signed out (spec 5.5) and the browser joins signed out.
+	// The join itself succeeds: this fault is not one of JoinBreakingFaults.
+	JoinFaultTokenRefused = "join-token-refused"
 )
 
-// JoinFaults lists the join faults SetJoinFault accepts.
-var JoinFaults = []string{JoinFaultExpiredCode, JoinFaultUsedCode, JoinFaultOtherBrowser, JoinFaultMissingCookie}
+// JoinBreakingFaults are the join faults that make a join fail (spec 6 step 3: start again at
+// step 1).
+var JoinBreakingFaults = []string{JoinFaultExpiredCode, JoinFaultUsedCode, JoinFaultOtherBrowser, JoinFaultMissingCookie}
+
+// JoinFaults lists the join faults SetJoinFault accepts. They are also in Faults (server.go):
+// SetFault, Options.Faults and `company serve` switch one on for every join until switched off.
+var JoinFaults = append(slices.Clone(JoinBreakingFaults), JoinFaultTokenRefused)
 
 // joinCode is one code of the browser-session page.
 type joinCode struct {
@@ -140,13 +150,27 @@ func (s *Server) Joins() []JoinRecord {
 	return slices.Clone(b.joins)
 }
 
-// takeFault consumes one arming of a join fault. Called with b.mu held.
-func (b *browserState) takeFault(name string) bool {
+// ForgetWebSessions makes the website forget every Session cookie it set (as after a restart
+// of the website's session store): a browser that carries one is no longer recognized as the
+// Session, and the website clears the cookie on its next request (website.go). It returns how
+// many were forgotten.
+func (s *Server) ForgetWebSessions() int {
+	b := s.browser()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.sessions)
+	clear(b.sessions)
+	return n
+}
+
+// takeFault consumes one arming of a join fault, or reports a join fault switched on with
+// SetFault (then it stays on). Called with b.mu held.
+func (s *Server) takeFault(b *browserState, name string) bool {
 	if b.faults[name] > 0 {
 		b.faults[name]--
 		return true
 	}
-	return false
+	return s.fault(name)
 }
 
 // serveBrowserSite serves the browser-session endpoint (spec 6) and the website (website.go).
@@ -185,15 +209,15 @@ func (s *Server) joinPage(w http.ResponseWriter, r *http.Request) {
 	c := &joinCode{code: "bc_" + randID(18), cookie: randID(24)}
 	b.mu.Lock()
 	c.expires = now.Add(b.lifetime)
-	if b.takeFault(JoinFaultExpiredCode) {
+	if s.takeFault(b, JoinFaultExpiredCode) {
 		c.expires = now.Add(-time.Second)
 	}
-	if b.takeFault(JoinFaultUsedCode) {
+	if s.takeFault(b, JoinFaultUsedCode) {
 		c.submitted = true
 	}
-	setCookie := !b.takeFault(JoinFaultMissingCookie)
+	setCookie := !s.takeFault(b, JoinFaultMissingCookie)
 	cookie := c.cookie
-	if b.takeFault(JoinFaultOtherBrowser) {
+	if s.takeFault(b, JoinFaultOtherBrowser) {
 		// Another browser's code owns this cookie value: the pair will not match.
 		other := &joinCode{code: "bc_" + randID(18), cookie: randID(24), expires: c.expires}
 		b.codes[other.code], b.byCookie[other.cookie] = other, other.code
@@ -226,6 +250,20 @@ func (s *Server) joinAuthorize(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, "invalid_request", "use POST with a JSON body {\"code\": ...} (spec 6 step 2)")
 		return
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		b := s.browser()
+		b.mu.Lock()
+		refuse := s.takeFault(b, JoinFaultTokenRefused)
+		b.mu.Unlock()
+		if refuse {
+			scheme := "Bearer"
+			if strings.HasPrefix(strings.ToLower(a), "dpop ") {
+				scheme = "DPoP"
+			}
+			challenge(w, http.StatusUnauthorized, scheme, "invalid_token", "the access token is not accepted here (fault "+JoinFaultTokenRefused+")", "")
+			return
+		}
 	}
 	token, at, ok := s.checkAccessToken(w, r, "")
 	if !ok {

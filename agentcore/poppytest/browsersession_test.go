@@ -181,3 +181,85 @@ func TestWebsiteVisitor(t *testing.T) {
 		t.Errorf("own login: %d %s", st, body)
 	}
 }
+
+// TestWebsiteClearsUnknownSession: a Session cookie the website doesn't know (forgotten with
+// ForgetWebSessions, or never issued) is cleared, and the visitor is not the Session, so a
+// Personal Agent can see that the website no longer recognizes it (spec 6).
+func TestWebsiteClearsUnknownSession(t *testing.T) {
+	s, hc := start(t, poppytest.Options{})
+	if n := s.ForgetWebSessions(); n != 0 {
+		t.Fatalf("a fresh website forgot %d Sessions", n)
+	}
+	for _, tc := range []struct {
+		name    string
+		cookie  string
+		cleared bool
+	}{
+		{"unknown Session cookie", "forgotten-value", true},
+		{"no Session cookie", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, s.URL(poppytest.ShopHost, "/account"), nil)
+			if tc.cookie != "" {
+				req.AddCookie(&http.Cookie{Name: poppytest.SessionCookie, Value: tc.cookie})
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var cleared bool
+			for _, c := range resp.Cookies() {
+				cleared = cleared || c.Name == poppytest.SessionCookie && c.MaxAge < 0
+			}
+			if cleared != tc.cleared || !strings.Contains(string(body), `data-session="no"`) {
+				t.Errorf("cleared %v (want %v), body %s", cleared, tc.cleared, body)
+			}
+		})
+	}
+}
+
+// TestJoinTokenRefusedFault: armed for n authorize requests that carry a token (or switched on
+// with SetFault), step 2 answers 401 invalid_token before anything else; a request without a
+// token does not consume it.
+func TestJoinTokenRefusedFault(t *testing.T) {
+	s, hc := start(t, poppytest.Options{})
+	authorize := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, s.BrowserSessionEndpoint()+"/authorize", strings.NewReader(`{"code":"bc_x"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate") + " " + string(b)
+	}
+	refused := func(status int, text string) bool {
+		return status == 401 && strings.Contains(text, "invalid_token") && strings.Contains(text, poppytest.JoinFaultTokenRefused)
+	}
+	if err := s.SetJoinFault(poppytest.JoinFaultTokenRefused, 1); err != nil {
+		t.Fatal(err)
+	}
+	if st, text := authorize(""); refused(st, text) {
+		t.Errorf("a request without a token was refused by the fault: %d %s", st, text)
+	}
+	if st, text := authorize("at_some"); !refused(st, text) {
+		t.Errorf("armed: %d %s", st, text)
+	}
+	if st, text := authorize("at_some"); refused(st, text) {
+		t.Errorf("the fault outlived its one arming: %d %s", st, text)
+	}
+	if err := s.SetFault(poppytest.JoinFaultTokenRefused, true); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if st, text := authorize("at_some"); !refused(st, text) {
+			t.Errorf("switched on with SetFault: %d %s", st, text)
+		}
+	}
+}

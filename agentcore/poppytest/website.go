@@ -21,6 +21,10 @@ import (
 //	POST /logout                     signs the browser out on the website (ends the Session's
 //	                                 sign-in in this browser, spec 6)
 //
+// A Session cookie the website no longer knows (ForgetWebSessions, or expired) is cleared on
+// the next request, so the Personal Agent sees that the website no longer recognizes the
+// Session and joins again (spec 6).
+//
 // HTML is served with a Content-Type header and written with html/template, so Company content
 // in it is escaped.
 
@@ -174,7 +178,27 @@ func missingScope(scope, what string) string {
 	return "Missing scope: " + scope + ". Sign in again with the scope " + scope + " to " + what + "."
 }
 
+// clearUnknownSession clears a Session cookie the website no longer knows (forgotten with
+// ForgetWebSessions, or expired): the website then visibly no longer recognizes the Session,
+// and the Personal Agent, which sees its cookie gone, joins again (spec 6 "join again ... when
+// the website no longer recognizes the Session").
+func (s *Server) clearUnknownSession(w http.ResponseWriter, r *http.Request) {
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return
+	}
+	b := s.browser()
+	now := s.now()
+	b.mu.Lock()
+	ws := b.sessions[ck.Value]
+	b.mu.Unlock()
+	if ws == nil || !now.Before(ws.expires) {
+		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	}
+}
+
 func (s *Server) serveWebsite(w http.ResponseWriter, r *http.Request) {
+	s.clearUnknownSession(w, r)
 	v := s.visitorOf(r)
 	p := r.URL.Path
 	switch {
