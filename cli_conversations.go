@@ -15,6 +15,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -66,7 +67,7 @@ func windowConversationManager(rt *windowRuntime) (*conversation.Manager, error)
 		return nil, errConversationsOff
 	}
 	cfg := conversation.Config{Engine: w.eng, Store: conversationStore{st: w.st}, Logger: rt.log,
-		OnUpdate: func(u conversation.Update) { rt.relay.Emit(EventConversations) }}
+		OnUpdate: func(u conversation.Update) { rt.relay.Emit(EventConversations, app.ConversationChangeOf(u)) }}
 	if q := w.queue; q != nil {
 		cfg.OnOperation = func(ctx context.Context, f conversation.OperationFound) {
 			if _, err := q.ProposeFromConversation(ctx, f); err != nil {
@@ -83,7 +84,7 @@ func windowConversationManager(rt *windowRuntime) (*conversation.Manager, error)
 }
 
 // EventConversations says a conversation changed (the window's conversation view listens).
-const EventConversations = "conversations:changed"
+const EventConversations = app.EventConversationsChanged
 
 // Conversations gives the model's conversation tools the window's Manager
 // (modelapi.ConversationProvider).

@@ -1329,6 +1329,18 @@ func (m *Manager) Get(ctx context.Context, company, id string) (*View, []Entry, 
 	return c.view(), append([]Entry(nil), c.entries...), nil
 }
 
+// View returns a conversation's current state (status, invites, text being written) without
+// copying its transcript: the window asks for it on every change.
+func (m *Manager) View(ctx context.Context, company, id string) (*View, int, error) {
+	c, err := m.load(ctx, company, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view(), len(c.entries), nil
+}
+
 // Entries returns entries [from, from+limit) of the transcript of this run and its length.
 func (m *Manager) Entries(ctx context.Context, company, id string, from, limit int) ([]Entry, int, error) {
 	c, err := m.load(ctx, company, id)

@@ -6,11 +6,13 @@ import { goSignIn, signInView } from "./views/signin"; // sign-in screens
 import { companiesView, goCompanies } from "./views/companies"; // sign-in screens
 import { activityView, goActivity } from "./views/activity";
 import { browserView, goBrowser } from "./views/browser"; // the controlled browser (issue 9)
+import { conversationsView, goConversations } from "./views/conversations"; // conversations (issue 8)
 
 mountShell(document, goBackend, {
   approvals: approvalsView(goApprovals, { raise: raiseWindow }),
   signin: signInView(goSignIn), // sign-in screens
   companies: companiesView(goCompanies), // sign-in screens
   browser: browserView(goBrowser), // the controlled browser (issue 9)
+  conversations: conversationsView(goConversations), // conversations (issue 8)
   inspector: activityView(goActivity), // the model's activity (agentcore/modelapi)
 });

@@ -404,6 +404,237 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ConversationAuthor {
+	    kind: string;
+	    name: string;
+	    picture: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationAuthor(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.kind = source["kind"];
+	        this.name = source["name"];
+	        this.picture = source["picture"];
+	    }
+	}
+	export class ConversationCompany {
+	    identifier: string;
+	    name: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationCompany(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.identifier = source["identifier"];
+	        this.name = source["name"];
+	    }
+	}
+	export class ConversationEntry {
+	    eventId: string;
+	    type: string;
+	    at: string;
+	    messageId: string;
+	    author?: ConversationAuthor;
+	    text: string;
+	    data: string;
+	    operation: string;
+	    revision: string;
+	    status: string;
+	    responder: string;
+	    rawStatus: string;
+	    rawResponder: string;
+	    scope: string;
+	    reason: string;
+	    conversationId: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.eventId = source["eventId"];
+	        this.type = source["type"];
+	        this.at = source["at"];
+	        this.messageId = source["messageId"];
+	        this.author = this.convertValues(source["author"], ConversationAuthor);
+	        this.text = source["text"];
+	        this.data = source["data"];
+	        this.operation = source["operation"];
+	        this.revision = source["revision"];
+	        this.status = source["status"];
+	        this.responder = source["responder"];
+	        this.rawStatus = source["rawStatus"];
+	        this.rawResponder = source["rawResponder"];
+	        this.scope = source["scope"];
+	        this.reason = source["reason"];
+	        this.conversationId = source["conversationId"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ConversationInvite {
+	    eventId: string;
+	    reason: string;
+	    at: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationInvite(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.eventId = source["eventId"];
+	        this.reason = source["reason"];
+	        this.at = source["at"];
+	    }
+	}
+	export class ConversationPage {
+	    from: number;
+	    entries: ConversationEntry[];
+	    total: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationPage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.from = source["from"];
+	        this.entries = this.convertValues(source["entries"], ConversationEntry);
+	        this.total = source["total"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ConversationWriting {
+	    messageId: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationWriting(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.messageId = source["messageId"];
+	        this.text = source["text"];
+	    }
+	}
+	export class ConversationState {
+	    company: string;
+	    id: string;
+	    title: string;
+	    account: string;
+	    parent: string;
+	    direct: boolean;
+	    status: string;
+	    responder: string;
+	    rawStatus: string;
+	    rawResponder: string;
+	    pending: number;
+	    authScopes: string[];
+	    invites: ConversationInvite[];
+	    directOpen: string;
+	    writing: ConversationWriting[];
+	    total: number;
+	    updated: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationState(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = source["company"];
+	        this.id = source["id"];
+	        this.title = source["title"];
+	        this.account = source["account"];
+	        this.parent = source["parent"];
+	        this.direct = source["direct"];
+	        this.status = source["status"];
+	        this.responder = source["responder"];
+	        this.rawStatus = source["rawStatus"];
+	        this.rawResponder = source["rawResponder"];
+	        this.pending = source["pending"];
+	        this.authScopes = source["authScopes"];
+	        this.invites = this.convertValues(source["invites"], ConversationInvite);
+	        this.directOpen = source["directOpen"];
+	        this.writing = this.convertValues(source["writing"], ConversationWriting);
+	        this.total = source["total"];
+	        this.updated = source["updated"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class ConversationsStatus {
+	    available: boolean;
+	    problem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ConversationsStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.available = source["available"];
+	        this.problem = source["problem"];
+	    }
+	}
 	export class DeviceView {
 	    organization: string;
 	    domain: string;

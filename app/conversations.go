@@ -1,0 +1,591 @@
+package app
+
+// The window's conversation view (issue 8; spec 8.3–8.12, 10.1; Operations 4 "Conversations").
+//
+// Conversations is the window's side of agentcore/conversation's Manager: it lists the
+// conversations with each Company, pages a transcript out (the window renders only the rows on
+// screen), follows open conversations with server-sent events (spec 8.6) so text-delta pieces
+// reach the window as they arrive, and carries the user's own actions: a message typed in the
+// window (author.type "human", spec 8.8), Hand off (8.9), Close (8.12), and the answer to a
+// Company's request to talk with the user (8.10). AcceptUserRequest is reachable ONLY from here,
+// i.e. from the user's click in the window; no model tool can accept for the user.
+//
+// Everything the Company wrote (text, author names, reasons, data) is Company content (spec
+// 10.1): it is passed as text with invisible and direction-changing characters made visible
+// (operations.Visible), and author pictures only as data: URLs (the window's CSP forbids remote
+// loads; anything else becomes a placeholder in the window).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
+)
+
+// EventConversationsChanged tells the window that a conversation changed; its data is a
+// [ConversationChange].
+const EventConversationsChanged = "conversations:changed"
+
+// ConversationManager is what [Conversations] needs from agentcore/conversation's Manager.
+type ConversationManager interface {
+	List(ctx context.Context, company string) ([]*conversation.View, error)
+	View(ctx context.Context, company, id string) (*conversation.View, int, error)
+	Entries(ctx context.Context, company, id string, from, limit int) ([]conversation.Entry, int, error)
+	Start(ctx context.Context, s conversation.Start) (*conversation.View, error)
+	Send(ctx context.Context, s conversation.Send) (*conversation.View, error)
+	Stream(ctx context.Context, company, id string) error
+	Handoff(ctx context.Context, company, id string) (*conversation.View, error)
+	Close(ctx context.Context, company, id string) (*conversation.View, error)
+	AcceptUserRequest(ctx context.Context, company, parentID, eventID string, wait time.Duration) (*conversation.View, error)
+	DeclineUserRequest(ctx context.Context, company, parentID, eventID string) (*conversation.View, error)
+}
+
+// ConversationCompany is a Company the user can talk with: its identifier and verified name.
+type ConversationCompany struct {
+	Identifier string `json:"identifier"`
+	Name       string `json:"name"`
+}
+
+// ConversationsConfig configures [Conversations].
+type ConversationsConfig struct {
+	// Manager returns the window's conversation Manager (built on first use); an error says why
+	// conversations are off.
+	Manager func() (ConversationManager, error)
+	// Companies lists the discovered Companies (identifier and verified name).
+	Companies func(ctx context.Context) ([]ConversationCompany, error)
+	// Account returns the account to act for at a Company ("" signed out); nil: signed out.
+	Account func(ctx context.Context, company string) string
+	// Context is the application's root context; followers and calls run under it.
+	Context context.Context
+	// Log receives failures; nil discards.
+	Log *slog.Logger
+	// CallTimeout bounds one call from the window (default 60 s).
+	CallTimeout time.Duration
+	// MaxFollowed bounds the conversations followed at once with a stream (default 8).
+	MaxFollowed int
+}
+
+// Conversations is the window's service for conversations with Company Agents. Bound to the
+// window only.
+type Conversations struct {
+	cfg ConversationsConfig
+
+	mu        sync.Mutex
+	followers map[string]*follower // company \x00 id
+	seq       int
+}
+
+type follower struct {
+	cancel context.CancelFunc
+	seq    int
+}
+
+// NewConversations returns the service.
+func NewConversations(cfg ConversationsConfig) *Conversations {
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = time.Minute
+	}
+	if cfg.MaxFollowed <= 0 {
+		cfg.MaxFollowed = 8
+	}
+	if cfg.Manager == nil {
+		cfg.Manager = func() (ConversationManager, error) {
+			return nil, errors.New("conversations are unavailable because Poppydesk's engine is not running in this window")
+		}
+	}
+	return &Conversations{cfg: cfg, followers: map[string]*follower{}}
+}
+
+// ConversationChange is the data of EventConversationsChanged: which conversation changed and
+// how. For "delta" Text is the text received so far of message MessageID (spec 8.6), already
+// made visible.
+type ConversationChange struct {
+	Kind           string `json:"kind"`
+	Company        string `json:"company"`
+	ConversationID string `json:"conversationId"`
+	MessageID      string `json:"messageId,omitempty"`
+	Text           string `json:"text,omitempty"`
+}
+
+// ConversationChangeOf converts a Manager update into the window's event data.
+func ConversationChangeOf(u conversation.Update) ConversationChange {
+	ch := ConversationChange{Kind: u.Kind, Company: u.Company, ConversationID: u.ConversationID, MessageID: u.MessageID}
+	if u.Kind == conversation.UpdateDelta {
+		ch.Text = visibleText(u.Text)
+	}
+	return ch
+}
+
+// ConversationsStatus says whether conversations work, and why not.
+type ConversationsStatus struct {
+	Available bool   `json:"available"`
+	Problem   string `json:"problem"`
+}
+
+// ConversationInvite is a Company's request to talk with the user (spec 8.10).
+type ConversationInvite struct {
+	EventID string `json:"eventId"`
+	Reason  string `json:"reason"` // Company content, made visible
+	At      string `json:"at"`
+}
+
+// ConversationWriting is the text so far of a message being written (spec 8.6).
+type ConversationWriting struct {
+	MessageID string `json:"messageId"`
+	Text      string `json:"text"`
+}
+
+// ConversationState is one conversation as the window shows it.
+type ConversationState struct {
+	Company      string `json:"company"`
+	ID           string `json:"id"`
+	Title        string `json:"title"`
+	Account      string `json:"account"`
+	Parent       string `json:"parent"`
+	Direct       bool   `json:"direct"`
+	Status       string `json:"status"`    // normalized (spec 8.7)
+	Responder    string `json:"responder"` // normalized (spec 8.7)
+	RawStatus    string `json:"rawStatus"`
+	RawResponder string `json:"rawResponder"`
+	Pending      int    `json:"pending"`
+	// AuthScopes is set while the Company needs the user's account (spec 8.11).
+	AuthScopes []string              `json:"authScopes"`
+	Invites    []ConversationInvite  `json:"invites"`
+	DirectOpen string                `json:"directOpen"`
+	Writing    []ConversationWriting `json:"writing"`
+	// Total is the number of transcript entries (read them with Entries).
+	Total   int    `json:"total"`
+	Updated string `json:"updated"`
+}
+
+// ConversationAuthor says who wrote a message. Kind is "model" (the user's agent, author.type
+// agent on the user's side), "user" (typed by the user in the window), "company-agent" or
+// "company-person"; Name and Picture come from the Company (Picture only as a data: URL).
+type ConversationAuthor struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Picture string `json:"picture"`
+}
+
+// ConversationEntry is one transcript entry (a handled event, spec 8.5).
+type ConversationEntry struct {
+	EventID   string              `json:"eventId"`
+	Type      string              `json:"type"`
+	At        string              `json:"at"`
+	MessageID string              `json:"messageId"`
+	Author    *ConversationAuthor `json:"author"`
+	Text      string              `json:"text"`
+	// Data is the message's data as JSON text (Company content when from the Company).
+	Data string `json:"data"`
+	// Operation is set when the message carries an operation for approval (Operations 4).
+	Operation string `json:"operation"`
+	Revision  string `json:"revision"`
+	// state events
+	Status       string `json:"status"`
+	Responder    string `json:"responder"`
+	RawStatus    string `json:"rawStatus"`
+	RawResponder string `json:"rawResponder"`
+	// authorization, user_requested, direct_opened / direct_closed
+	Scope          string `json:"scope"`
+	Reason         string `json:"reason"`
+	ConversationID string `json:"conversationId"`
+}
+
+// ConversationPage is a slice of a transcript and its total length.
+type ConversationPage struct {
+	From    int                 `json:"from"`
+	Entries []ConversationEntry `json:"entries"`
+	Total   int                 `json:"total"`
+}
+
+// MaxConversationPage bounds the entries one Entries call returns.
+const MaxConversationPage = 2000
+
+func (c *Conversations) call() (context.Context, context.CancelFunc, ConversationManager, error) {
+	m, err := c.cfg.Manager()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.cfg.Context, c.cfg.CallTimeout)
+	return ctx, cancel, m, nil
+}
+
+// Status says whether conversations are available.
+func (c *Conversations) Status() ConversationsStatus {
+	if _, err := c.cfg.Manager(); err != nil {
+		return ConversationsStatus{Problem: err.Error()}
+	}
+	return ConversationsStatus{Available: true}
+}
+
+// Companies lists the Companies the user can talk with, by name.
+func (c *Conversations) Companies() ([]ConversationCompany, error) {
+	if c.cfg.Companies == nil {
+		return []ConversationCompany{}, nil
+	}
+	ctx, cancel := context.WithTimeout(c.cfg.Context, c.cfg.CallTimeout)
+	defer cancel()
+	cs, err := c.cfg.Companies(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the Companies failed: %w", err)
+	}
+	out := make([]ConversationCompany, 0, len(cs))
+	for _, co := range cs {
+		out = append(out, ConversationCompany{Identifier: co.Identifier, Name: visible(co.Name)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// List returns the conversations with a Company, most recently updated first.
+func (c *Conversations) List(company string) ([]ConversationState, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	vs, err := m.List(ctx, company)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ConversationState, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, stateOf(v, -1))
+	}
+	return out, nil
+}
+
+// Open returns a conversation's state and follows it with a stream (spec 8.6) so new events and
+// text-delta pieces reach the window as they arrive.
+func (c *Conversations) Open(company, id string) (ConversationState, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, n, err := m.View(ctx, company, id)
+	if err != nil {
+		return ConversationState{}, err
+	}
+	if v.Status != conversation.StatusClosed {
+		c.follow(m, company, id)
+	}
+	return stateOf(v, n), nil
+}
+
+// State returns a conversation's state without following it.
+func (c *Conversations) State(company, id string) (ConversationState, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, n, err := m.View(ctx, company, id)
+	if err != nil {
+		return ConversationState{}, err
+	}
+	return stateOf(v, n), nil
+}
+
+// Entries returns up to limit transcript entries from index from (at most MaxConversationPage).
+func (c *Conversations) Entries(company, id string, from, limit int) (ConversationPage, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationPage{}, err
+	}
+	defer cancel()
+	es, total, err := m.Entries(ctx, company, id, from, min(max(limit, 0), MaxConversationPage))
+	if err != nil {
+		return ConversationPage{}, err
+	}
+	out := make([]ConversationEntry, 0, len(es))
+	for i := range es {
+		out = append(out, entryOf(&es[i]))
+	}
+	return ConversationPage{From: max(0, min(from, total)), Entries: out, Total: total}, nil
+}
+
+// Start starts a conversation with the user's first message, typed in the window (author.type
+// human, spec 8.3, 8.8), and follows it.
+func (c *Conversations) Start(company, text string) (ConversationState, error) {
+	if strings.TrimSpace(text) == "" {
+		return ConversationState{}, errors.New("type a message first: a conversation starts with a message (spec 8.3)")
+	}
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, err := m.Start(ctx, conversation.Start{Company: company, Account: c.account(ctx, company), Text: text, AuthorType: conversation.AuthorHuman})
+	if err != nil {
+		return ConversationState{}, err
+	}
+	c.follow(m, v.Company, v.ConversationID)
+	_, n, _ := m.View(ctx, v.Company, v.ConversationID)
+	return stateOf(v, n), nil
+}
+
+// Send sends the user's message typed in the window (author.type human, spec 8.8); the reply
+// arrives through the stream.
+func (c *Conversations) Send(company, id, text string) (ConversationState, error) {
+	if strings.TrimSpace(text) == "" {
+		return ConversationState{}, errors.New("type a message first; nothing was sent")
+	}
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, err := m.Send(ctx, conversation.Send{Company: company, ConversationID: id, Text: text, AuthorType: conversation.AuthorHuman})
+	if err != nil {
+		return ConversationState{}, err
+	}
+	c.follow(m, company, id)
+	_, n, _ := m.View(ctx, company, id)
+	return stateOf(v, n), nil
+}
+
+// Handoff asks for a person at the Company (spec 8.9).
+func (c *Conversations) Handoff(company, id string) (ConversationState, error) {
+	return c.simple(company, id, ConversationManager.Handoff)
+}
+
+// Close closes the conversation (spec 8.12).
+func (c *Conversations) Close(company, id string) (ConversationState, error) {
+	st, err := c.simple(company, id, ConversationManager.Close)
+	if err == nil {
+		c.unfollow(company, id)
+	}
+	return st, err
+}
+
+func (c *Conversations) simple(company, id string, f func(ConversationManager, context.Context, string, string) (*conversation.View, error)) (ConversationState, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, err := f(m, ctx, company, id)
+	if err != nil {
+		return ConversationState{}, err
+	}
+	_, n, _ := m.View(ctx, company, id)
+	return stateOf(v, n), nil
+}
+
+// AcceptUserRequest starts the Direct Conversation the Company asked for (spec 8.10). It is the
+// ONLY path to Manager.AcceptUserRequest: the user's Accept button in the window.
+func (c *Conversations) AcceptUserRequest(company, parentID, eventID string) (ConversationState, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, err := m.AcceptUserRequest(ctx, company, parentID, eventID, 0)
+	if err != nil {
+		return ConversationState{}, err
+	}
+	c.follow(m, v.Company, v.ConversationID)
+	_, n, _ := m.View(ctx, v.Company, v.ConversationID)
+	return stateOf(v, n), nil
+}
+
+// DeclineUserRequest tells the Company the user declined (spec 8.10).
+func (c *Conversations) DeclineUserRequest(company, parentID, eventID string) (ConversationState, error) {
+	ctx, cancel, m, err := c.call()
+	if err != nil {
+		return ConversationState{}, err
+	}
+	defer cancel()
+	v, err := m.DeclineUserRequest(ctx, company, parentID, eventID)
+	if err != nil {
+		return ConversationState{}, err
+	}
+	_, n, _ := m.View(ctx, company, parentID)
+	return stateOf(v, n), nil
+}
+
+// follow keeps a stream open on a conversation (spec 8.6) until it is closed, the service stops,
+// or more than MaxFollowed conversations are followed (the least recently followed stops).
+func (c *Conversations) follow(m ConversationManager, company, id string) {
+	k := company + "\x00" + id
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if f := c.followers[k]; f != nil {
+		f.seq = c.seq
+		return
+	}
+	if c.cfg.Context.Err() != nil {
+		return
+	}
+	for len(c.followers) >= c.cfg.MaxFollowed {
+		oldK, oldest := "", 0
+		for kk, f := range c.followers {
+			if oldK == "" || f.seq < oldest {
+				oldK, oldest = kk, f.seq
+			}
+		}
+		c.followers[oldK].cancel()
+		delete(c.followers, oldK)
+	}
+	ctx, cancel := context.WithCancel(c.cfg.Context)
+	f := &follower{cancel: cancel, seq: c.seq}
+	c.followers[k] = f
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			if c.followers[k] == f {
+				delete(c.followers, k)
+			}
+			c.mu.Unlock()
+			cancel()
+		}()
+		if err := m.Stream(ctx, company, id); err != nil && ctx.Err() == nil {
+			c.cfg.Log.Warn("following a conversation stopped", "company", company, "conversation", id, "err", err)
+		}
+	}()
+}
+
+// ConversationsFollowing reports how many conversations c follows with a stream. (A function,
+// not a method: every method of the service is callable from the window.)
+func ConversationsFollowing(c *Conversations) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.followers)
+}
+
+func (c *Conversations) unfollow(company, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.followers[company+"\x00"+id]; f != nil {
+		f.cancel()
+		delete(c.followers, company+"\x00"+id)
+	}
+}
+
+// StopConversations ends every stream c follows (at shutdown). A function, not a method, so the
+// window cannot call it.
+func StopConversations(c *Conversations) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, f := range c.followers {
+		f.cancel()
+		delete(c.followers, k)
+	}
+}
+
+func (c *Conversations) account(ctx context.Context, company string) string {
+	if c.cfg.Account == nil {
+		return ""
+	}
+	return c.cfg.Account(ctx, company)
+}
+
+// ---- conversions ----
+
+func stateOf(v *conversation.View, total int) ConversationState {
+	st := ConversationState{Company: v.Company, ID: v.ConversationID, Title: visibleText(v.Title), Account: v.Account, Parent: v.Parent, Direct: v.Direct,
+		Status: v.Status, Responder: v.Responder, RawStatus: visible(v.RawStatus), RawResponder: visible(v.RawResponder), Pending: v.Pending,
+		AuthScopes: []string{}, Invites: []ConversationInvite{}, DirectOpen: v.DirectOpen, Writing: []ConversationWriting{}, Total: total}
+	if total < 0 {
+		st.Total = 0
+	}
+	if !v.Updated.IsZero() {
+		st.Updated = v.Updated.UTC().Format(time.RFC3339)
+	}
+	if v.Auth != nil {
+		for _, s := range v.Auth.Scopes {
+			st.AuthScopes = append(st.AuthScopes, visible(s))
+		}
+	}
+	for _, inv := range v.Invites {
+		st.Invites = append(st.Invites, ConversationInvite{EventID: inv.EventID, Reason: visibleText(inv.Reason), At: timeText(inv.At)})
+	}
+	ids := make([]string, 0, len(v.Writing))
+	for id := range v.Writing {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		st.Writing = append(st.Writing, ConversationWriting{MessageID: id, Text: visibleText(v.Writing[id])})
+	}
+	return st
+}
+
+func entryOf(e *conversation.Entry) ConversationEntry {
+	out := ConversationEntry{EventID: e.EventID, Type: e.Type, At: timeText(e.CreatedAt), MessageID: e.MessageID, Text: visibleText(e.Text),
+		Operation: visible(e.OperationID), Revision: visible(e.Revision), Status: e.Status, Responder: e.Responder,
+		RawStatus: visible(e.RawStatus), RawResponder: visible(e.RawResponder), Scope: visible(e.Scope), Reason: visibleText(e.Reason),
+		ConversationID: e.ConversationID}
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		out.Data = visibleText(compactJSON(e.Data))
+	}
+	if e.Type == conversation.EventMessage && e.Author != nil {
+		out.Author = authorOf(e.Role, e.Author)
+	}
+	return out
+}
+
+// authorOf says who wrote a message (spec 8.4, 8.8). On the user's side, author.type "agent" is
+// the model (or Poppydesk) and "human" the user typing in the window; on the Company's side,
+// "agent" is the Company Agent and "human" a person, with the name and picture the Company gave.
+func authorOf(role string, a *conversation.Author) *ConversationAuthor {
+	if role != "company" {
+		if a.Type == conversation.AuthorHuman {
+			return &ConversationAuthor{Kind: "user"}
+		}
+		return &ConversationAuthor{Kind: "model"}
+	}
+	if a.Type == conversation.AuthorAgent {
+		return &ConversationAuthor{Kind: "company-agent", Name: visible(a.Name)}
+	}
+	return &ConversationAuthor{Kind: "company-person", Name: visible(a.Name), Picture: DataPicture(a.Image)}
+}
+
+var dataPictureRE = regexp.MustCompile(`^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$`)
+
+// maxPicture bounds a data: URL picture (bytes of the URL).
+const maxPicture = 256 << 10
+
+// DataPicture returns src when it is a base64 data: URL of a raster image (PNG, JPEG, GIF or
+// WebP) of reasonable size, and "" otherwise: the window never loads a picture from an address
+// (its CSP forbids it; spec 10.1) and shows a placeholder instead.
+func DataPicture(src string) string {
+	if len(src) > maxPicture || !dataPictureRE.MatchString(src) {
+		return ""
+	}
+	return src
+}
+
+// visibleText is operations.Visible for message text: line breaks and tabs stay, every other
+// invisible or direction-changing character becomes a visible token.
+func visibleText(s string) string { return visible(s) }
+
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
