@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -162,18 +161,7 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	t.Cleanup(func() { srv.Close() })
 	relay.Attach(srv)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 860), chromedp.Env("DBUS_SESSION_BUS_ADDRESS=disabled:"),
-	)
-	t.Cleanup(cancelAlloc)
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	if _, err := chromedp.Call(bctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer}); err != nil {
-		t.Fatalf("starting Chromium failed: %v", err)
-	}
+	bctx := windowBrowser(t, ctx, chromium, 1200, 860)
 	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL())); err != nil {
 		t.Fatalf("opening the window page failed: %v", err)
 	}

@@ -90,27 +90,7 @@ func TestWindowInChromium(t *testing.T) {
 	defer srv.Close()
 	relay.Attach(srv)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 800),
-		chromedp.Env("DBUS_SESSION_BUS_ADDRESS=disabled:"),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-
-	if _, err := chromedp.Call(bctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer}); err != nil {
-		t.Fatalf("starting Chromium failed: %v", err)
-	}
+	bctx := windowBrowser(t, ctx, chromium, 1200, 800)
 	resp, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL()))
 	if err != nil {
 		t.Fatalf("opening the window page failed: %v", err)
@@ -337,4 +317,24 @@ func (s *syncBuffer) String() string {
 
 func jsString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// windowBrowser starts Debian's headless Chromium with the flags every window test uses (a fresh
+// profile, no D-Bus) and installs the observer before any page script runs. The browser stops
+// when the test ends.
+func windowBrowser(t *testing.T, ctx context.Context, chromium string, width, height int) context.Context {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height), chromedp.Env("DBUS_SESSION_BUS_ADDRESS=disabled:"),
+	)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if _, err := chromedp.Call(bctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer}); err != nil {
+		t.Fatalf("starting Chromium failed: %v", err)
+	}
+	return bctx
 }
