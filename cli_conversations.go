@@ -19,13 +19,14 @@ import (
 	"github.com/poppydesk/poppydesk/vault"
 )
 
-// conversationStore adapts *vault.State to conversation.Store field by field (the engine does
-// not import the vault, DESIGN.md). vault.ErrNotFound is fs.ErrNotExist, which the Manager
+// conversationStore adapts *vault.State to conversation.EntryStore field by field (the engine
+// does not import the vault, DESIGN.md). vault.ErrNotFound is fs.ErrNotExist, which the Manager
 // checks. Every write is a committed transaction (synchronous=FULL): messages are persisted
-// before they are sent (spec 8.3).
+// before they are sent (spec 8.3), and transcript entries in the same transaction as the cursor
+// that covers them (spec 8.5), so the window shows a conversation's history after a restart.
 type conversationStore struct{ st *vault.State }
 
-var _ conversation.Store = conversationStore{}
+var _ conversation.EntryStore = conversationStore{}
 
 func (s conversationStore) PutConversation(ctx context.Context, r conversation.Record) error {
 	return s.st.PutConversation(ctx, vault.Conversation(r))
@@ -49,6 +50,26 @@ func (s conversationStore) ListConversations(ctx context.Context, company string
 		out = append(out, conversation.Record(c))
 	}
 	return out, nil
+}
+
+func (s conversationStore) SaveConversation(ctx context.Context, r conversation.Record, entries []conversation.EntryRecord) (int, error) {
+	es := make([]vault.ConversationEntry, len(entries))
+	for i, e := range entries {
+		es[i] = vault.ConversationEntry(e)
+	}
+	return s.st.SaveConversation(ctx, vault.Conversation(r), es)
+}
+
+func (s conversationStore) ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]conversation.EntryRecord, int, error) {
+	es, total, err := s.st.ConversationEntries(ctx, company, id, from, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]conversation.EntryRecord, len(es))
+	for i, e := range es {
+		out[i] = conversation.EntryRecord(e)
+	}
+	return out, total, nil
 }
 
 var windowConversations sync.Map // *windowRuntime → *conversation.Manager

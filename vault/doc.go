@@ -25,7 +25,8 @@
 //
 // The SQLite file ([State], modernc.org/sqlite) holds what is not secret: discovered Companies
 // and their documents with HTTP cache validators (spec 3), Sessions by sid with version and
-// extensions (spec 5; sids are never reused), conversations and their cursors (spec 8), pending
+// extensions (spec 5; sids are never reused), conversations and their cursors (spec 8) with their transcripts in
+// handling order, saved in the same transaction as the cursor that covers them (spec 8.5), pending
 // and finished approvals with every operation revision and an append-only decision log
 // (Operations extension v2, sections 5 to 7), the inspector's exchange log (already redacted by
 // the caller), and settings. It never holds a token, key, Session JWT, code, User ID or Agent ID.

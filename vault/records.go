@@ -85,7 +85,7 @@ func (s *State) ListCompanies(ctx context.Context) ([]Company, error) {
 }
 
 // ForgetCompany deletes everything the state database holds about a Company: the Company, its
-// cached documents, Sessions, conversations, approvals with their decision log, and exchanges.
+// cached documents, Sessions, conversations with their transcripts, approvals with their decision log, and exchanges.
 // (Its secrets are in the keyring: delete them there too.)
 func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 	return s.tx(ctx, "forget company "+identifier, func(tx *sql.Tx) error {
@@ -93,6 +93,7 @@ func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 			`DELETE FROM companies WHERE identifier = ?`,
 			`DELETE FROM http_cache WHERE company = ?`,
 			`DELETE FROM sessions WHERE company = ?`,
+			`DELETE FROM conversation_entries WHERE company = ?`,
 			`DELETE FROM conversations WHERE company = ?`,
 			`DELETE FROM approvals WHERE company = ?`, // cascades to revisions and decisions
 			`DELETE FROM exchanges WHERE company = ?`,
@@ -309,6 +310,112 @@ func (s *State) ListConversations(ctx context.Context, company string) ([]Conver
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// ConversationEntry is one transcript entry of a conversation (spec 8.5): the ID of the event it
+// came from and the engine's JSON of it. It is Company content or the user's words, never a
+// secret (DESIGN.md invariant 5).
+type ConversationEntry struct {
+	EventID string
+	Entry   string
+}
+
+// SaveConversation inserts or replaces the conversation (as PutConversation) and appends
+// entries to its transcript in the SAME transaction, so the cursor and the transcript it covers
+// are durable together (spec 8.5): after a crash, neither an entry is lost nor one stored twice.
+// An entry whose event ID the conversation already has is skipped. It returns the number of
+// entries the conversation's transcript holds after the call.
+func (s *State) SaveConversation(ctx context.Context, c Conversation, entries []ConversationEntry) (int, error) {
+	if c.Company == "" || c.ID == "" {
+		return 0, errors.New("save conversation: company and id must not be empty")
+	}
+	for _, e := range entries {
+		if e.EventID == "" {
+			return 0, fmt.Errorf("save conversation %s: a transcript entry has no event ID; nothing was saved", c.ID)
+		}
+	}
+	var total int
+	err := s.tx(ctx, "save conversation", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (company, id, account, cursor, state, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (company, id) DO UPDATE SET account = excluded.account, cursor = excluded.cursor,
+				state = excluded.state, updated_at = excluded.updated_at`,
+			c.Company, c.ID, c.Account, c.Cursor, c.State, c.Updated.UnixNano()); err != nil {
+			return err
+		}
+		next, err := entryCount(ctx, tx, c.Company, c.ID)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			ins, err := tx.PrepareContext(ctx, `INSERT INTO conversation_entries (company, conversation, n, event_id, entry)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (company, conversation, event_id) DO NOTHING`)
+			if err != nil {
+				return err
+			}
+			defer ins.Close()
+			for _, e := range entries {
+				res, err := ins.ExecContext(ctx, c.Company, c.ID, next, e.EventID, e.Entry)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 1 {
+					next++
+				}
+			}
+		}
+		total = next
+		return nil
+	})
+	return total, err
+}
+
+// entryCount returns the number of entries of a conversation's transcript: one seek of the
+// primary key (entries are numbered 0..n-1 without gaps).
+func entryCount(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, company, id string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(n) + 1, 0) FROM conversation_entries WHERE company = ? AND conversation = ?`, company, id).Scan(&n)
+	return n, err
+}
+
+// ConversationEntries returns the entries [from, from+limit) of a conversation's transcript in
+// order, and how many it holds (from one snapshot). limit 0 returns only the count. A
+// conversation without entries (or not known) has none.
+func (s *State) ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]ConversationEntry, int, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	total, err := entryCount(ctx, tx, company, id)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
+	}
+	from = max(0, min(from, total))
+	end := min(total, from+max(limit, 0))
+	if end <= from {
+		return nil, total, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT event_id, entry FROM conversation_entries
+		WHERE company = ? AND conversation = ? AND n >= ? AND n < ? ORDER BY n`, company, id, from, end)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
+	}
+	defer rows.Close()
+	out := make([]ConversationEntry, 0, end-from)
+	for rows.Next() {
+		var e ConversationEntry
+		if err := rows.Scan(&e.EventID, &e.Entry); err != nil {
+			return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
+	}
+	return out, total, nil
 }
 
 // SetSetting stores a setting.

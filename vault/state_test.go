@@ -57,6 +57,9 @@ func seedVersion(ctx context.Context, t *testing.T, s *State, v int) {
 			`INSERT INTO exchanges (at, company, direction, method, url, status, request_headers, request_body, response_headers, response_body, duration_ns, size)
 			 VALUES (5, 'https://shop.example', 'outgoing', 'GET', 'https://shop.example/x', 200, '{}', x'', '{}', x'', 1, 10)`,
 		},
+		4: {
+			`INSERT INTO conversation_entries VALUES ('https://shop.example', 'c1', 0, 'ev-1', '{"event_id":"ev-1"}')`,
+		},
 	}
 	for version := 1; version <= v; version++ {
 		for _, q := range stmts[version] {
@@ -70,8 +73,8 @@ func seedVersion(ctx context.Context, t *testing.T, s *State, v int) {
 func TestMigrationsFromEveryEarlierVersion(t *testing.T) {
 	ctx := context.Background()
 	n := SchemaVersion()
-	if n < 3 {
-		t.Fatalf("SchemaVersion = %d, want at least 3", n)
+	if n < 4 {
+		t.Fatalf("SchemaVersion = %d, want at least 4", n)
 	}
 	for from := 0; from <= n; from++ {
 		t.Run(fmt.Sprintf("from version %d", from), func(t *testing.T) {
@@ -108,7 +111,21 @@ func TestMigrationsFromEveryEarlierVersion(t *testing.T) {
 					t.Fatalf("approval after migration = %+v, %v", a, err)
 				}
 			}
+			if from >= 4 {
+				if es, total, err := s.ConversationEntries(ctx, "https://shop.example", "c1", 0, 10); err != nil || total != 1 || len(es) != 1 || es[0].EventID != "ev-1" {
+					t.Fatalf("transcript after migration = %+v, %d, %v", es, total, err)
+				}
+			}
 			// Every table of the newest schema works after the upgrade.
+			if from >= 1 {
+				// A conversation written before version 4 gets a transcript.
+				total, err := s.SaveConversation(ctx, Conversation{Company: "https://shop.example", ID: "c1", Cursor: "ev-2", State: "{}", Updated: time.Unix(0, 9)},
+					[]ConversationEntry{{EventID: "ev-1", Entry: "{}"}, {EventID: "ev-2", Entry: "{}"}})
+				// From version 4, ev-1 is already there and is not stored twice: 2 entries either way.
+				if err != nil || total != 2 {
+					t.Fatalf("SaveConversation after migration = %d, %v; want 2", total, err)
+				}
+			}
 			if _, err := s.AddExchange(ctx, Exchange{At: time.Unix(0, 7), Company: "c"}); err != nil {
 				t.Fatal(err)
 			}
@@ -505,5 +522,114 @@ func BenchmarkTransitionApproval(b *testing.B) {
 		if err := s.TransitionApproval(ctx, id, "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestConversationTranscript: entries are saved with the conversation in one transaction,
+// numbered in order, an event ID stored once (a crash replay), paged by range, and deleted with
+// the conversation's Company and by reset (spec 8.5).
+func TestConversationTranscript(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := OpenState(ctx, path, StateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co := "https://shop.example"
+	conv := func(cursor string) Conversation {
+		return Conversation{Company: co, ID: "c1", Cursor: cursor, State: `{"status":"working"}`, Updated: time.Unix(0, 1)}
+	}
+	ents := func(ids ...string) []ConversationEntry {
+		var out []ConversationEntry
+		for _, id := range ids {
+			out = append(out, ConversationEntry{EventID: id, Entry: `{"event_id":"` + id + `"}`})
+		}
+		return out
+	}
+	steps := []struct {
+		name      string
+		cursor    string
+		entries   []ConversationEntry
+		wantTotal int
+	}{
+		{"no entries yet", "", nil, 0},
+		{"first three", "e3", ents("e1", "e2", "e3"), 3},
+		{"replay after a crash: known IDs skipped", "e4", ents("e2", "e3", "e4"), 4},
+		{"same ID twice in one call", "e5", ents("e5", "e5"), 5},
+		{"cursor only", "e5", nil, 5},
+	}
+	for _, st := range steps {
+		total, err := s.SaveConversation(ctx, conv(st.cursor), st.entries)
+		if err != nil || total != st.wantTotal {
+			t.Fatalf("%s: SaveConversation = %d, %v; want %d", st.name, total, err, st.wantTotal)
+		}
+		if c, err := s.GetConversation(ctx, co, "c1"); err != nil || c.Cursor != st.cursor {
+			t.Fatalf("%s: cursor = %+v, %v; want %q", st.name, c, err, st.cursor)
+		}
+	}
+	if _, err := s.SaveConversation(ctx, conv("x"), []ConversationEntry{{Entry: "{}"}}); err == nil {
+		t.Fatal("an entry without an event ID was accepted")
+	}
+	s.Close()
+
+	// Reopened (a restart): pages by range.
+	s, err = OpenState(ctx, path, StateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pages := []struct {
+		from, limit int
+		want        []string
+	}{
+		{0, 2, []string{"e1", "e2"}},
+		{2, 2, []string{"e3", "e4"}},
+		{4, 2, []string{"e5"}},
+		{5, 2, nil},
+		{-3, 1, []string{"e1"}},
+		{0, 0, nil},
+		{99, 5, nil},
+		{0, 100, []string{"e1", "e2", "e3", "e4", "e5"}},
+	}
+	for _, p := range pages {
+		es, total, err := s.ConversationEntries(ctx, co, "c1", p.from, p.limit)
+		if err != nil || total != 5 {
+			t.Fatalf("ConversationEntries(%d, %d) = %d, %v; want total 5", p.from, p.limit, total, err)
+		}
+		var got []string
+		for _, e := range es {
+			if e.Entry != `{"event_id":"`+e.EventID+`"}` {
+				t.Fatalf("entry %s = %s", e.EventID, e.Entry)
+			}
+			got = append(got, e.EventID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(p.want) {
+			t.Fatalf("ConversationEntries(%d, %d) = %v; want %v", p.from, p.limit, got, p.want)
+		}
+	}
+	if es, total, err := s.ConversationEntries(ctx, co, "other", 0, 10); err != nil || total != 0 || len(es) != 0 {
+		t.Fatalf("unknown conversation = %v, %d, %v", es, total, err)
+	}
+	// A transcript row needs its conversation.
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO conversation_entries VALUES (?, 'nope', 0, 'e', '{}')`, co); err == nil {
+		t.Fatal("a transcript entry without a conversation was stored")
+	}
+	if err := s.ForgetCompany(ctx, co); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, err := s.ConversationEntries(ctx, co, "c1", 0, 10); err != nil || total != 0 {
+		t.Fatalf("after ForgetCompany: total %d, %v; want 0", total, err)
+	}
+	if _, err := s.SaveConversation(ctx, conv("e1"), ents("e1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, err := s.ConversationEntries(ctx, co, "c1", 0, 10); err != nil || total != 0 {
+		t.Fatalf("after Reset: total %d, %v; want 0", total, err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,6 +25,11 @@
 //     reads again at once while has_more, reads from the beginning after cursor_expired, and skips
 //     unknown event types. 8.7: [NormalizeStatus] (unknown → working) and [NormalizeResponder]
 //     (unknown → human); the raw values stay visible.
+//   - 8.5, transcript: with an [EntryStore] (the state database) every handled entry is saved in
+//     the same transaction as the cursor and handled IDs that cover it, keyed by event ID (stored
+//     once), so after a crash or restart the transcript and the cursor agree. After a restart
+//     nothing is loaded until the window or a tool reads: [Manager.View] reads the length (one
+//     index seek) and [Manager.Entries] the page asked for. Text-delta pieces are never stored.
 //   - 8.6: [Manager.Stream] asks for text/event-stream, reconnects with Last-Event-ID (the last
 //     event handled), reports text-delta pieces ([UpdateDelta]) that the full message replaces,
 //     drops the pieces of messages not received in full on reconnect ([UpdateDropDeltas]), treats
@@ -48,5 +53,6 @@
 //
 // The SSE parser is hand-written (sse.go) because neither the standard library nor the module's
 // dependencies parse server-sent events; it follows the WHATWG rules and is fuzzed (FuzzSSE).
-// Nothing secret is stored: the Store gets IDs, cursors, statuses and unsent message bodies.
+// Nothing secret is stored: the Store gets IDs, cursors, statuses, unsent message bodies and the
+// transcript (Company content and the user's words), never a token, code or Session JWT.
 package conversation

@@ -34,7 +34,7 @@ const (
 	// sendAttempts bounds how often one message is sent again after a network failure.
 	sendAttempts = 3
 	maxReadBody  = 8 << 20
-	maxEntries   = 20000 // transcript entries kept in memory per conversation
+	maxEntries   = 20000 // transcript entries kept in memory per conversation (a Store that is no EntryStore), and returned by Get
 )
 
 // Update kinds (Update.Kind).
@@ -95,6 +95,8 @@ type Config struct {
 type Manager struct {
 	cfg Config
 	log *slog.Logger
+	// es is cfg.Store when it keeps transcripts (EntryStore); nil: transcripts of this run only.
+	es EntryStore
 
 	mu    sync.Mutex
 	convs map[string]*conv // company \x00 id
@@ -148,9 +150,16 @@ type conv struct {
 	cursor  string
 	st      state
 	handled map[string]bool
+	// entries is the transcript of this run when the Store is no EntryStore.
 	entries []Entry
-	deltas  map[string]string
-	updated time.Time
+	// With an EntryStore: unsaved are entries handled but not yet saved (they are saved with the
+	// cursor that covers them, spec 8.5); stored is how many the Store holds, once storedKnown
+	// (read lazily: a restart loads no transcript until the window or a tool reads it).
+	unsaved     []Entry
+	stored      int
+	storedKnown bool
+	deltas      map[string]string
+	updated     time.Time
 }
 
 const startPrefix = "start."
@@ -185,7 +194,9 @@ func New(cfg Config) (*Manager, error) {
 			return "msg_" + base64.RawURLEncoding.EncodeToString(b[:])
 		}
 	}
-	return &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conv{}, subs: map[chan struct{}]struct{}{}}, nil
+	m := &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conv{}, subs: map[chan struct{}]struct{}{}}
+	m.es, _ = cfg.Store.(EntryStore)
+	return m, nil
 }
 
 func (m *Manager) emit(u Update) {
@@ -309,18 +320,86 @@ func (m *Manager) load(ctx context.Context, company, id string) (*conv, error) {
 	return c, nil
 }
 
-// save writes c durably (the caller holds c.mu). The write must land even when the caller's
-// context ended.
+// save writes c durably (the caller holds c.mu): with an EntryStore, the entries handled since
+// the last save go in the same transaction as the cursor and handled IDs that cover them, so
+// after a crash the transcript and the cursor agree (spec 8.5); on failure they stay unsaved
+// and go with the next save. The write must land even when the caller's context ended.
 func (m *Manager) save(ctx context.Context, c *conv) error {
 	c.updated = m.cfg.Now()
 	b, err := json.Marshal(c.st)
 	if err != nil {
 		return err
 	}
-	if err := m.cfg.Store.PutConversation(context.WithoutCancel(ctx), Record{Company: c.company, ID: c.id, Account: c.account, Cursor: c.cursor, State: string(b), Updated: c.updated}); err != nil {
-		return fmt.Errorf("conversation: saving conversation %s failed: %w", c.id, err)
+	rec := Record{Company: c.company, ID: c.id, Account: c.account, Cursor: c.cursor, State: string(b), Updated: c.updated}
+	ctx = context.WithoutCancel(ctx)
+	if m.es == nil || len(c.unsaved) == 0 {
+		if err := m.cfg.Store.PutConversation(ctx, rec); err != nil {
+			return fmt.Errorf("conversation: saving conversation %s failed: %w", c.id, err)
+		}
+		return nil
 	}
+	recs := make([]EntryRecord, 0, len(c.unsaved))
+	for _, e := range c.unsaved {
+		eb, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("conversation: encoding transcript entry %s of conversation %s: %w", e.EventID, c.id, err)
+		}
+		recs = append(recs, EntryRecord{EventID: e.EventID, Entry: string(eb)})
+	}
+	n, err := m.es.SaveConversation(ctx, rec, recs)
+	if err != nil {
+		return fmt.Errorf("conversation: saving conversation %s and %d transcript entries failed: %w", c.id, len(recs), err)
+	}
+	c.unsaved, c.stored, c.storedKnown = nil, n, true
 	return nil
+}
+
+// count returns the length of c's transcript (the caller holds c.mu). With an EntryStore the
+// stored count is read once (one index seek), then kept by save.
+func (m *Manager) count(ctx context.Context, c *conv) (int, error) {
+	if m.es == nil {
+		return len(c.entries), nil
+	}
+	if !c.storedKnown {
+		_, n, err := m.es.ConversationEntries(ctx, c.company, c.id, 0, 0)
+		if err != nil {
+			return 0, fmt.Errorf("conversation: reading the transcript length of conversation %s from the state database: %w", c.id, err)
+		}
+		c.stored, c.storedKnown = n, true
+	}
+	return c.stored + len(c.unsaved), nil
+}
+
+// entriesRange returns entries [from, from+limit) of c's transcript and its length (the caller
+// holds c.mu): stored entries are read by range from the EntryStore, the unsaved ones follow.
+func (m *Manager) entriesRange(ctx context.Context, c *conv, from, limit int) ([]Entry, int, error) {
+	n, err := m.count(ctx, c)
+	if err != nil {
+		return nil, 0, err
+	}
+	from = max(0, min(from, n))
+	end := min(n, from+max(limit, 0))
+	if m.es == nil {
+		return append([]Entry(nil), c.entries[from:end]...), n, nil
+	}
+	out := make([]Entry, 0, end-from)
+	if from < c.stored {
+		recs, _, err := m.es.ConversationEntries(ctx, c.company, c.id, from, min(end, c.stored)-from)
+		if err != nil {
+			return nil, 0, fmt.Errorf("conversation: reading the transcript of conversation %s from the state database: %w", c.id, err)
+		}
+		for _, r := range recs {
+			var e Entry
+			if err := json.Unmarshal([]byte(r.Entry), &e); err != nil {
+				return nil, 0, fmt.Errorf("conversation: the stored transcript entry %s of conversation %s is unreadable (move the state database aside to start fresh): %w", r.EventID, c.id, err)
+			}
+			out = append(out, e)
+		}
+	}
+	for i := max(from, c.stored); i < end; i++ {
+		out = append(out, c.unsaved[i-c.stored])
+	}
+	return out, n, nil
 }
 
 func (c *conv) markHandled(id string) {
@@ -590,11 +669,19 @@ func (m *Manager) sendStart(ctx context.Context, sc *conv, wait time.Duration) (
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m.mu.Lock()
-	if old := m.convs[key(c.company, c.id)]; old == nil {
+	old := m.convs[key(c.company, c.id)]
+	if old == nil {
 		m.convs[key(c.company, c.id)] = c
 	}
 	m.mu.Unlock()
 	v, err := m.apply(ctx, c, cl, resp, &rr)
+	if old != nil && old != c {
+		// The Company returned a conversation already loaded (a start sent again): its stored
+		// transcript length is read again when next asked for.
+		old.mu.Lock()
+		old.storedKnown = false
+		old.mu.Unlock()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -938,9 +1025,13 @@ func (m *Manager) handle(ctx context.Context, c *conv, cl *engine.Client, raw js
 	default:
 		return Entry{}, false // spec 8.5: skip types Poppydesk doesn't recognize
 	}
-	c.entries = append(c.entries, e)
-	if len(c.entries) > maxEntries {
-		c.entries = append([]Entry(nil), c.entries[len(c.entries)-maxEntries:]...)
+	if m.es != nil {
+		c.unsaved = append(c.unsaved, e) // saved with the cursor that covers it (save)
+	} else {
+		c.entries = append(c.entries, e)
+		if len(c.entries) > maxEntries {
+			c.entries = append([]Entry(nil), c.entries[len(c.entries)-maxEntries:]...)
+		}
 	}
 	m.emit(Update{Kind: UpdateEntry, Company: c.company, ConversationID: c.id, Entry: &e})
 	if ev.Type == EventUserRequested {
@@ -1318,7 +1409,9 @@ func (m *Manager) SetAccount(ctx context.Context, company, id, account string) e
 
 // ---- state for the window and the model ----
 
-// Get returns a conversation with its transcript of this run (entries handled so far).
+// Get returns a conversation with its transcript: with an EntryStore the stored transcript (also
+// from before a restart), otherwise the entries handled in this run; at most the last 20000.
+// The window pages with View and Entries instead.
 func (m *Manager) Get(ctx context.Context, company, id string) (*View, []Entry, error) {
 	c, err := m.load(ctx, company, id)
 	if err != nil {
@@ -1326,11 +1419,20 @@ func (m *Manager) Get(ctx context.Context, company, id string) (*View, []Entry, 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.view(), append([]Entry(nil), c.entries...), nil
+	n, err := m.count(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	es, _, err := m.entriesRange(ctx, c, n-maxEntries, maxEntries)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.view(), es, nil
 }
 
-// View returns a conversation's current state (status, invites, text being written) without
-// copying its transcript: the window asks for it on every change.
+// View returns a conversation's current state (status, invites, text being written) and the
+// length of its transcript without reading the transcript: the window asks for it on every
+// change. After a restart the length is read once from the EntryStore (one index seek).
 func (m *Manager) View(ctx context.Context, company, id string) (*View, int, error) {
 	c, err := m.load(ctx, company, id)
 	if err != nil {
@@ -1338,10 +1440,16 @@ func (m *Manager) View(ctx context.Context, company, id string) (*View, int, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.view(), len(c.entries), nil
+	n, err := m.count(ctx, c)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.view(), n, nil
 }
 
-// Entries returns entries [from, from+limit) of the transcript of this run and its length.
+// Entries returns entries [from, from+limit) of the transcript and its length. With an
+// EntryStore that is the whole history, also from before a restart, read by range (only the
+// page asked for is read); otherwise the entries handled in this run.
 func (m *Manager) Entries(ctx context.Context, company, id string, from, limit int) ([]Entry, int, error) {
 	c, err := m.load(ctx, company, id)
 	if err != nil {
@@ -1349,10 +1457,7 @@ func (m *Manager) Entries(ctx context.Context, company, id string, from, limit i
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := len(c.entries)
-	from = max(0, min(from, n))
-	end := min(n, from+max(limit, 0))
-	return append([]Entry(nil), c.entries[from:end]...), n, nil
+	return m.entriesRange(ctx, c, from, limit)
 }
 
 // List returns the conversations with a Company, most recently updated first.

@@ -22,6 +22,30 @@ type Store interface {
 	ListConversations(ctx context.Context, company string) ([]Record, error)
 }
 
+// EntryStore is a Store that also keeps each conversation's transcript (spec 8.5), so the
+// window shows a conversation's history after a restart. Its records mirror
+// vault.ConversationEntry. When the Manager's Store is an EntryStore, handled entries are
+// written only with [EntryStore.SaveConversation], in the same durable transaction as the cursor
+// that covers them, and read back lazily by range ([Manager.View], [Manager.Entries]); otherwise
+// the transcript is kept in memory for the run only.
+type EntryStore interface {
+	Store
+	// SaveConversation stores r (as PutConversation) and appends entries to r's transcript in
+	// one durable transaction; an entry whose EventID the transcript already holds is skipped.
+	// It returns how many entries the transcript holds afterwards.
+	SaveConversation(ctx context.Context, r Record, entries []EntryRecord) (int, error)
+	// ConversationEntries returns the transcript entries [from, from+limit) in handling order
+	// and how many there are; limit 0 returns only the count.
+	ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]EntryRecord, int, error)
+}
+
+// EntryRecord is one stored transcript entry (vault.ConversationEntry): the event ID and the JSON
+// of the [Entry]. Company content and the user's words only; never a secret.
+type EntryRecord struct {
+	EventID string
+	Entry   string
+}
+
 // Record is one stored conversation (vault.Conversation).
 type Record struct {
 	Company string
@@ -32,18 +56,22 @@ type Record struct {
 	Updated time.Time
 }
 
-// MemoryStore is an in-memory Store. Safe for concurrent use.
+// MemoryStore is an in-memory EntryStore. Safe for concurrent use.
 type MemoryStore struct {
-	mu   sync.Mutex
-	recs map[string]Record
+	mu      sync.Mutex
+	recs    map[string]Record
+	entries map[string][]EntryRecord
+	seen    map[string]bool // conversation key \x00 event ID
 	// Puts counts PutConversation calls (benchmarks and tests read it).
 	Puts int
 }
 
 // NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{recs: map[string]Record{}} }
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{recs: map[string]Record{}, entries: map[string][]EntryRecord{}, seen: map[string]bool{}}
+}
 
-var _ Store = (*MemoryStore)(nil)
+var _ EntryStore = (*MemoryStore)(nil)
 
 // PutConversation implements Store.
 func (m *MemoryStore) PutConversation(_ context.Context, r Record) error {
@@ -85,4 +113,37 @@ func (m *MemoryStore) ListConversations(_ context.Context, company string) ([]Re
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// SaveConversation implements EntryStore.
+func (m *MemoryStore) SaveConversation(ctx context.Context, r Record, entries []EntryRecord) (int, error) {
+	for _, e := range entries {
+		if e.EventID == "" {
+			return 0, fmt.Errorf("save conversation %s: a transcript entry has no event ID; nothing was saved", r.ID)
+		}
+	}
+	if err := m.PutConversation(ctx, r); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := r.Company + "\x00" + r.ID
+	for _, e := range entries {
+		if !m.seen[k+"\x00"+e.EventID] {
+			m.seen[k+"\x00"+e.EventID] = true
+			m.entries[k] = append(m.entries[k], e)
+		}
+	}
+	return len(m.entries[k]), nil
+}
+
+// ConversationEntries implements EntryStore.
+func (m *MemoryStore) ConversationEntries(_ context.Context, company, id string, from, limit int) ([]EntryRecord, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	es := m.entries[company+"\x00"+id]
+	n := len(es)
+	from = max(0, min(from, n))
+	end := min(n, from+max(limit, 0))
+	return append([]EntryRecord(nil), es[from:end]...), n, nil
 }
