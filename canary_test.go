@@ -13,7 +13,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,13 +24,18 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/browser"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -265,20 +272,153 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	if fresh := issued[before:]; fresh[0] == issued[0] || fresh[1] == issued[1] {
 		t.Fatal("the access and refresh tokens did not change: no refresh happened")
 	}
-	// The approval queue (Operations 5-7): approval_required, the user's approval, performed;
-	// its items and decision log are in the same SQLite file.
+	// The approval queue (Operations 5-7) and a conversation with the reference Company Agent
+	// (spec 8) over the same SQLite file: the queue's items and decision log, and the
+	// conversation's record and transcript (conversation_entries) through the package-main
+	// adapter the window uses (cli_conversations.go). An operation in a Company message goes to
+	// the queue, and its approval back through the Manager (Operations 4, 6).
 	var openAPI string
 	for _, a := range c.Document.APIs {
 		if a.Type == "openapi" {
 			openAPI = a.URL
 		}
 	}
-	q, err := approvals.New(approvals.Config{Engine: e, Store: approvalStore{st: st}, Logger: logger, Now: clock.Now})
+	var q *approvals.Queue
+	var convMu sync.Mutex
+	var deltas, authNeeds int
+	m, err := conversation.New(conversation.Config{Engine: e, Store: conversationStore{st: st}, Logger: logger, Now: clock.Now,
+		OnUpdate: func(u conversation.Update) {
+			convMu.Lock()
+			defer convMu.Unlock()
+			switch u.Kind {
+			case conversation.UpdateDelta:
+				deltas++
+			case conversation.UpdateAuthorization:
+				authNeeds++
+			}
+		},
+		OnOperation: func(ctx context.Context, f conversation.OperationFound) {
+			if _, err := q.ProposeFromConversation(ctx, f); err != nil {
+				t.Errorf("the operation in the conversation did not reach the queue: %v", err)
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	q, err = approvals.New(approvals.Config{Engine: e, Store: approvalStore{st: st}, Conversations: m, Logger: logger, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the model would receive of the conversation and the browser (modelapi hands it
+	// Views, entries and BrowseResults): scanned like the files.
+	var modelSaw bytes.Buffer
+	sawModel := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modelSaw.Write(b)
+	}
+	convText := func(id, text string) func() bool {
+		return func() bool {
+			_, es, err := m.Get(ctx, c.Identifier, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range es {
+				if strings.Contains(en.Text, text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	waitConv := func(what string, read string, pred func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !pred() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the conversation: %s never happened", what)
+			}
+			if read != "" {
+				if _, err := m.Read(ctx, c.Identifier, read, 500*time.Millisecond); err != nil {
+					t.Fatalf("reading the conversation while waiting for %s: %v", what, err)
+				}
+			} else {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	// Signed out first: the exchange needs the account, so the Company Agent sends an
+	// authorization event with the challenge (spec 8.11); after sign-in the same conversation
+	// continues with the token.
+	cv, err := m.Start(ctx, conversation.Start{Company: c.Identifier, Text: "Hi", Wait: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("starting the conversation: %v", err)
+	}
+	convID := cv.ConversationID
+	if _, err := m.Send(ctx, conversation.Send{Company: c.Identifier, ConversationID: convID, Text: "I want to exchange my jacket from my order", Wait: 5 * time.Second}); err != nil {
+		t.Fatalf("sending the exchange request signed out: %v", err)
+	}
+	waitConv("the authorization need", convID, func() bool {
+		convMu.Lock()
+		defer convMu.Unlock()
+		return authNeeds > 0
+	})
+	if _, err := m.SignedIn(ctx, c.Identifier, convID, signedIn); err != nil {
+		t.Fatalf("continuing the conversation signed in: %v", err)
+	}
+	// A streamed reply (spec 8.6), then the exchange offer, approved through the queue.
+	sctx, stopStream := context.WithCancel(ctx)
+	streamDone := make(chan error, 1)
+	go func() { streamDone <- m.Stream(sctx, c.Identifier, convID) }()
+	if _, err := m.Send(ctx, conversation.Send{Company: c.Identifier, ConversationID: convID, Text: "Tell me a long story about the jacket"}); err != nil {
+		t.Fatal(err)
+	}
+	waitConv("the streamed reply", "", func() bool {
+		convMu.Lock()
+		n := deltas
+		convMu.Unlock()
+		return n > 0 && convText(convID, "two-way zip")()
+	})
+	if _, err := m.Send(ctx, conversation.Send{Company: c.Identifier, ConversationID: convID, Text: "Please exchange it now"}); err != nil {
+		t.Fatal(err)
+	}
+	var convItem approvals.Item
+	waitConv("the operation in the approval queue", "", func() bool {
+		items, err := q.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if it.Interface == approvals.InterfaceConversation && it.State == "pending" {
+				convItem = it
+				return true
+			}
+		}
+		return false
+	})
+	if o, err := q.Approve(ctx, convItem.ID, convItem.Current.Revision, convItem.Current.Digest); err != nil || o.Status != approvals.StatusDone {
+		t.Fatalf("approving the conversation's operation: %+v, %v", o, err)
+	}
+	waitConv("the exchange confirmation", "", convText(convID, "Exchange confirmed"))
+	stopStream()
+	if err := <-streamDone; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("the conversation stream: %v", err)
+	}
+	collectTokens("the conversation")
+	cview, centries, err := m.Get(ctx, c.Identifier, convID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawModel(cview)
+	sawModel(centries)
+	if cview.UsedAccount != signedIn {
+		t.Fatalf("the conversation used account %q, want %q", cview.UsedAccount, signedIn)
+	}
+	// An API operation (the jacket's item is exchanged now; the socks are not).
 	asked, err := q.CallAPI(ctx, approvals.APICall{Company: c.Identifier, Account: signedIn, API: openAPI, OperationID: "exchangeItem",
-		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
+		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_9Zt","replacement_sku":"stormline-insulated-m"}`)},
 		Intent: map[string]string{"replacement_sku": "stormline-insulated-m"}})
 	if err != nil || asked.Status != "waiting_for_user" {
 		t.Fatalf("the exchange request: %+v, %v", asked, err)
@@ -295,6 +435,56 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	collectTokens("the approval")
+	// A browser join (spec 6): Debian's headless Chromium, joined to the signed-in Session
+	// through the window's Browser service and the model's browser action. The codes the
+	// Company issued are scanned for below.
+	browserRan := false
+	t.Run("browser join", func(t *testing.T) {
+		chrome, err := exec.LookPath("/usr/bin/chromium")
+		if err != nil {
+			if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
+				t.Fatalf("POPPYDESK_REQUIRE_E2E=1 but Chromium is missing: %v", err)
+			}
+			t.Skip("Chromium (/usr/bin/chromium) is not installed; set POPPYDESK_REQUIRE_E2E=1 to make this a failure")
+		}
+		spki := leafSPKIOf(s)
+		if spki == "" {
+			t.Fatal("could not read the reference Company's certificate for the browser to trust")
+		}
+		mgr := &browser.Manager{Root: filepath.Join(dir, "browser"), Base: browser.Options{ExecPath: chrome, TrustSPKI: []string{spki}, Logger: logger}}
+		defer mgr.Close()
+		_, model := app.NewBrowser(app.BrowserConfig{Manager: mgr, Log: logger, Now: clock.Now,
+			Engine: func() (*engine.Engine, browserjoin.StatusFunc) { return e, browserjoin.OAuthStatus(oc) }})
+		res, err := model.Browse(ctx, modelapi.BrowseRequest{Action: "open", Company: c.Identifier, Account: signedIn, URL: s.URL(poppytest.ShopHost, "/account")})
+		if err != nil {
+			t.Fatalf("browsing signed in: %v", err)
+		}
+		if !strings.Contains(res.Joined, "signed in as "+signedIn) {
+			t.Fatalf("the browser is %q, want joined signed in as %s", res.Joined, signedIn)
+		}
+		res.PNG = nil
+		sawModel(res)
+		if js := s.Joins(); len(js) == 0 || js[len(js)-1].Account == "" {
+			t.Fatalf("the Company recorded no signed-in join: %+v", js)
+		}
+		browserRan = true
+	})
+	joinCodes := s.IssuedJoinCodes()
+	if browserRan {
+		// Control: the collected codes are the ones the engine authorized (the Company received
+		// one of them in step 2's body), so scanning for them means something.
+		authorized := 0
+		for _, r := range s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize") {
+			for _, code := range joinCodes {
+				if bytes.Contains(r.Body, []byte(code)) {
+					authorized++
+				}
+			}
+		}
+		if authorized == 0 {
+			t.Fatalf("none of the %d join codes the Company issued reached its authorize endpoint", len(joinCodes))
+		}
+	}
 	// Sign-out (spec 4.6): every refresh token revoked, the tokens deleted from the keyring.
 	if err := e.SignOut(ctx, c.Identifier, signedIn); err != nil {
 		t.Fatalf("sign-out: %v", err)
@@ -312,6 +502,9 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	secretsFound := []secret{{"access token marker", markerAT}, {"refresh token marker", markerRT}, {"Agent ID marker", markerAID}}
 	for i, v := range issued {
 		secretsFound = append(secretsFound, secret{fmt.Sprintf("token issued by the Company (#%d, from the keyring bundle)", i), v})
+	}
+	for i, v := range joinCodes {
+		secretsFound = append(secretsFound, secret{fmt.Sprintf("browser join code #%d issued by the Company", i), v})
 	}
 	names, err := kr.Names(ctx)
 	if err != nil {
@@ -352,6 +545,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		t.Fatalf("the keyring holds %d delegated keys; the rotation did not happen", delegatedKeys)
 	}
 	sids := map[string]bool{}
+	formSecrets := map[string]int{}
 	for _, r := range s.Requests() {
 		if jwt := r.Header.Get("Poppy-Session"); jwt != "" {
 			parts := strings.Split(jwt, ".")
@@ -370,6 +564,23 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		if a := r.Header.Get("Authorization"); a != "" {
 			secretsFound = append(secretsFound, secret{"Authorization value", a})
 		}
+		// The form secrets the Company received at its token and revocation endpoints: the
+		// authorization code, the PKCE verifier, client assertions, refresh tokens.
+		if r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+			form, err := url.ParseQuery(string(r.Body))
+			if err != nil {
+				t.Fatalf("the form the Company received at %s: %v", r.Path, err)
+			}
+			for _, k := range []string{"code", "code_verifier", "client_assertion", "refresh_token", "token", "device_code"} {
+				if v := form.Get(k); v != "" {
+					formSecrets[k]++
+					secretsFound = append(secretsFound, secret{k + " sent to " + r.Path, v})
+				}
+			}
+		}
+	}
+	if formSecrets["code"] == 0 || formSecrets["code_verifier"] == 0 || formSecrets["refresh_token"] == 0 {
+		t.Fatalf("the Company received no authorization code, PKCE verifier or refresh token in a form (%v): the sign-in or refresh did not happen", formSecrets)
 	}
 	if len(sids) < 3 {
 		t.Fatalf("the Company saw %d sids; want the signed-out, signed-in and renewed Sessions", len(sids))
@@ -418,7 +629,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	}
 	openFiles := map[string][]byte{
 		"state.db": read(statePath), "state.db-wal": read(statePath + "-wal"), "state.db-shm": read(statePath + "-shm"),
-		"poppydesk.log": read(logPath), "exchange log rows": exLog.Bytes(),
+		"poppydesk.log": read(logPath), "exchange log rows": exLog.Bytes(), "what the model received": modelSaw.Bytes(),
 	}
 	scan("while open", openFiles)
 
@@ -439,9 +650,31 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		{"the exchange log", exLog.Bytes(), redact.Mask},
 		{"the exchange log", exLog.Bytes(), "/token"},
 		{"the state database", db, asked.ApprovalID},
+		{"the state database", db, convID},
+		{"the state database", db, "Please exchange it now"},
+		{"the state database", db, "two-way zip"},
+		{"the state database", db, convItem.ID},
+		{"the log file", openFiles["poppydesk.log"], convID},
+		{"the exchange log", exLog.Bytes(), "/poppy/conversations/" + convID},
+		{"what the model received", modelSaw.Bytes(), "Exchange confirmed"},
 	} {
 		if !bytes.Contains(ctl.data, []byte(ctl.value)) {
 			t.Errorf("control value %q not found in %s: the scan would not see a leak there", ctl.value, ctl.where)
+		}
+	}
+	if browserRan {
+		for _, ctl := range []struct {
+			where string
+			data  []byte
+			value string
+		}{
+			{"the exchange log", exLog.Bytes(), poppytest.BrowserSessionPath + "/authorize"},
+			{"the log file", openFiles["poppydesk.log"], "browser"},
+			{"what the model received", modelSaw.Bytes(), "/account"},
+		} {
+			if !bytes.Contains(ctl.data, []byte(ctl.value)) {
+				t.Errorf("control value %q not found in %s: the scan would not see a leak there", ctl.value, ctl.where)
+			}
 		}
 	}
 	for sid := range sids { // sids are not secret: they are recorded (control)
@@ -460,5 +693,6 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		"state.db": read(statePath), "state.db-wal": read(statePath + "-wal"), "state.db-shm": read(statePath + "-shm"),
 		"poppydesk.log": read(logPath),
 	})
-	t.Logf("scanned for %d secret values; %d exchanges, %d sids", len(nonEmpty), len(exchanges), len(sids))
+	t.Logf("scanned for %d secret values (%d Company-issued tokens, %d join codes, form secrets the Company received %v); %d exchanges, %d sids, %d transcript entries, browser joined: %v",
+		len(nonEmpty), len(issued), len(joinCodes), formSecrets, len(exchanges), len(sids), len(centries), browserRan)
 }
