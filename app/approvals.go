@@ -157,7 +157,8 @@ type ApprovalRevision struct {
 	SummaryText string             `json:"summaryText"`
 	Terms       []TermRow          `json:"terms"`
 	ExpiresAt   string             `json:"expiresAt"`
-	// Digest binds an approval to exactly this revision (operations.Digest); Approve presents it.
+	// Digest binds an approval to exactly this revision and the request stored with it (the
+	// queue hashes operations.Digest together with that request); Approve presents it.
 	Digest string `json:"digest"`
 }
 

@@ -17,8 +17,10 @@ import (
 // Approve records the user's approval of exactly the revision they saw and sends it (Operations
 // 5, 6; DESIGN.md invariants 1-3). It is for the window only: revision and digest come from the
 // Item the user saw. It refuses anything but the latest, unexpired, pending revision whose digest
-// matches (operations.CanApprove), a Session that can't approve the operation
-// (operations.CanApproveIn, checked before anything is consumed), and any approval while another
+// (approvalDigest: the operation AND the request it would send) matches (operations.CanApprove;
+// ErrRequestChanged when the user saw an earlier request under the same operation), a Session
+// that can't approve the operation (operations.CanApproveIn, checked before anything is
+// consumed), and any approval while another
 // approval for the same action has an unknown outcome. The decision is durable (TransitionApproval,
 // with the decision log) BEFORE the request leaves; then the SAME request is sent with the
 // approval and retried with the SAME approval after failures (Operations 7). The returned Outcome
@@ -55,9 +57,23 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 	if err != nil {
 		return nil, err
 	}
+	env, err := decodeEnvelope(rec.Revisions[n-1].Operation)
+	if err != nil {
+		return nil, err
+	}
+	// The window presents the digest of the operation AND the request of the item's latest stored
+	// revision (approvalDigest): a repeated call with another body under the same operation makes
+	// an older digest stale (DESIGN.md invariant 2). CanApprove then checks the operation part.
+	opDigest := ""
+	if digest == approvalDigest(op, env.Request) {
+		opDigest = operations.Digest(op)
+	}
 	now := q.now()
 	p := operations.Pending{Latest: op, State: operations.State(rec.State), Earlier: others}
-	if err := operations.CanApprove(now, p, operations.Decision{OperationID: op.OperationID, Revision: revision, Digest: digest}); err != nil {
+	if err := operations.CanApprove(now, p, operations.Decision{OperationID: op.OperationID, Revision: revision, Digest: opDigest}); err != nil {
+		if errors.Is(err, operations.ErrDigestMismatch) && sawEarlierRequest(&rec, digest) {
+			return nil, fmt.Errorf("approvals: approval %s was not approved and nothing was sent: %w", id, ErrRequestChanged)
+		}
 		if errors.Is(err, operations.ErrRevisionExpired) && rec.State == string(operations.StatePending) {
 			if terr := q.transition(ctx, &rec, rec.State, operations.StateExpired, decisionExpire, "the revision expired before the user approved it"); terr != nil {
 				q.log.WarnContext(ctx, "approvals: could not record the expiry", "approval", id, "err", terr)
@@ -79,6 +95,21 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 	// The approval is durable: a model call for the same action is now held; it need not wait.
 	releaseTargets()
 	return q.sendApproved(ctx, id)
+}
+
+// sawEarlierRequest reports whether digest is that of an earlier stored revision of the item:
+// the user saw the item before the model repeated the call with another request.
+func sawEarlierRequest(rec *Record, digest string) bool {
+	for i := 0; i < len(rec.Revisions)-1; i++ {
+		env, err := decodeEnvelope(rec.Revisions[i].Operation)
+		if err != nil {
+			continue
+		}
+		if op, err := operations.Parse(env.Operation); err == nil && approvalDigest(op, env.Request) == digest {
+			return true
+		}
+	}
+	return false
 }
 
 // otherStates lists the states of the other approvals for the same action: the same Company and

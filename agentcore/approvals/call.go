@@ -495,8 +495,13 @@ func (q *Queue) newRevision(ctx context.Context, r *Record, latest *operations.O
 			return nil, fmt.Errorf("approvals: storing the new revision failed: %w", err)
 		}
 		q.emit(EventRevision, rec.ID, rec.State)
-		return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID,
-			Message: "not performed; the Company sent new terms for this action, waiting for the user's decision in Poppydesk"}, nil
+		msg := "not performed; the Company sent new terms for this action, waiting for the user's decision in Poppydesk"
+		if operations.Digest(latest) == operations.Digest(p.op) {
+			// The same operation for another request: the user must see the new request, and an
+			// approval of the earlier one is refused (approvalDigest covers the request).
+			msg = "not performed; the request changed, so the user must review it again in Poppydesk; waiting for the user's decision"
+		}
+		return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: msg}, nil
 	case operations.StateSucceeded:
 		return &Outcome{Status: StatusFailed, ApprovalID: rec.ID,
 			Message: "not asked: the Company returned an operation that was already performed; Poppydesk does not ask the user again (Operations 7)"}, nil

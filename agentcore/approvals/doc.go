@@ -15,7 +15,11 @@
 //     revision, timestamps. Before asking, terms are checked against the request and the model's
 //     intent (Item.Warnings) and a new revision is compared with the previous one (Item.Changes).
 //     Approve accepts only the revision the user saw (revision and digest), only the latest, only
-//     unexpired, not declined or withdrawn; Decline also withdraws an approval not yet sent.
+//     unexpired, not declined or withdrawn; Decline also withdraws an approval not yet sent. The
+//     digest covers the operation AND the stored request it would send (Item.Current.Digest): when
+//     the model repeats a call with another body and the Company answers with the same
+//     operation, the item gets a new stored revision, a request_changed warning and a new
+//     digest, and an approval with the older digest is refused (ErrRequestChanged).
 //   - Operations 3 "Who can approve it": a signed-out operation only in its own Session, a
 //     signed-in one in any Session of the same account (operations.CanApproveIn), checked before
 //     the decision is consumed. The User is the same by construction (one User ID per Company and

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/url"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -303,7 +309,10 @@ type OperationView struct {
 	SummaryText           string             // the raw summary, for copy
 	Terms                 json.RawMessage
 	ExpiresAt             time.Time
-	Digest                string // operations.Digest: what Approve must present
+	// Digest is what Approve must present: it covers the operation (operations.Digest) AND
+	// the request this revision would send (approvalDigest), so an approval names exactly what
+	// the user saw (DESIGN.md invariant 2).
+	Digest string
 }
 
 // RequestView is the request, as data.
@@ -316,9 +325,82 @@ type RequestView struct {
 	Conversation string
 }
 
-func view(op *operations.Operation) OperationView {
+// WarnRequestChanged is the code of the Item warning that the request this approval would send
+// changed since the previous revision (the model repeated the call with another body or other
+// arguments), whether or not the Company's terms changed.
+const WarnRequestChanged = "request_changed"
+
+// ErrRequestChanged matches an Approve refused because the digest the window presented is that of
+// an earlier revision of the item whose operation is unchanged but whose request is not: the user
+// saw another request than the one an approval would send (DESIGN.md invariant 2). It also matches
+// operations.ErrDigestMismatch.
+var ErrRequestChanged = fmt.Errorf("%w: the request changed since you looked (the model repeated the call with another body or other arguments); review it again", operations.ErrDigestMismatch)
+
+func view(op *operations.Operation, req *request) OperationView {
 	return OperationView{OperationID: op.OperationID, Revision: op.Revision, Summary: operations.RenderSummary(op.Summary),
-		SummaryText: op.Summary, Terms: op.Terms, ExpiresAt: op.ExpiresAt, Digest: operations.Digest(op)}
+		SummaryText: op.Summary, Terms: op.Terms, ExpiresAt: op.ExpiresAt, Digest: approvalDigest(op, req)}
+}
+
+// approvalDigest binds an approval to one stored revision of an item: the operation as the
+// Company sent it (operations.Digest: operation_id, revision, summary, terms, expiry) and the
+// request an approval of it would send (method, URL, headers and body, or server, tool and
+// arguments, and the conversation), JSON in canonical form. The Company's operation alone is not
+// enough: the model can repeat a call with another body and the Company may answer with the
+// same operation, and then the request sent would not be the one the user saw (DESIGN.md
+// invariant 2, Operations 5, 6). Each part is length-prefixed so no two requests share an input.
+func approvalDigest(op *operations.Operation, req *request) string {
+	h := sha256.New()
+	put := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put("poppydesk-approval-digest-v1")
+	put(operations.Digest(op))
+	if req == nil {
+		req = &request{}
+	}
+	put(req.Method)
+	put(req.URL)
+	keys := make([]string, 0, len(req.Header))
+	for k := range req.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	put(strconv.Itoa(len(keys)))
+	for _, k := range keys {
+		put(k)
+		put(req.Header[k])
+	}
+	put(canonicalJSON(req.Body))
+	put(req.Server)
+	put(req.Tool)
+	put(canonicalJSON(req.Arguments))
+	put(req.Conversation)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// requestChanged describes how the request of a revision differs from the one before, "" when it
+// does not (what the user approves is sent as is, so any difference matters).
+func requestChanged(prev, cur *request) string {
+	if prev == nil || cur == nil {
+		return ""
+	}
+	var parts []string
+	if prev.Method != cur.Method || prev.URL != cur.URL || prev.Server != cur.Server || prev.Tool != cur.Tool {
+		parts = append(parts, "what is called")
+	}
+	if canonicalJSON(prev.Body) != canonicalJSON(cur.Body) {
+		parts = append(parts, "the body")
+	}
+	if canonicalJSON(prev.Arguments) != canonicalJSON(cur.Arguments) {
+		parts = append(parts, "the arguments")
+	}
+	if len(parts) == 0 && !maps.Equal(prev.Header, cur.Header) {
+		parts = append(parts, "the headers")
+	}
+	return strings.Join(parts, " and ")
 }
 
 // List returns every item: pending first, then newest first.
@@ -388,7 +470,7 @@ func (q *Queue) item(ctx context.Context, rec *Record) (*Item, error) {
 		return nil, err
 	}
 	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: rec.Interface,
-		State: rec.State, Current: view(cur), Created: rec.Created, Updated: rec.Updated,
+		State: rec.State, Current: view(cur, req), Created: rec.Created, Updated: rec.Updated,
 		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation},
 		Warnings: operations.CheckTerms(cur, req.facts())}
 	if c, err := q.cfg.Engine.Company(ctx, rec.Company); err == nil {
@@ -399,10 +481,24 @@ func (q *Queue) item(ctx context.Context, rec *Record) (*Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		pv := view(prev)
+		prevEnv, err := decodeEnvelope(rec.Revisions[n-2].Operation)
+		if err != nil {
+			return nil, err
+		}
+		pv := view(prev, prevEnv.Request)
 		it.Previous = &pv
 		ch := operations.Diff(prev, cur)
 		it.Changes = &ch
+		if what := requestChanged(prevEnv.Request, req); what != "" {
+			// Changes covers the Company's terms only; the request is what an approval sends.
+			msg := "The request changed since the previous version: " + what + " of what Poppydesk would send is different now"
+			if !ch.Any() {
+				msg += ", while the Company's summary and terms stayed the same"
+			}
+			msg += ". Review what will be sent (below) before you approve; an approval always sends exactly the request shown."
+			it.Warnings = append([]operations.Warning{{Code: WarnRequestChanged, Message: msg, Where: what,
+				RequestValue: requestValue(req)}}, it.Warnings...)
+		}
 	}
 	switch operations.State(rec.State) {
 	case operations.StateApproved, operations.StateSending, operations.StateRetrying, operations.StateOutcomeUnknown:
@@ -426,6 +522,14 @@ func (q *Queue) item(ctx context.Context, rec *Record) (*Item, error) {
 		it.Result = o
 	}
 	return it, nil
+}
+
+// requestValue is the changed request's body or arguments, as data for the warning.
+func requestValue(r *request) json.RawMessage {
+	if len(r.Arguments) > 0 {
+		return r.Arguments
+	}
+	return r.Body
 }
 
 // approvedRevision is the revision number of the last "approve" decision.

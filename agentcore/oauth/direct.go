@@ -190,18 +190,30 @@ func (f *DirectFlow) finish(r *Result, err error) {
 	})
 }
 
-// callback handles the one authorization response (RFC 6749 §4.1.2, RFC 9207, spec 4.2).
+// callback handles the one authorization response (RFC 6749 §4.1.2, RFC 9207, spec 4.2). Only a
+// request carrying the sign-in's state can be that response: any other request to the loopback
+// address (a web page scanning local ports, another process, the browser's favicon fetch) gets a
+// plain 400 page and changes nothing, so it can neither take the one callback nor end a sign-in
+// the User is still doing (RFC 6749 §10.12, RFC 8252 §8.1). The request with the state takes the
+// slot, and its iss, error and code are checked as the answer: a wrong iss with the right state
+// ends the sign-in as a failure (RFC 9207: the answer of another sign-in).
 func (f *DirectFlow) callback(w http.ResponseWriter, r *http.Request) {
-	if !f.taken.CompareAndSwap(false, true) {
-		// Exactly one callback (spec 4.2): a second or late request changes nothing.
-		writePage(w, http.StatusGone, pageExpired, f.co.Organization.Name, "")
-		return
-	}
 	select {
 	case <-f.done:
 		writePage(w, http.StatusGone, pageExpired, f.co.Organization.Name, "")
 		return
 	default:
+	}
+	if !f.stateMatches(r.URL.Query()) {
+		f.c.log.DebugContext(r.Context(), "direct sign-in: a loopback request without the sign-in's state was ignored",
+			"company", f.co.Identifier, "path", r.URL.Path)
+		writePage(w, http.StatusBadRequest, pageStray, f.co.Organization.Name, "")
+		return
+	}
+	if !f.taken.CompareAndSwap(false, true) {
+		// Exactly one callback (spec 4.2): a second or late answer changes nothing.
+		writePage(w, http.StatusGone, pageExpired, f.co.Organization.Name, "")
+		return
 	}
 	res, err, why := f.handle(r)
 	switch {
@@ -215,14 +227,18 @@ func (f *DirectFlow) callback(w http.ResponseWriter, r *http.Request) {
 	f.finish(res, err)
 }
 
-// handle checks and uses the response; why is a plain-words reason for the loopback page.
+// stateMatches reports whether q carries exactly the sign-in's state (RFC 6749 §10.12), compared
+// in constant time.
+func (f *DirectFlow) stateMatches(q url.Values) bool {
+	st, ok := q["state"]
+	return ok && len(st) == 1 && st[0] != "" && subtle.ConstantTimeCompare([]byte(st[0]), []byte(f.state)) == 1
+}
+
+// handle checks and uses the response whose state matched (callback); why is a plain-words
+// reason for the loopback page.
 func (f *DirectFlow) handle(r *http.Request) (res *Result, err error, why string) {
 	const step = "Direct Sign-In response"
 	q := r.URL.Query()
-	state := q.Get("state")
-	if state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(f.state)) != 1 {
-		return nil, companyErr(step, "the response's state does not match the sign-in Poppydesk started, so it was ignored (RFC 6749 §10.12); start the sign-in again"), "The answer did not belong to the sign-in Poppydesk started."
-	}
 	iss, hasIss := q["iss"]
 	if !hasIss || len(iss) != 1 || iss[0] != f.co.Issuer {
 		got := "no iss"

@@ -30,10 +30,6 @@ func TestDirectSignIn(t *testing.T) {
 		{name: "approve fewer", decision: "approve", ticked: []string{"orders:read"}, granted: []string{"orders:read"}, page: "You signed in"},
 		{name: "deny", decision: "deny", wantErr: func(err error) bool { return errors.Is(err, oauth.ErrDeclined) }, page: "You declined"},
 		{name: "no scope ticked is a decline", decision: "approve", ticked: nil, wantErr: func(err error) bool { return errors.Is(err, oauth.ErrDeclined) }, page: "You declined"},
-		{name: "wrong state", decision: "approve", ticked: both, tamper: func(q url.Values) { q.Set("state", "forged") },
-			wantErr: func(err error) bool { return strings.Contains(err.Error(), "state does not match") }, page: "did not belong"},
-		{name: "state missing", decision: "approve", ticked: both, tamper: func(q url.Values) { q.Del("state") },
-			wantErr: func(err error) bool { return strings.Contains(err.Error(), "state does not match") }, page: "did not finish"},
 		{name: "iss missing", faults: []string{poppytest.FaultIssMissing}, decision: "approve", ticked: both,
 			wantErr: func(err error) bool { return strings.Contains(err.Error(), "carries no iss") }, page: "did not come from"},
 		{name: "iss wrong", faults: []string{poppytest.FaultIssWrong}, decision: "approve", ticked: both,
@@ -123,6 +119,110 @@ func TestDirectSignIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDirectSignInIgnoresStrayRequests: a loopback request without the sign-in's state (a web
+// page scanning local ports, another process, a forged answer) gets a plain 400 page and neither
+// takes the one callback nor ends the sign-in; the real answer then signs in, and the listener
+// closes after it (spec 4.2, RFC 6749 §10.12).
+func TestDirectSignInIgnoresStrayRequests(t *testing.T) {
+	scopes := []string{"orders:read"}
+	tests := []struct {
+		name  string
+		stray func(redirect, back *url.URL) string // the stray request's URL
+		// notFound: the request is not for the callback path at all (the listener's mux
+		// answers 404 and the callback never sees it).
+		notFound bool
+	}{
+		{name: "bare loopback address", stray: func(redirect, _ *url.URL) string { return redirect.String() }},
+		{name: "other path", notFound: true, stray: func(redirect, _ *url.URL) string {
+			return redirect.ResolveReference(&url.URL{Path: "/favicon.ico"}).String()
+		}},
+		{name: "real answer without state", stray: func(_, back *url.URL) string { return withQuery(back, func(q url.Values) { q.Del("state") }) }},
+		{name: "real answer with a forged state", stray: func(_, back *url.URL) string {
+			return withQuery(back, func(q url.Values) { q.Set("state", "forged") })
+		}},
+		{name: "state given twice", stray: func(_, back *url.URL) string {
+			return withQuery(back, func(q url.Values) { q.Add("state", q.Get("state")) })
+		}},
+		{name: "forged error answer", stray: func(redirect, _ *url.URL) string {
+			return withQuery(redirect, func(q url.Values) { q.Set("error", "access_denied"); q.Set("state", "guess") })
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{})
+			ctx := context.Background()
+			flow, err := f.c.StartDirect(ctx, oauth.SignInRequest{Company: f.co, Account: "personal", Scopes: scopes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			redirect, _ := url.Parse(mustQuery(t, flow.URL).Get("redirect_uri"))
+			back, _ := url.Parse(f.browser(t, flow.URL, "approve", scopes))
+			for range 3 {
+				status, hdr, page := loopback(t, tc.stray(redirect, back))
+				if tc.notFound {
+					if status != http.StatusNotFound {
+						t.Fatalf("request to another path: HTTP %d", status)
+					}
+					continue
+				}
+				if status != http.StatusBadRequest || !strings.Contains(page, "changed nothing") ||
+					!strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'none'") {
+					t.Fatalf("stray request: HTTP %d, page:\n%s", status, page)
+				}
+			}
+			select {
+			case <-flow.Done():
+				_, err := flow.Wait(ctx)
+				t.Fatalf("a stray request ended the sign-in: %v", err)
+			default:
+			}
+			status, _, page := loopback(t, back.String())
+			res, err := flow.Wait(ctx)
+			if err != nil || status != http.StatusOK || !strings.Contains(page, "You signed in") {
+				t.Fatalf("the real answer after stray requests: HTTP %d, %v\n%s", status, err, page)
+			}
+			if !slices.Equal(res.Granted, scopes) || len(f.bundle(t, "personal").Tokens) != 1 {
+				t.Fatalf("result %+v, tokens %+v", res, f.bundle(t, "personal").Tokens)
+			}
+			if _, err := (&http.Client{}).Get(back.String()); err == nil {
+				t.Error("the loopback listener still answers after its one callback")
+			}
+		})
+	}
+}
+
+// TestDirectSignInWrongIssWithStateEnds: an answer with the sign-in's state but another iss is an
+// attack on the real callback (a mix-up, RFC 9207): it takes the one callback and ends the
+// sign-in as a failure, and a later answer changes nothing.
+func TestDirectSignInWrongIssWithStateEnds(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	ctx := context.Background()
+	flow, err := f.c.StartDirect(ctx, oauth.SignInRequest{Company: f.co, Account: "personal", Scopes: []string{"orders:read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _ := url.Parse(f.browser(t, flow.URL, "approve", []string{"orders:read"}))
+	status, _, page := loopback(t, withQuery(back, func(q url.Values) { q.Set("iss", "https://other.example") }))
+	if _, err := flow.Wait(ctx); err == nil || !strings.Contains(err.Error(), "RFC 9207") || status != http.StatusBadRequest ||
+		!strings.Contains(page, "did not come from") {
+		t.Fatalf("wrong iss with the right state: HTTP %d, Wait %v\n%s", status, err, page)
+	}
+	if _, err := (&http.Client{}).Get(back.String()); err == nil {
+		t.Error("the loopback listener still answers after the failed callback")
+	}
+	if len(f.bundle(t, "personal").Tokens) != 0 {
+		t.Error("tokens stored after a refused answer")
+	}
+}
+
+func withQuery(u *url.URL, edit func(url.Values)) string {
+	c := *u
+	q := c.Query()
+	edit(q)
+	c.RawQuery = q.Encode()
+	return c.String()
 }
 
 func TestDirectSignInCancelAndTimeout(t *testing.T) {

@@ -7,11 +7,14 @@
 //   - 4.2 Direct Sign-In (RFC 6749 §4.1, RFC 7636, RFC 8252 §7.3, RFC 9207): [Client.StartDirect]
 //     listens on 127.0.0.1 on a random port for exactly one callback (then closes the listener),
 //     with a timeout and Cancel; redirect_uri is the loopback URI of the client metadata with that
-//     port; PKCE S256, a fresh state and scope on every request. The callback checks state, then
-//     iss character for character against the issuer the sign-in started with (also on
-//     error=access_denied), exchanges the code at token_endpoint with a client assertion whose
-//     aud is the issuer (4.1, 10.4) through the no-redirect client (spec 3), and checks the
-//     granted scopes (4.7). The page the browser lands on says in plain words what happened and
+//     port; PKCE S256, a fresh state and scope on every request. Only a request carrying the
+//     sign-in's state is the callback: any other request to the listener (a port-scanning web
+//     page, another process) gets a plain 400 page and neither takes the one callback nor ends
+//     the sign-in (RFC 6749 §10.12). The callback then checks iss character for character
+//     against the issuer the sign-in started with (also on error=access_denied; a wrong iss
+//     with the right state ends the sign-in as a failure), exchanges the code at
+//     token_endpoint with a client assertion whose aud is the issuer (4.1, 10.4) through the
+//     no-redirect client (spec 3), and checks the granted scopes (4.7). The page the browser lands on says in plain words what happened and
 //     carries no code or token.
 //   - 4.3 Device Sign-In (RFC 8628, RFC 10027 §2): [Client.StartDevice] checks that the
 //     verification link's host is the issuer's host or the host of a URL in protected_resources,

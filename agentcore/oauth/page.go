@@ -12,6 +12,9 @@ const (
 	pageDeclined
 	pageFailed
 	pageExpired
+	// pageStray answers a loopback request that is not the sign-in's answer (no or another
+	// state): the sign-in goes on.
+	pageStray
 )
 
 // The loopback page (spec 4.2): plain words, no code, no token, no script, a strict CSP.
@@ -30,6 +33,8 @@ func writePage(w http.ResponseWriter, status int, kind pageKind, org, why string
 		title, msg = "Sign-in declined", "You declined the sign-in to "+org+". Poppydesk did not get access to your account."
 	case pageExpired:
 		title, msg = "Sign-in already ended", "This sign-in to "+org+" had already ended. Start it again in Poppydesk if you still want to sign in."
+	case pageStray:
+		title, msg = "Not a sign-in answer", "This address is where Poppydesk waits for the answer of a sign-in to "+org+", and this request was not that answer (it did not carry the sign-in's state), so it changed nothing. If you are signing in, finish on the Company's sign-in page."
 	default:
 		title, msg = "Sign-in did not finish", "The sign-in to "+org+" did not finish. "+why+" Poppydesk shows the details; start the sign-in again there if you want."
 	}

@@ -223,6 +223,24 @@ describe("the approval dialog", () => {
     expect(backend.approvals[0]).toEqual(["apr_1", "r2", "digest-r2"]);
   });
 
+  it("redraws when the request changed under the same revision, and approves only the request on screen", async () => {
+    dlg.open(item());
+    advance(1100);
+    const same = item({
+      warnings: [{ code: "request_changed", message: "Your agent sent a different request; the Company's terms stayed the same." }],
+      request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_9Zt"}', tool: "", arguments: "" },
+    });
+    same.current = { ...same.current, digest: "digest-request-B" };
+    dlg.update(same);
+    expect($("approval-request").textContent).toContain("itm_9Zt");
+    expect($("approval-warnings").textContent).toContain("different request");
+    expect(approveBtn().disabled).toBe(true);
+    advance(1100);
+    approveBtn().click();
+    await vi.waitFor(() => expect(backend.approvals).toHaveLength(1));
+    expect(backend.approvals[0]).toEqual(["apr_1", "1791487200-k3Jd9Qx2mW8v", "digest-request-B"]);
+  });
+
   it("shows the difference warnings prominently", () => {
     dlg.open(item({ warnings: [{ code: "term_differs", message: "The terms say replacement_sku stormline-insulated-l but the request asked for stormline-insulated-m." }] }));
     const w = $("approval-warnings");

@@ -297,12 +297,14 @@ export class ApprovalDialog {
     this.body.focus();
   }
 
-  // update replaces the content when the item changed. A new revision restarts the guard and
-  // shows what changed; a state change (for example after a decision elsewhere) is shown as is.
+  // update replaces the content when the item changed. A new revision — or the same revision for
+  // a request that changed (the digest covers both, so Approve would name the new request) —
+  // restarts the guard and shows what changed; a state change (for example after a decision
+  // elsewhere) is shown as is.
   update(item: ApprovalItem): void {
     const old = this.item;
     if (!old || old.id !== item.id) return this.open(item);
-    if (old.current.revision !== item.current.revision) {
+    if (old.current.revision !== item.current.revision || old.current.digest !== item.current.digest) {
       this.decided = false;
       this.busy = false;
       this.progress.hidden = true;
