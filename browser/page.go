@@ -63,12 +63,38 @@ func (s *Session) allowed(raw string) bool {
 	if err != nil || u.Scheme != "https" {
 		return false
 	}
+	if ambiguousPath(u) != "" {
+		// Chrome resolves dot-segments (also %2e) and reads a backslash as "/" (WHATWG URL), so
+		// the text compared below would not be the page loaded: refuse, as agentcore/transport
+		// does for Session requests (invariant 6).
+		return false
+	}
 	o := origin(u)
 	ok := false
 	for _, w := range s.cfg.Website {
 		ok = ok || strings.EqualFold(strings.TrimSuffix(w, "/"), o)
 	}
 	return ok && !s.isEndpoint(u)
+}
+
+// ambiguousPath returns the first path segment of u that a browser or server could resolve to
+// another path than its text: "." or ".." after percent-decoding (Chrome treats %2e as "."),
+// or a segment holding a slash or backslash after percent-decoding (Chrome reads "\" as "/";
+// servers may decode %2F and %5C). "" when there is none.
+func ambiguousPath(u *url.URL) string {
+	if u.Opaque != "" {
+		return u.Opaque
+	}
+	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+		if seg == "" {
+			continue
+		}
+		dec, err := url.PathUnescape(seg)
+		if err != nil || dec == "." || dec == ".." || strings.ContainsAny(dec, "/\\") {
+			return seg
+		}
+	}
+	return ""
 }
 
 func (s *Session) isEndpoint(u *url.URL) bool {
@@ -129,6 +155,9 @@ func hostOf(raw string) string {
 
 // Open loads rawURL, which must be on the Company's website, and returns the page.
 func (s *Session) Open(ctx context.Context, rawURL string) (Page, error) {
+	if u, err := url.Parse(rawURL); err == nil && ambiguousPath(u) != "" {
+		return Page{}, fmt.Errorf("%w: %s has the path segment %q, a dot-segment or an encoded slash or backslash that the browser or server would resolve to another page; open the page by its plain address", ErrOffSite, rawURL, ambiguousPath(u))
+	}
 	if !s.allowed(rawURL) {
 		return Page{}, fmt.Errorf("%w: %s is not a page of %s the model may open", ErrOffSite, rawURL, strings.Join(s.cfg.Website, ", "))
 	}

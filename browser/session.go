@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/poppydesk/poppydesk/agentcore/redact"
 )
 
 // AuthorizeFunc authorizes a code read from this browser's own browser-session page (spec 6
@@ -166,6 +167,22 @@ type joinForm struct {
 	Forms  int    `json:"forms"`
 }
 
+// checkJoinForm checks the page read in step 1 before its code is used (spec 6 steps 1-2). The
+// URLs in its errors are the Company's choice and reach the model through JoinError, so secret
+// query parameters (code=, state=, join_code=...) and JWT shapes in them are masked
+// (redact.Text, DESIGN invariant 5).
+func checkJoinForm(endpoint string, form joinForm) error {
+	switch {
+	case form.Href != endpoint:
+		return fmt.Errorf("the page's address changed to %s before the code was read", redact.Text(form.Href))
+	case form.Forms != 1 || form.Code == "":
+		return errors.New("the page has no single form with a hidden field named code (spec 6 step 1)")
+	case form.Action != endpoint || form.Method != "post":
+		return fmt.Errorf("the page's form does not post to the endpoint (action %q, method %q; spec 6 step 1)", redact.Text(form.Action), form.Method)
+	}
+	return nil
+}
+
 const readJoinForm = `(() => {
   const inputs = Array.from(document.querySelectorAll('form input[type="hidden"][name="code"]'));
   const f = inputs.length === 1 ? inputs[0].form : null;
@@ -216,7 +233,7 @@ func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize Autho
 			return fmt.Errorf("the page answered HTTP %d, not 200", resp.Status)
 		}
 		if resp.URL != endpoint {
-			return fmt.Errorf("the page was not served at the endpoint itself (it ended at %s); a code is read only from the endpoint's own page (spec 6 step 2)", resp.URL)
+			return fmt.Errorf("the page was not served at the endpoint itself (it ended at %s); a code is read only from the endpoint's own page (spec 6 step 2)", redact.Text(resp.URL))
 		}
 		if !strings.HasPrefix(resp.MimeType, "text/html") {
 			return fmt.Errorf("the page is %q, not text/html", resp.MimeType)
@@ -231,13 +248,8 @@ func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize Autho
 	if err != nil {
 		return fail(1, err)
 	}
-	switch {
-	case form.Href != endpoint:
-		return fail(2, fmt.Errorf("the page's address changed to %s before the code was read", form.Href))
-	case form.Forms != 1 || form.Code == "":
-		return fail(2, errors.New("the page has no single form with a hidden field named code (spec 6 step 1)"))
-	case form.Action != endpoint || form.Method != "post":
-		return fail(2, fmt.Errorf("the page's form does not post to the endpoint (action %q, method %q; spec 6 step 1)", form.Action, form.Method))
+	if err := checkJoinForm(endpoint, form); err != nil {
+		return fail(2, err)
 	}
 	joinCookies := changedCookies(before, afterPage)
 	// Step 2: the engine authorizes the code in a request of its own.
@@ -256,7 +268,7 @@ func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize Autho
 		final = resp.URL
 		if resp.Status/100 != 2 {
 			text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 300) : ""`))
-			return fmt.Errorf("the Company answered HTTP %d: %s", resp.Status, strings.Join(strings.Fields(text), " "))
+			return fmt.Errorf("the Company answered HTTP %d: %s", resp.Status, redact.Text(strings.Join(strings.Fields(text), " ")))
 		}
 		return nil
 	})
@@ -265,7 +277,7 @@ func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize Autho
 	}
 	// Confirmation: a page of the website, not the endpoint, and the join cookie cleared.
 	if final == endpoint || !s.allowed(final) {
-		return fail(0, fmt.Errorf("the form led to %s, not to a page of the website", final))
+		return fail(0, fmt.Errorf("the form led to %s, not to a page of the website", redact.Text(final)))
 	}
 	var after map[string]string
 	if err := s.step(ctx, func(tab context.Context) error {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
@@ -26,7 +28,22 @@ type TokenFunc func(ctx context.Context) (string, error)
 type MCPSession struct {
 	URL string
 	cs  *mcp.ClientSession
+	rt  *mcpRoundTripper
 }
+
+// MaxMCPResponseBody bounds the bytes of each successful HTTP response body of an MCP server
+// (a JSON answer, or the SSE stream answering one POST): a hostile Company could otherwise stream
+// without end and exhaust memory (the SDK reads a JSON answer whole, and an SSE stream until the
+// call's response). The limit is per response body, not cumulative per session: ConnectMCP
+// disables the standalone SSE GET stream (DisableStandaloneSSE), so every body answers one
+// request and ends with it. If the standalone stream is ever enabled, a per-body limit would cut
+// a long-lived but well-behaved stream; it would then need a per-event bound instead (the SDK's
+// own, 16 MiB) and this limit only for POST answers.
+const MaxMCPResponseBody = 8 << 20
+
+// ErrMCPResponseTooLarge is matched (errors.Is) when an MCP server's response body passed
+// MaxMCPResponseBody.
+var ErrMCPResponseTooLarge = errors.New("apis: the MCP server's response is too large")
 
 // ConnectMCP connects to an mcp entry of poppy.json with the SDK's Streamable HTTP client. Every
 // HTTP request of the MCP transport carries a fresh Session JWT (spec 5.2, 7) and, when token
@@ -51,16 +68,17 @@ func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenF
 		mcpURL := u.String()
 		token = func(ctx context.Context) (string, error) { return c.cfg.AccessToken(ctx, mcpURL) }
 	}
+	rt := &mcpRoundTripper{c: c, token: token}
 	hc := &http.Client{
-		Transport:     &mcpRoundTripper{c: c, token: token},
+		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "poppydesk", Version: "0.4"}, &mcp.ClientOptions{Logger: c.log})
 	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("apis: connecting to the MCP server %s (spec 7, Streamable HTTP) failed: %w", redact.URL(u), err)
+		return nil, fmt.Errorf("apis: connecting to the MCP server %s (spec 7, Streamable HTTP) failed: %w", redact.URL(u), rt.explain(0, err))
 	}
-	return &MCPSession{URL: u.String(), cs: cs}, nil
+	return &MCPSession{URL: u.String(), cs: cs, rt: rt}, nil
 }
 
 // Close ends the MCP session (its DELETE is signed like every other request).
@@ -82,9 +100,10 @@ type Tool struct {
 // ListTools lists every tool, following pagination.
 func (m *MCPSession) ListTools(ctx context.Context) ([]Tool, error) {
 	var out []Tool
+	seen := m.rt.exceeded()
 	for t, err := range m.cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("apis: listing the tools of %s failed: %w", m.URL, err)
+			return nil, fmt.Errorf("apis: listing the tools of %s failed: %w", m.URL, m.rt.explain(seen, err))
 		}
 		tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Destructive: true, OpenWorld: true}
 		tool.InputSchema, _ = json.Marshal(t.InputSchema)
@@ -150,9 +169,10 @@ func (m *MCPSession) CallTool(ctx context.Context, call ToolCall) (*ToolResult, 
 	if len(call.Meta) > 0 {
 		p.Meta = mcp.Meta(call.Meta)
 	}
+	seen := m.rt.exceeded()
 	res, err := m.cs.CallTool(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("apis: calling tool %q at %s failed: %w", call.Name, m.URL, err)
+		return nil, fmt.Errorf("apis: calling tool %q at %s failed: %w", call.Name, m.URL, m.rt.explain(seen, err))
 	}
 	out := &ToolResult{Call: call, IsError: res.IsError, Meta: res.Meta}
 	var texts []string
@@ -175,10 +195,102 @@ func (m *MCPSession) CallTool(ctx context.Context, call ToolCall) (*ToolResult, 
 type mcpRoundTripper struct {
 	c     *Client
 	token TokenFunc
+
+	mu        sync.Mutex
+	nTooLarge int   // responses cut at MaxMCPResponseBody so far
+	tooLarge  error // the last such cut
 }
+
+// exceeded is how many responses were cut at MaxMCPResponseBody so far.
+func (rt *mcpRoundTripper) exceeded() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.nTooLarge
+}
+
+// explain adds the size refusal to err when a response was cut since exceeded() returned seen:
+// the SDK reports such a cut as a closed connection or "request terminated without response".
+func (rt *mcpRoundTripper) explain(seen int, err error) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.nTooLarge == seen || errors.Is(err, ErrMCPResponseTooLarge) {
+		return err
+	}
+	if strings.Contains(err.Error(), rt.tooLarge.Error()) {
+		// The SDK kept the text (%v) but not the error: keep both, say it once.
+		return &sizeError{msg: err.Error(), errs: []error{rt.tooLarge, err}}
+	}
+	return fmt.Errorf("%w (%w)", rt.tooLarge, err)
+}
+
+type sizeError struct {
+	msg  string
+	errs []error
+}
+
+func (e *sizeError) Error() string   { return e.msg }
+func (e *sizeError) Unwrap() []error { return e.errs }
+
+func (rt *mcpRoundTripper) cut(err error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.nTooLarge++
+	rt.tooLarge = err
+}
+
+// limitedBody passes at most left bytes of a response body; past them every Read fails with err.
+type limitedBody struct {
+	rc    io.ReadCloser
+	left  int64
+	err   error
+	url   string
+	onCut func(error)
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // one byte more than allowed shows the body goes on
+	}
+	n, err := b.rc.Read(p)
+	if int64(n) > b.left {
+		n = int(b.left)
+		b.left = 0
+		b.err = fmt.Errorf("%w: the response of the MCP server %s passed %d bytes; it was cut and the call failed. A Company's MCP server must answer within that size (a hostile or broken server may stream without end); ask the Company to fix it", ErrMCPResponseTooLarge, b.url, MaxMCPResponseBody)
+		b.onCut(b.err)
+		return n, b.err
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
 
 func (rt *mcpRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+		// The SDK resumes an SSE answer that broke off; after a cut, a resumption would only
+		// fetch another MaxMCPResponseBody from a server that already sent too much (and one
+		// that keeps sending event ids would be resumed without end). The refusal is answered
+		// as a 400 built here, nothing sent: the SDK retries transport errors with growing
+		// delays for about 20 s, but fails the connection at once on an error status.
+		rt.mu.Lock()
+		tooLarge := rt.tooLarge
+		rt.mu.Unlock()
+		if tooLarge != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			msg := "refused to resume the stream: " + tooLarge.Error()
+			return &http.Response{
+				Status: "400 Bad Request", StatusCode: http.StatusBadRequest, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+				Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
+				Body:   io.NopCloser(strings.NewReader(msg)), ContentLength: int64(len(msg)), Request: req,
+			}, nil
+		}
+	}
 	var body []byte
 	if req.Body != nil {
 		// Kept so the request can be sent again after a refresh or a DPoP nonce.
@@ -235,6 +347,7 @@ func (rt *mcpRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 			}
 			return nil, pe
 		}
+		resp.Body = &limitedBody{rc: resp.Body, left: MaxMCPResponseBody, url: redact.URL(r.URL), onCut: rt.cut}
 		return resp, nil
 	}
 }

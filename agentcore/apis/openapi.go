@@ -393,6 +393,31 @@ type Input struct {
 	AccessToken string
 }
 
+// checkPathValue refuses a path parameter value that a server could read as a dot-segment or a
+// path separator (invariant 6, spec 5.2): url.PathEscape leaves "." and ".." alone, so
+// /orders/{id} with id ".." would name /orders/.. = the API root's parent once normalised; and
+// "/" or a backslash would be sent as %2F or %5C, which transport.CheckURL refuses. Values that
+// decode (once or more, for servers that decode twice) to "." or ".." are refused too.
+func checkPathValue(v string) error {
+	if strings.ContainsAny(v, "/\\") {
+		return errors.New("holds a slash or backslash, which a path parameter cannot carry safely (the server could read it as a path separator); pass the value without it")
+	}
+	for range 4 {
+		if v == "." || v == ".." {
+			return errors.New(`is "." or ".." (or percent-encodes it), which the server would resolve as a dot-segment to another path (RFC 3986 §5.2.4); pass the resource's real identifier`)
+		}
+		dec, err := url.PathUnescape(v)
+		if err != nil || dec == v {
+			break
+		}
+		v = dec
+		if strings.ContainsAny(v, "/\\") {
+			return errors.New("percent-encodes a slash or backslash, which the server could read as a path separator; pass the value without it")
+		}
+	}
+	return nil
+}
+
 // NewRequest builds the request for operation id: path parameters escaped into the path template,
 // query and declared header parameters, the JSON body, and an Idempotency-Key for an unsafe
 // method. Missing required parameters or body are an error naming them.
@@ -415,6 +440,9 @@ func (d *Description) NewRequest(id string, in Input) (*Request, error) {
 			if !ok || v == "" {
 				missing = append(missing, "path parameter "+p.Name)
 				continue
+			}
+			if err := checkPathValue(v); err != nil {
+				return nil, fmt.Errorf("apis: operation %q: path parameter %q %w", id, p.Name, err)
 			}
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(v))
 		case "query":

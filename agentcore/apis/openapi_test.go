@@ -236,3 +236,73 @@ paths: {}`))
 		}
 	})
 }
+
+// TestNewRequestPathParameterDotSegments: path parameter values a server would resolve as a
+// dot-segment or path separator are refused, naming the parameter (invariant 6, spec 5.2);
+// url.PathEscape alone leaves "." and ".." as they are.
+func TestNewRequestPathParameterDotSegments(t *testing.T) {
+	var b transport.DestinationsBuilder
+	if err := b.Prefix("https://api.example/v1"); err != nil {
+		t.Fatal(err)
+	}
+	const doc = `{"openapi":"3.0.3","info":{"title":"T","version":"1"},"servers":[{"url":"https://api.example/v1"}],` +
+		`"paths":{"/things/{id}":{"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],"get":{"operationId":"getThing","responses":{"200":{"description":"ok"}}}}}}`
+	d, err := apis.ParseOpenAPI(context.Background(), "https://api.example/v1/openapi.json", []byte(doc), b.Build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		value   string
+		wantURL string // "" when refused
+		wantErr string
+	}{
+		{"ord_7Hk2", "https://api.example/v1/things/ord_7Hk2", ""},
+		{"a.b", "https://api.example/v1/things/a.b", ""},
+		{"...", "https://api.example/v1/things/...", ""},
+		{"a b", "https://api.example/v1/things/a%20b", ""},
+		{"50%off", "https://api.example/v1/things/50%25off", ""},
+		{".", "", `path parameter "id" is "." or ".."`},
+		{"..", "", `path parameter "id" is "." or ".."`},
+		{"%2e%2e", "", `path parameter "id" is "." or ".."`},
+		{"%2E", "", `path parameter "id" is "." or ".."`},
+		{".%2E", "", `path parameter "id" is "." or ".."`},
+		{"%252e%252e", "", `path parameter "id" is "." or ".."`},
+		{"../oauth/token", "", `path parameter "id" holds a slash`},
+		{`..\account`, "", `path parameter "id" holds a slash`},
+		{"..%2Faccount", "", `path parameter "id" percent-encodes a slash`},
+		{"x%5Cy", "", `path parameter "id" percent-encodes a slash`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			req, err := d.NewRequest("getThing", apis.Input{Path: map[string]string{"id": tc.value}})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("NewRequest(id=%q) = %v, %v; want an error containing %q", tc.value, req, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || req.URL != tc.wantURL {
+				t.Fatalf("NewRequest(id=%q) = %+v, %v; want URL %s", tc.value, req, err, tc.wantURL)
+			}
+			if _, err := transport.CheckURL(req.URL); err != nil {
+				t.Fatalf("the built URL %s is refused: %v", req.URL, err)
+			}
+		})
+	}
+}
+
+// TestSendRefusesDotSegmentURLs: a request whose path escapes an API prefix through a
+// dot-segment or an encoded slash is refused before anything is sent (invariant 6, spec 5.2).
+func TestSendRefusesDotSegmentURLs(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(t, f.session(t, "alice", opsV2))
+	for _, p := range []string{"/api/../oauth/token", "/api/%2e%2e/account", "/api/%2E%2e/account", "/api/..%2Foauth/token", "/api/..%5Coauth/token"} {
+		t.Run(p, func(t *testing.T) {
+			f.s.ResetRequests()
+			_, err := c.Send(context.Background(), &apis.Request{Method: "GET", URL: f.s.URL(poppytest.ShopHost, p), AccessToken: tokenRead})
+			if !errors.Is(err, transport.ErrAmbiguousPath) || len(f.s.Requests()) != 0 {
+				t.Fatalf("err = %v, requests %d; want a refused dot-segment path and nothing sent", err, len(f.s.Requests()))
+			}
+		})
+	}
+}

@@ -56,7 +56,15 @@ func namesAlt() string {
 	return strings.Join(alt, "|")
 }
 
+// Text masks, in free text such as an error message, a log line or a URL, the values of
+// `name=value` and `"name": "value"` pairs whose name is secret (code=..., "access_token": "..."),
+// and anything shaped like a compact JWS/JWT. It is what JSON does to a body that is not JSON.
+func Text(s string) string { return text(s) }
+
 func text(s string) string {
+	if !strings.ContainsAny(s, "=:") {
+		return String(s)
+	}
 	s = textPair.ReplaceAllStringFunc(s, func(m string) string {
 		sub := textPair.FindStringSubmatch(m)
 		if sub[1] != "" {
@@ -171,16 +179,18 @@ func (Secret) String() string { return Mask }
 // GoString implements fmt.GoStringer.
 func (Secret) GoString() string { return Mask }
 
-// ReplaceAttr is a slog.HandlerOptions.ReplaceAttr that masks attributes with secret keys and
-// JWT-shaped strings in any attribute.
+// ReplaceAttr is a slog.HandlerOptions.ReplaceAttr that masks attributes with secret keys, and
+// in string and error attributes the values of secret `name=value` / `"name": "value"` pairs
+// and JWT-shaped strings (Text).
 func ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 	if IsSecretName(a.Key) {
 		return slog.String(a.Key, Mask)
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
-		if s := a.Value.String(); strings.Contains(s, "eyJ") {
-			return slog.String(a.Key, String(s))
+		s := a.Value.String()
+		if m := Text(s); m != s {
+			return slog.String(a.Key, m)
 		}
 	case slog.KindAny:
 		switch v := a.Value.Any().(type) {
@@ -189,7 +199,7 @@ func ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 		case *url.URL:
 			return slog.String(a.Key, URL(v))
 		case error:
-			return slog.String(a.Key, String(v.Error()))
+			return slog.String(a.Key, Text(v.Error()))
 		}
 	}
 	return a

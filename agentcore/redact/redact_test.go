@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -76,4 +77,36 @@ func FuzzJSON(f *testing.F) {
 			t.Fatalf("leak: %s", out)
 		}
 	})
+}
+
+// TestTextAndReplaceAttrPairs: Text masks secret name=value and "name": "value" pairs and JWT
+// shapes in free text, and ReplaceAttr applies it to string and error attributes (invariant 5).
+func TestTextAndReplaceAttrPairs(t *testing.T) {
+	tests := []struct {
+		name, in string
+		leak     string // must not appear in the output
+		keep     string // must still appear
+	}{
+		{"query code", "https://shop.example/cb?code=AUTHCODE1&x=1", "AUTHCODE1", "x=1"},
+		{"query state", "the page's address changed to https://shop.example/cb?state=ST4TE&code=C0DE9", "ST4TE", "the page's address changed to https://shop.example/cb?"},
+		{"json pair", `token endpoint said {"access_token": "AT-LEAK", "token_type": "Bearer"}`, "AT-LEAK", "Bearer"},
+		{"form pair", "refresh_token=RT-LEAK2 refused", "RT-LEAK2", "refused"},
+		{"join code", "https://shop.example/poppy/browser-session?join_code=JC-LEAK", "JC-LEAK", "browser-session"},
+		{"jwt", "bad " + jwt, jwt, "bad "},
+		{"plain", "nothing secret here: orders=3", "", "nothing secret here: orders=3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Text(tc.in)
+			if (tc.leak != "" && strings.Contains(got, tc.leak)) || !strings.Contains(got, tc.keep) {
+				t.Fatalf("Text(%q) = %q", tc.in, got)
+			}
+			var buf bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: ReplaceAttr}))
+			log.Info("x", "s", tc.in, "err", errors.New(tc.in), "wrapped", fmt.Errorf("calling: %w", errors.New(tc.in)))
+			if out := buf.String(); tc.leak != "" && strings.Contains(out, tc.leak) {
+				t.Fatalf("log leaks %q: %s", tc.leak, out)
+			}
+		})
+	}
 }

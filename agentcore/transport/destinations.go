@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/poppydesk/poppydesk/agentcore/redact"
 )
 
 // Destinations is the set of a Company's Session destinations (spec 5.2): the only URLs that may
@@ -63,7 +65,12 @@ func (b *DestinationsBuilder) add(raw string, prefix bool) error {
 
 // Allows reports whether u is a Session destination.
 func (d *Destinations) Allows(u *url.URL) bool {
-	if d == nil || u == nil || u.Scheme != "https" || u.User != nil {
+	if d == nil || u == nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if CheckPath(u) != nil {
+		// A dot-segment or encoded slash could make the server see another resource than the
+		// text compared here (e.g. /api/../oauth/token); such a URL is never a destination.
 		return false
 	}
 	o, p := originOf(u), cleanPath(u.EscapedPath())
@@ -104,6 +111,44 @@ func cleanPath(p string) string {
 		p = strings.TrimSuffix(p, "/")
 	}
 	return p
+}
+
+// ErrAmbiguousPath is matched (errors.Is) by every *PathError.
+var ErrAmbiguousPath = errors.New("transport: URL path with dot-segments or encoded slashes")
+
+// PathError reports a Company-given URL whose path a server could resolve to another resource
+// than its text names: a "." or ".." segment (also percent-encoded, such as %2e%2E), or a
+// segment holding an encoded slash or backslash (%2F, %5C) or a backslash. Such URLs are refused,
+// never normalised silently, because the Session destinations check (spec 5.2) compares paths as
+// text and servers normalise them (RFC 3986 §5.2.4), so /api/../oauth/token would otherwise get
+// the Session JWT meant for /api.
+type PathError struct {
+	URL     string // redacted
+	Segment string // the offending segment, as written
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("refused %s: its path segment %q is a dot-segment or holds an encoded slash or backslash, so the server could resolve it to another resource (RFC 3986 §5.2.4); spec 3 and 5.2 require requests to go only to the URLs the Company lists, so the Company must publish (or the caller must use) a path without \".\", \"..\", %%2F or %%5C segments", e.URL, e.Segment)
+}
+
+// Is makes errors.Is(err, ErrAmbiguousPath) true.
+func (e *PathError) Is(target error) bool { return target == ErrAmbiguousPath }
+
+// CheckPath returns a *PathError when u's path has a segment that is "." or ".." after
+// percent-decoding, or that holds "/" or a backslash after percent-decoding (an encoded slash, or a
+// backslash written or encoded), or a malformed percent-escape. Nil otherwise.
+func CheckPath(u *url.URL) error {
+	p := u.EscapedPath()
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "" {
+			continue
+		}
+		dec, err := url.PathUnescape(seg)
+		if err != nil || dec == "." || dec == ".." || strings.ContainsAny(dec, "/\\") {
+			return &PathError{URL: redact.URL(u), Segment: seg}
+		}
+	}
+	return nil
 }
 
 // ErrNotSessionDestination is matched (errors.Is) by every *DestinationError.

@@ -275,8 +275,9 @@ func (b *observedBody) Close() error {
 	return err
 }
 
-// CheckURL parses a Company-given URL and checks it is an absolute HTTPS URL without userinfo or
-// fragment (spec 3 "HTTPS").
+// CheckURL parses a Company-given URL and checks it is an absolute HTTPS URL without userinfo
+// (spec 3 "HTTPS") whose path has no dot-segment and no encoded slash or backslash (*PathError,
+// see CheckPath): every Session request and every other Company URL goes through it.
 func CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -287,6 +288,9 @@ func CheckURL(raw string) (*url.URL, error) {
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("%q carries user information; Company URLs must not", raw)
+	}
+	if err := CheckPath(u); err != nil {
+		return nil, err
 	}
 	return u, nil
 }

@@ -1,8 +1,10 @@
 package transport_test
 
 import (
+	"errors"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +93,49 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
+// TestCheckURLPathSegments: CheckURL (used for every Session request and Company URL) refuses
+// dot-segments and encoded slashes with a *PathError naming the segment (invariant 6).
+func TestCheckURLPathSegments(t *testing.T) {
+	tests := []struct {
+		url    string
+		badSeg string // "" when the URL is accepted
+	}{
+		{"https://shop.example/api/orders", ""},
+		{"https://shop.example/api/orders/", ""},
+		{"https://shop.example/", ""},
+		{"https://shop.example", ""},
+		{"https://shop.example/api/a.b/..c/...", ""},
+		{"https://shop.example/api/a%20b?x=../y", ""},
+		{"https://shop.example/api/../oauth/token", ".."},
+		{"https://shop.example/api/./oauth", "."},
+		{"https://shop.example/api/%2e%2e/account", "%2e%2e"},
+		{"https://shop.example/api/%2E%2e/account", "%2E%2e"},
+		{"https://shop.example/api/.%2e", ".%2e"},
+		{"https://shop.example/api/%2E/x", "%2E"},
+		{"https://shop.example/api/..%2Faccount", "..%2Faccount"},
+		{"https://shop.example/api/a%2fb", "a%2fb"},
+		{"https://shop.example/api/a%5Cb", "a%5Cb"},
+		{"https://shop.example/api/a%5cb", "a%5cb"},
+	}
+	for _, tc := range tests {
+		u, err := transport.CheckURL(tc.url)
+		if tc.badSeg == "" {
+			if err != nil || u == nil {
+				t.Errorf("CheckURL(%s) = %v, want accepted", tc.url, err)
+			}
+			continue
+		}
+		var pe *transport.PathError
+		if !errors.As(err, &pe) || !errors.Is(err, transport.ErrAmbiguousPath) {
+			t.Errorf("CheckURL(%s) = %v, want a *PathError", tc.url, err)
+			continue
+		}
+		if pe.Segment != tc.badSeg || !strings.Contains(err.Error(), "dot-segment") {
+			t.Errorf("CheckURL(%s): segment %q, error %q; want segment %q and a clear message", tc.url, pe.Segment, err, tc.badSeg)
+		}
+	}
+}
+
 func TestDestinations(t *testing.T) {
 	var b transport.DestinationsBuilder
 	must := func(err error) {
@@ -124,6 +169,23 @@ func TestDestinations(t *testing.T) {
 		{"https://mcp.example.com/mcp", true},
 		{"https://mcp.example.com/mcp/", true},
 		{"https://evil.example/v1/orders", false},
+		// Dot-segments and encoded slashes (invariant 6): servers normalise them, so they
+		// could reach a non-destination path; they are never destinations.
+		{"https://api.example.com/v1/../oauth/token", false},
+		{"https://api.example.com/v1/%2e%2e/account", false},
+		{"https://api.example.com/v1/%2E%2e/account", false},
+		{"https://api.example.com/v1/.%2E/account", false},
+		{"https://api.example.com/v1/./orders", false},
+		{"https://api.example.com/v1/%2e/orders", false},
+		{"https://api.example.com/v1/orders/..", false},
+		{"https://api.example.com/v1/..%2Faccount", false},
+		{"https://api.example.com/v1/..%2faccount", false},
+		{"https://api.example.com/v1/..%5Caccount", false},
+		{"https://api.example.com/v1/x%5c..%5caccount", false},
+		{"https://api.example.com/v1/orders/%zz", false},
+		{"https://api.example.com/v1/orders/a.b", true},
+		{"https://api.example.com/v1/orders/...", true},
+		{"https://api.example.com/v1/orders/%2e%2e%2e", true},
 	}
 	for _, tc := range tests {
 		u, _ := url.Parse(tc.url)

@@ -55,7 +55,8 @@ type Config struct {
 // Server is a running browser-testable bridge.
 type Server struct {
 	cfg      Config
-	token    string
+	token    string // the cookie's value
+	oneTime  string // the first-load token of URL, traded once for the cookie
 	hostport string // 127.0.0.1:PORT
 	origin   string // http://127.0.0.1:PORT
 	methods  map[string]reflect.Value
@@ -67,6 +68,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[string][]func(data ...any)
+	used      bool // the first-load token was traded
 }
 
 // Start listens on addr (which must be a 127.0.0.1 address; port 0 picks a free port) and
@@ -97,7 +99,7 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok := make([]byte, 32)
+	tok := make([]byte, 64) // the cookie's value, then the one-time first-load token
 	if _, err := rand.Read(tok); err != nil {
 		return nil, fmt.Errorf("making the bridge token failed: %w", err)
 	}
@@ -108,7 +110,8 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:       cfg,
-		token:     base64.RawURLEncoding.EncodeToString(tok),
+		token:     base64.RawURLEncoding.EncodeToString(tok[:32]),
+		oneTime:   base64.RawURLEncoding.EncodeToString(tok[32:]),
 		hostport:  ln.Addr().String(),
 		methods:   methods,
 		shim:      shim,
@@ -135,14 +138,17 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// URL is the first-load URL: it carries the token, which the server trades for a cookie.
-// Treat it as a secret: whoever has it can call the bound services.
-func (s *Server) URL() string { return s.origin + "/?token=" + s.token }
+// URL is the first-load URL: it carries a one-time token, which the server trades for a cookie
+// the first time it is loaded and refuses afterwards (a browser that already has the cookie is
+// just sent on). The cookie's value is another secret, so the URL (printed, kept in a shell's
+// history or a browser's) is worthless once used. Treat it as a secret until then: whoever
+// loads it first can call the bound services.
+func (s *Server) URL() string { return s.origin + "/?token=" + s.oneTime }
 
 // Origin is http://127.0.0.1:PORT.
 func (s *Server) Origin() string { return s.origin }
 
-// Token is the per-start token (for tests that build their own requests).
+// Token is the per-start cookie value (for tests that build their own requests).
 func (s *Server) Token() string { return s.token }
 
 // Close ends the event streams and stops the server.
@@ -197,11 +203,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet && r.URL.Query().Has("token") {
-		if !s.tokenOK(r.URL.Query().Get("token")) {
-			s.refuse(w, r, http.StatusUnauthorized, "the token is wrong; use the URL printed at start")
+		switch {
+		case s.trade(r.URL.Query().Get("token")):
+			http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		case s.hasCookie(r):
+			// The same browser loading the URL again: its cookie already lets it in.
+		default:
+			s.refuse(w, r, http.StatusUnauthorized, "the token is wrong or was already used (it is one-time); restart the window command for a new URL")
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		u := *r.URL
 		q := u.Query()
 		q.Del("token")
@@ -209,8 +219,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 		return
 	}
-	c, err := r.Cookie(CookieName)
-	if err != nil || !s.tokenOK(c.Value) {
+	if !s.hasCookie(r) {
 		s.refuse(w, r, http.StatusUnauthorized, "open the URL printed at start (it carries a one-time token)")
 		return
 	}
@@ -230,8 +239,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) tokenOK(got string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+func (s *Server) hasCookie(r *http.Request) bool {
+	c, err := r.Cookie(CookieName)
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.token)) == 1
+}
+
+// trade reports whether got is the first-load token and was not traded before; it is then
+// used up.
+func (s *Server) trade(got string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used || subtle.ConstantTimeCompare([]byte(got), []byte(s.oneTime)) != 1 {
+		return false
+	}
+	s.used = true
+	return true
 }
 
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, why string) {

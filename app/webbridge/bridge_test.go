@@ -338,3 +338,48 @@ func TestTokenURLKeepsOtherQuery(t *testing.T) {
 		t.Fatalf("Location %q, want /?x=1 (token removed)", loc)
 	}
 }
+
+// TestTokenURLIsOneTime: the first-load URL is traded for the cookie once; loading it again
+// without the cookie is refused, and with the cookie just redirects; the cookie's value is not
+// the URL's token, so a used URL gives nothing.
+func TestTokenURLIsOneTime(t *testing.T) {
+	s := start(t)
+	u, _ := url.Parse(s.URL())
+	if tok := u.Query().Get("token"); tok == "" || tok == s.Token() {
+		t.Fatalf("the URL's token %q must be set and differ from the cookie's value", tok)
+	}
+	tests := []struct {
+		name       string
+		url        string
+		opts       []reqOpt
+		wantStatus int
+		wantCookie bool
+	}{
+		{"wrong token", s.Origin() + "/?token=nope", nil, http.StatusUnauthorized, false},
+		{"first load", s.URL(), nil, http.StatusSeeOther, true},
+		{"second load without the cookie", s.URL(), nil, http.StatusUnauthorized, false},
+		{"second load with the cookie", s.URL(), []reqOpt{withCookie(s)}, http.StatusSeeOther, false},
+		{"the used token as a cookie", s.Origin() + "/", []reqOpt{func(r *http.Request) {
+			r.AddCookie(&http.Cookie{Name: CookieName, Value: u.Query().Get("token")})
+		}}, http.StatusUnauthorized, false},
+		{"the cookie still works", s.Origin() + "/", []reqOpt{withCookie(s)}, http.StatusOK, false},
+	}
+	for _, tt := range tests { // in order: each step depends on the ones before
+		res, body := do(t, "GET", tt.url, "", tt.opts...)
+		if res.StatusCode != tt.wantStatus {
+			t.Fatalf("%s: status %d, want %d (%s)", tt.name, res.StatusCode, tt.wantStatus, body)
+		}
+		var got *http.Cookie
+		for _, c := range res.Cookies() {
+			if c.Name == CookieName {
+				got = c
+			}
+		}
+		if (got != nil) != tt.wantCookie || (got != nil && got.Value != s.Token()) {
+			t.Fatalf("%s: cookie %+v, want set=%v", tt.name, got, tt.wantCookie)
+		}
+		if tt.wantStatus == http.StatusSeeOther && res.Header.Get("Location") != "/" {
+			t.Fatalf("%s: Location %q, want /", tt.name, res.Header.Get("Location"))
+		}
+	}
+}

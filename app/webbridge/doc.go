@@ -13,10 +13,11 @@
 // The bridge can call every method the window can, so it is guarded like the window:
 //
 //   - It listens only on 127.0.0.1, on a port chosen at start.
-//   - A random per-start token (256 bits) must be presented once as ?token= on the first page
-//     load; the server then sets it as an HttpOnly, SameSite=Strict cookie and redirects to the
-//     same URL without it. Every later request, including each bridge call, must carry that
-//     cookie. Tokens are compared in constant time.
+//   - A random one-time first-load token (256 bits) must be presented as ?token= on the first
+//     page load; it is traded once for a separate random cookie value (HttpOnly,
+//     SameSite=Strict) and the server redirects to the same URL without it; presenting the token
+//     again is refused. Every later request, including each bridge call, must carry the cookie.
+//     Secrets are compared in constant time.
 //   - Any request whose Host header is not exactly 127.0.0.1:PORT, or whose Origin header (when
 //     present) is not exactly http://127.0.0.1:PORT, or whose Sec-Fetch-Site says cross-site
 //     or same-site, is refused (DNS rebinding and cross-site requests).
