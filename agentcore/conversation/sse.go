@@ -3,6 +3,7 @@ package conversation
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 )
@@ -18,6 +19,15 @@ type sseEvent struct {
 // maxSSEEvent bounds one event's data (a Company message is far smaller).
 const maxSSEEvent = 4 << 20
 
+// maxSSEStream bounds what one stream connection may deliver. Text-delta pieces are kept
+// until their message arrives and are dropped on reconnect (spec 8.6), so this also bounds the
+// memory a Company can make the engine hold with pieces of a message it never sends. Past it,
+// Next fails with errSSEStreamTooLong and the caller reconnects with Last-Event-ID.
+const maxSSEStream = 64 << 20
+
+// errSSEStreamTooLong ends a stream connection that delivered more than maxSSEStream bytes.
+var errSSEStreamTooLong = errors.New("the event stream connection delivered more than 64 MiB; reconnecting (spec 8.6)")
+
 // sseReader parses an event stream. It is hand-written (about 60 lines) because neither the
 // standard library nor the module's dependencies parse SSE; it follows the WHATWG
 // interpretation rules: lines end in CRLF, LF or CR; a leading BOM is skipped; ":" starts a
@@ -27,10 +37,11 @@ const maxSSEEvent = 4 << 20
 type sseReader struct {
 	r     *bufio.Reader
 	first bool
+	left  int64 // bytes this connection may still deliver (maxSSEStream at start)
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10), first: true}
+	return &sseReader{r: bufio.NewReaderSize(r, 64<<10), first: true, left: maxSSEStream}
 }
 
 // Buffered reports whether more bytes are already read (so the caller need not save yet).
@@ -39,6 +50,9 @@ func (s *sseReader) Buffered() bool { return s.r.Buffered() > 0 }
 func (s *sseReader) line() (string, error) {
 	var b []byte
 	for {
+		if s.left <= 0 {
+			return "", errSSEStreamTooLong
+		}
 		c, err := s.r.ReadByte()
 		if err != nil {
 			if len(b) > 0 && err == io.EOF {
@@ -46,12 +60,14 @@ func (s *sseReader) line() (string, error) {
 			}
 			return "", err
 		}
+		s.left--
 		switch c {
 		case '\n':
 			return string(b), nil
 		case '\r':
 			if n, err := s.r.Peek(1); err == nil && n[0] == '\n' {
 				s.r.ReadByte()
+				s.left--
 			}
 			return string(b), nil
 		}

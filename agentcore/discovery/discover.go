@@ -586,7 +586,12 @@ func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool
 		return fetched{status: http.StatusOK, body: entry.Body, finalURL: entry.FinalURL}, nil
 	}
 	if resp.StatusCode == http.StatusNotModified {
-		// A 304 we can't use (no matching entry): fetch again without a validator.
+		if noCache {
+			// The request had no validator, so a 304 is meaningless (RFC 9110 §15.4.5). Asking
+			// again would loop for as long as the server keeps answering 304.
+			return fetched{}, fmt.Errorf("%s answered 304 Not Modified to a request without If-None-Match (RFC 9110 §15.4.5); the server must answer 200 with the document (spec 3)", raw)
+		}
+		// A 304 we can't use (no matching entry): fetch again, once, without a validator.
 		d.cache.Delete(ctx, raw)
 		return d.fetch(ctx, raw, follow, true)
 	}

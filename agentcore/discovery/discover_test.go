@@ -395,3 +395,39 @@ func TestDomainInput(t *testing.T) {
 		t.Fatalf("loopback literal: err = %v", err)
 	}
 }
+
+// TestNotModifiedWithoutValidator: a server that answers 304 to every request gets asked at most
+// twice (once with the cached validator or none, once without), never in a loop (RFC 9110
+// §15.4.5).
+func TestNotModifiedWithoutValidator(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []discovery.Option
+	}{
+		{name: "cache miss"},
+		{name: "no cache", opts: []discovery.Option{discovery.NoCache()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var mu sync.Mutex
+			n := 0
+			e.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n++
+				served := n
+				mu.Unlock()
+				if served > 50 { // ends the loop this test guards against, so it fails instead of hanging
+					http.NotFound(w, r)
+					return
+				}
+				w.WriteHeader(http.StatusNotModified)
+			}))
+			_, err := e.d.Discover(context.Background(), poppytest.OtherHost+":"+itoa(e.s.Port), tc.opts...)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil || n > 2 {
+				t.Fatalf("Discover = %v after %d requests; want an error after at most 2", err, n)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 )
@@ -202,6 +203,14 @@ func (a *Agent) sign(ctx context.Context, typ string, claims any) (string, error
 	kid, alg, err := a.op.SigningKey(ctx)
 	if err != nil {
 		return "", err
+	}
+	// spec 4.1, 5.2: client assertions and delegations are ES256 or PS384, and kid names the
+	// key in jwks_uri. Checked here so that no Operator can make the Agent emit anything else.
+	if alg != jwa.ES256() && alg != jwa.PS384() {
+		return "", fmt.Errorf("the operator wants to sign with %q; only ES256 or PS384 may sign client assertions and delegations (spec 4.1, 5.2); fix the operator's configuration", alg.String())
+	}
+	if kid == "" {
+		return "", errors.New("the operator named no key (kid) to sign with; kid must name a key in jwks_uri (spec 5.2); fix the operator's configuration")
 	}
 	hdr, err := json.Marshal(jwtHeader{Alg: alg.String(), Typ: typ, Kid: kid})
 	if err != nil {

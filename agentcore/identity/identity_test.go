@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 
@@ -373,5 +374,56 @@ func TestExportWritesPublishableFiles(t *testing.T) {
 	var m identity.Metadata
 	if err := json.Unmarshal(meta, &m); err != nil || m.ClientID != "https://agent.example/agent.json" {
 		t.Fatalf("agent.json = %s", meta)
+	}
+}
+
+// misconfiguredOperator is a LocalOperator whose SigningKey answer is replaced, as a remote
+// operator (spec 10.7) could answer.
+type misconfiguredOperator struct {
+	*identity.LocalOperator
+	kid string
+	alg jwa.SignatureAlgorithm
+}
+
+func (o misconfiguredOperator) SigningKey(context.Context) (string, jwa.SignatureAlgorithm, error) {
+	return o.kid, o.alg, nil
+}
+
+// TestSignRefusesOperatorAlgOutsideSpec: whatever the operator names, client assertions and
+// delegations are only ES256 or PS384 with a kid (spec 4.1, 5.2).
+func TestSignRefusesOperatorAlgOutsideSpec(t *testing.T) {
+	ctx := context.Background()
+	local := identity.NewLocalOperator(store.NewSecrets(store.NewMemoryKV()), clock)
+	kid, _, err := local.SigningKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for _, tc := range []struct {
+		name   string
+		kid    string
+		alg    jwa.SignatureAlgorithm
+		wantOK bool
+	}{
+		{name: "ES256", kid: kid, alg: jwa.ES256(), wantOK: true},
+		{name: "none", kid: kid, alg: jwa.NoSignature()},
+		{name: "HS256", kid: kid, alg: jwa.HS256()},
+		{name: "RS256", kid: kid, alg: jwa.RS256()},
+		{name: "ES256 without kid", kid: "", alg: jwa.ES256()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := identity.New(identity.Config{ClientID: "https://agent.example/agent.json"}, misconfiguredOperator{local, tc.kid, tc.alg}, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, aerr := a.ClientAssertion(ctx, "https://auth.shop.example")
+			_, _, derr := a.Delegate(ctx, &priv.PublicKey, time.Hour)
+			if tc.wantOK && (aerr != nil || derr != nil) {
+				t.Fatalf("assertion: %v, delegation: %v", aerr, derr)
+			}
+			if !tc.wantOK && (aerr == nil || derr == nil || !strings.Contains(aerr.Error(), "spec")) {
+				t.Fatalf("signed with alg %q kid %q: assertion err %v, delegation err %v", tc.alg, tc.kid, aerr, derr)
+			}
+		})
 	}
 }

@@ -82,24 +82,45 @@ func (c *Client) StartDevice(ctx context.Context, req SignInRequest) (*DeviceFlo
 			return nil, &Error{Step: step, Problem: err.Error()}
 		}
 	}
-	exp, err := dr.ExpiresIn.Int64()
-	if err != nil || exp <= 0 {
-		return nil, companyErr(step, "expires_in is missing or not a positive number (RFC 8628 §3.2)")
-	}
-	iv, err := dr.Interval.Int64()
-	if err != nil || iv <= 0 {
-		iv = 5 // RFC 8628 §3.2: default 5 seconds
+	expiresIn, interval, err := deviceTiming(dr.ExpiresIn, dr.Interval)
+	if err != nil {
+		return nil, companyErr(step, err.Error())
 	}
 	key, err := c.dpopKey(ctx, co, req.Account)
 	if err != nil {
 		return nil, err
 	}
 	f := &DeviceFlow{c: c, co: co, account: req.Account, scopes: scopes, deviceCode: dr.DeviceCode, key: key != nil,
-		interval: time.Duration(iv) * time.Second, cancel: make(chan struct{})}
+		interval: interval, cancel: make(chan struct{})}
 	f.Prompt = DevicePrompt{Organization: co.Organization.Name, Domain: co.Organization.Domain, VerificationURI: dr.VerificationURI,
-		VerificationURIComplete: dr.VerificationURIComplete, UserCode: dr.UserCode, ExpiresAt: c.now().Add(time.Duration(exp) * time.Second),
+		VerificationURIComplete: dr.VerificationURIComplete, UserCode: dr.UserCode, ExpiresAt: c.now().Add(expiresIn),
 		Interval: f.interval, Requested: Describe(co, scopes, held)}
 	return f, nil
+}
+
+// maxDeviceExpiry bounds the countdown of a device code. RFC 8628 sets no limit; a longer
+// expires_in from the Company is shortened to it (the User starts again), which also keeps the
+// arithmetic below from overflowing on hostile numbers.
+const maxDeviceExpiry = 24 * time.Hour
+
+// deviceTiming checks expires_in and interval of a device authorization response (RFC 8628
+// §3.2) and returns them as durations: expires_in positive (at most maxDeviceExpiry), interval
+// 5 s when absent or not a positive integer, and never longer than expires_in. Values that
+// don't fit time.Duration would otherwise wrap to a negative poll interval: a busy loop.
+func deviceTiming(expiresIn, interval json.Number) (time.Duration, time.Duration, error) {
+	exp, err := expiresIn.Int64()
+	if err != nil || exp <= 0 {
+		return 0, 0, errors.New("expires_in is missing or not a positive integer (RFC 8628 §3.2)")
+	}
+	exp = min(exp, int64(maxDeviceExpiry/time.Second))
+	iv, err := interval.Int64()
+	if err != nil || iv <= 0 {
+		iv = 5 // RFC 8628 §3.2: default 5 seconds
+	}
+	if iv > exp {
+		return 0, 0, fmt.Errorf("interval %d s is longer than the code's lifetime of %d s, so the code would expire before the first poll (RFC 8628 §3.2)", iv, exp)
+	}
+	return time.Duration(exp) * time.Second, time.Duration(iv) * time.Second, nil
 }
 
 // checkDeviceLink checks that link is HTTPS and its host is the issuer's host or the host of a
@@ -179,7 +200,8 @@ func (f *DeviceFlow) Wait(ctx context.Context) (*Result, error) {
 		if f.Remaining() <= 0 {
 			return nil, fmt.Errorf("%w: the code expired before it was approved; start Device Sign-In again (RFC 8628 §3.5)", ErrTimedOut)
 		}
-		if err := c.sleep(ctx, f.Interval()); err != nil || f.cancelled() {
+		// Never sleep past the code's expiry: the loop then ends with ErrTimedOut at once.
+		if err := c.sleep(ctx, min(f.Interval(), f.Remaining())); err != nil || f.cancelled() {
 			if f.cancelled() {
 				return nil, ErrCancelled
 			}

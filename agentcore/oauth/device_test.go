@@ -133,3 +133,44 @@ func TestDeviceSignInCancel(t *testing.T) {
 		t.Fatalf("Wait after Cancel = %v", err)
 	}
 }
+
+// TestDeviceSignInNeverSleepsPastExpiry: the last poll wait is cut to the code's remaining
+// lifetime (RFC 8628 §3.5), so Wait ends with ErrTimedOut at expiry rather than one interval
+// later, whatever interval the Company asked for.
+func TestDeviceSignInNeverSleepsPastExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		skip      time.Duration // clock advance after the first wait
+		wantSleep []time.Duration
+	}{
+		{name: "3 s left", skip: 9*time.Minute + 52*time.Second, wantSleep: []time.Duration{5 * time.Second, 3 * time.Second}},
+		{name: "1 s left", skip: 9*time.Minute + 54*time.Second, wantSleep: []time.Duration{5 * time.Second, time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{fakeTime: true})
+			ctx := context.Background()
+			flow, err := f.c.StartDevice(ctx, oauth.SignInRequest{Company: f.co, Account: "personal", Scopes: []string{"orders:read"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.onSleep = func(n int) {
+				if n == 1 {
+					f.clock.Add(tc.skip)
+				}
+			}
+			if _, err := flow.Wait(ctx); !errors.Is(err, oauth.ErrTimedOut) {
+				t.Fatalf("Wait = %v, want ErrTimedOut", err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if len(f.sleeps) < len(tc.wantSleep) {
+				t.Fatalf("poll waits %v, want %v", f.sleeps, tc.wantSleep)
+			}
+			for i, d := range tc.wantSleep {
+				if f.sleeps[i] != d {
+					t.Fatalf("poll waits %v, want %v", f.sleeps, tc.wantSleep)
+				}
+			}
+		})
+	}
+}
