@@ -55,4 +55,12 @@
 // dependencies parse server-sent events; it follows the WHATWG rules and is fuzzed (FuzzSSE).
 // Nothing secret is stored: the Store gets IDs, cursors, statuses, unsent message bodies and the
 // transcript (Company content and the user's words), never a token, code or Session JWT.
+//
+// # Limits against a hostile Company
+//
+// Each in-progress message keeps at most 1 MiB of text-delta pieces (later pieces are ignored;
+// the full message event still replaces them), at most 64 messages are in progress per
+// conversation (the oldest is dropped), at most 32 pending user_requested invites are kept (the
+// oldest is dropped), one SSE connection delivers at most 64 MiB, and reconnects wait at least
+// 1 s, or the stream's retry: value clamped to 1–60 s (a has_more JSON read reads again at once).
 package conversation

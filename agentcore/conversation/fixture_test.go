@@ -39,6 +39,8 @@ type fixture struct {
 type fixtureOptions struct {
 	noOperations bool
 	newID        func() string
+	// editPoppy edits poppy.json before the engine discovers the Company.
+	editPoppy func(s *poppytest.Server, doc map[string]any)
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -57,6 +59,9 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.s = s
 	if o.noOperations {
 		s.EditPoppyJSON(func(doc map[string]any) { delete(doc["extensions"].(map[string]any), "operations") })
+	}
+	if o.editPoppy != nil {
+		s.EditPoppyJSON(func(doc map[string]any) { o.editPoppy(s, doc) })
 	}
 	f.start(t, o.newID)
 	s.AddAccessToken(token, f.e.Agent().ClientID(), "orders:read", "orders:write")

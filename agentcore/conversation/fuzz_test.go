@@ -81,7 +81,7 @@ func FuzzHandle(f *testing.F) {
 	f.Add([]byte("event: text-delta\ndata: {\"message_id\":\"m3\",\"text\":\"pie\"}\n\n"))
 	m := &Manager{cfg: Config{Now: time.Now}, log: slog.New(slog.DiscardHandler), convs: map[string]*conv{}, subs: map[chan struct{}]struct{}{}}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c := &conv{company: "https://auth.shop.example", id: "c1", handled: map[string]bool{}, deltas: map[string]string{}}
+		c := &conv{company: "https://auth.shop.example", id: "c1", handled: map[string]bool{}, deltas: map[string]*deltaText{}}
 		r := newSSEReader(bytes.NewReader(in))
 		for i := 0; i < 1000; i++ {
 			ev, err := r.Next()

@@ -35,6 +35,21 @@ const (
 	sendAttempts = 3
 	maxReadBody  = 8 << 20
 	maxEntries   = 20000 // transcript entries kept in memory per conversation (a Store that is no EntryStore), and returned by Get
+	// maxDeltaText bounds the text-delta text kept for one message being written (spec 8.6):
+	// pieces past it are ignored; the full message event still replaces the text.
+	maxDeltaText = 1 << 20
+	// maxDeltaMessages bounds the messages being written at once in one conversation: a piece of
+	// a new message past it drops the pieces of the oldest (the full message still arrives).
+	maxDeltaMessages = 64
+	// maxInvites bounds the pending user_requested invites of a conversation (spec 8.10): a new
+	// one past it drops the oldest (logged), like maxHandled, so a Company cannot grow the saved
+	// state without end; the newest requests are the ones the user can still answer.
+	maxInvites = 32
+	// minReconnect is the least time between two stream connections (spec 8.6), so a Company
+	// that closes the stream at once (or answers an empty read) cannot make a tight loop of
+	// requests; an SSE `retry:` field sets the time, bounded to [minReconnect, maxReconnect].
+	minReconnect = time.Second
+	maxReconnect = 60 * time.Second
 )
 
 // Update kinds (Update.Kind).
@@ -158,8 +173,52 @@ type conv struct {
 	unsaved     []Entry
 	stored      int
 	storedKnown bool
-	deltas      map[string]string
+	deltas      map[string]*deltaText
+	deltaSeq    uint64 // order of the messages in deltas (the oldest is dropped first)
 	updated     time.Time
+}
+
+// deltaText is the text so far of one message being written (spec 8.6). The builder appends
+// each piece without copying the text before it, and its String shares the bytes, so reporting
+// the text so far after each piece costs the piece, not the whole text.
+type deltaText struct {
+	b    strings.Builder
+	seq  uint64
+	full bool // maxDeltaText reached: later pieces are ignored until the full message arrives
+}
+
+// addDelta adds a text-delta piece (the caller holds c.mu) and returns the text so far; ok is
+// false when the piece was ignored (the message's text would pass maxDeltaText), capped true
+// for the first piece ignored. A new message past
+// maxDeltaMessages drops the pieces of the oldest one being written.
+func (c *conv) addDelta(messageID, piece string) (text string, ok, capped bool, dropped string) {
+	d := c.deltas[messageID]
+	if d == nil {
+		if len(c.deltas) >= maxDeltaMessages {
+			var oldest *deltaText
+			for id, o := range c.deltas {
+				if oldest == nil || o.seq < oldest.seq {
+					oldest, dropped = o, id
+				}
+			}
+			delete(c.deltas, dropped)
+		}
+		if c.deltas == nil {
+			c.deltas = map[string]*deltaText{}
+		}
+		c.deltaSeq++
+		d = &deltaText{seq: c.deltaSeq}
+		c.deltas[messageID] = d
+	}
+	if d.full {
+		return "", false, false, dropped
+	}
+	if d.b.Len()+len(piece) > maxDeltaText {
+		d.full = true
+		return "", false, true, dropped
+	}
+	d.b.WriteString(piece)
+	return d.b.String(), true, false, dropped
 }
 
 const startPrefix = "start."
@@ -303,7 +362,7 @@ func (m *Manager) load(ctx context.Context, company, id string) (*conv, error) {
 		}
 		return nil, fmt.Errorf("conversation: reading conversation %s from the state database: %w", id, err)
 	}
-	c = &conv{company: company, id: id, account: rec.Account, cursor: rec.Cursor, handled: map[string]bool{}, deltas: map[string]string{}, updated: rec.Updated}
+	c = &conv{company: company, id: id, account: rec.Account, cursor: rec.Cursor, handled: map[string]bool{}, deltas: map[string]*deltaText{}, updated: rec.Updated}
 	if err := json.Unmarshal([]byte(rec.State), &c.st); err != nil {
 		return nil, fmt.Errorf("conversation: the stored state of conversation %s is unreadable: %w", id, err)
 	}
@@ -531,7 +590,10 @@ func (c *conv) view() *View {
 		v.RawResponder = c.st.Responder
 	}
 	if len(c.deltas) > 0 {
-		v.Writing = maps.Clone(c.deltas)
+		v.Writing = make(map[string]string, len(c.deltas))
+		for id, d := range c.deltas {
+			v.Writing[id] = d.b.String()
+		}
 	}
 	return v
 }
@@ -612,7 +674,7 @@ func (m *Manager) startWith(ctx context.Context, company, account string, st sta
 	st.Pending = []outgoing{{ID: msg.ID, Body: raw}}
 	st.Title = firstLine(msg.Text)
 	maps.Copy(ensure(&st.Context), msg.Context)
-	sc := &conv{company: company, id: startPrefix + msg.ID, account: account, st: st, handled: map[string]bool{}, deltas: map[string]string{}}
+	sc := &conv{company: company, id: startPrefix + msg.ID, account: account, st: st, handled: map[string]bool{}, deltas: map[string]*deltaText{}}
 	if msg.ID == "" {
 		sc.id = startPrefix + m.cfg.NewMessageID()
 	}
@@ -663,7 +725,7 @@ func (m *Manager) sendStart(ctx context.Context, sc *conv, wait time.Duration) (
 		// the conversation the Company already started (spec 8.3).
 		return nil, &Error{Op: "start", Company: sc.company, Code: "bad_response", Msg: "the Company's answer to the first message is not a conversation (spec 8.3); the message is kept and will be sent again with the same ID", Err: err}
 	}
-	c := &conv{company: sc.company, id: rr.ConversationID, account: sc.account, st: sc.st, handled: map[string]bool{}, deltas: map[string]string{}}
+	c := &conv{company: sc.company, id: rr.ConversationID, account: sc.account, st: sc.st, handled: map[string]bool{}, deltas: map[string]*deltaText{}}
 	c.st.Pending = nil
 	c.noteToken(resp)
 	c.mu.Lock()
@@ -1014,6 +1076,11 @@ func (m *Manager) handle(ctx context.Context, c *conv, cl *engine.Client, raw js
 	case EventUserRequested:
 		e.Reason = ev.Reason
 		c.st.Invites = append(c.st.Invites, Invite{EventID: ev.ID, Reason: ev.Reason, At: at})
+		if n := len(c.st.Invites); n > maxInvites {
+			m.log.WarnContext(ctx, "conversation: too many unanswered user_requested events; the oldest are dropped (spec 8.10)",
+				"company", c.company, "conversation", c.id, "dropped", n-maxInvites, "kept", maxInvites)
+			c.st.Invites = append([]Invite(nil), c.st.Invites[n-maxInvites:]...)
+		}
 	case EventDirectOpened:
 		e.ConversationID = ev.ConversationID
 		c.st.DirectOpen = ev.ConversationID
@@ -1114,11 +1181,15 @@ func (m *Manager) Stream(ctx context.Context, company, id string) error {
 		return err
 	}
 	failures := 0
+	// retry is the reconnection time (spec 8.6, WHATWG SSE): minReconnect until the Company
+	// sends a `retry:` field; it stays for later connections, as with an EventSource.
+	retry := minReconnect
 	for ctx.Err() == nil {
-		closed, err := m.streamOnce(ctx, c)
+		closed, again, err := m.streamOnce(ctx, c, &retry)
 		if closed {
 			return nil
 		}
+		wait := retry
 		if err != nil {
 			var ce *Error
 			if errors.As(err, &ce) && ce.Code != "network" && ce.Code != "bad_response" {
@@ -1128,23 +1199,80 @@ func (m *Manager) Stream(ctx context.Context, company, id string) error {
 			if failures > 20 {
 				return err
 			}
-			if serr := m.cfg.Sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, 5*time.Second)); serr != nil {
-				return nil
+			wait = max(wait, min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
+		} else {
+			failures = 0
+			if again {
+				continue // a JSON read with has_more that handled events: read on at once (spec 8.5)
 			}
-			continue
 		}
-		failures = 0
+		// Never reconnect at once after the stream ended (even normally, spec 8.6): a Company
+		// that closes every stream at once would otherwise get a tight loop of requests.
+		if serr := m.cfg.Sleep(ctx, wait); serr != nil {
+			return nil
+		}
 	}
 	return nil
 }
 
-// streamOnce runs one stream connection. It reports whether the conversation is closed.
-func (m *Manager) streamOnce(ctx context.Context, c *conv) (bool, error) {
+// retryWatcher passes an event stream to the SSE parser and notes its `retry:` field: a value
+// of ASCII digits only is the reconnection time in milliseconds (WHATWG SSE "retry"); anything
+// else is ignored, as the standard says. The lines end in CR, LF or CRLF as in sseReader (an
+// extra empty line between CR and LF changes nothing here). It reads no byte the parser doesn't.
+type retryWatcher struct {
+	r     io.Reader
+	line  []byte // the start of the current line (at most 32 bytes: "retry: " and digits)
+	long  bool   // the current line is longer than line keeps: not a retry field
+	first bool   // the first line, which may start with a BOM
+	retry time.Duration
+}
+
+func (w *retryWatcher) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	for _, b := range p[:n] {
+		switch {
+		case b == '\n' || b == '\r':
+			w.endLine()
+		case len(w.line) < 32:
+			w.line = append(w.line, b)
+		default:
+			w.long = true
+		}
+	}
+	return n, err
+}
+
+func (w *retryWatcher) endLine() {
+	ln := string(w.line)
+	if w.first {
+		ln, w.first = strings.TrimPrefix(ln, "\uFEFF"), false
+	}
+	if v, ok := strings.CutPrefix(ln, "retry:"); ok && !w.long {
+		v = strings.TrimPrefix(v, " ")
+		digits := v != ""
+		for i := 0; i < len(v); i++ {
+			digits = digits && v[i] >= '0' && v[i] <= '9'
+		}
+		if digits {
+			d := maxReconnect
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms < int64(maxReconnect/time.Millisecond) {
+				d = time.Duration(ms) * time.Millisecond
+			}
+			w.retry = min(max(d, minReconnect), maxReconnect)
+		}
+	}
+	w.line, w.long = w.line[:0], false
+}
+
+// streamOnce runs one stream connection. It reports whether the conversation is closed, and
+// whether to read again at once (a JSON read with has_more that handled events); a `retry:`
+// field of the stream sets *retry.
+func (m *Manager) streamOnce(ctx context.Context, c *conv, retry *time.Duration) (closed, again bool, err error) {
 	c.mu.Lock()
 	cl, err := m.client(ctx, c, "stream")
 	if err != nil {
 		c.mu.Unlock()
-		return false, err
+		return false, false, err
 	}
 	// Pieces of a message not received in full are dropped on (re)connect (spec 8.6).
 	if len(c.deltas) > 0 {
@@ -1169,9 +1297,9 @@ func (m *Manager) streamOnce(ctx context.Context, c *conv) (bool, error) {
 			c.cursor = ""
 			_ = m.save(ctx, c)
 			c.mu.Unlock()
-			return false, nil
+			return false, false, nil
 		}
-		return false, explain("stream", c.company, c.id, err)
+		return false, false, explain("stream", c.company, c.id, err)
 	}
 	defer resp.Body.Close()
 	c.mu.Lock()
@@ -1183,18 +1311,26 @@ func (m *Manager) streamOnce(ctx context.Context, c *conv) (bool, error) {
 		// The Company doesn't stream: a JSON read (spec 8.6).
 		var rr readResponse
 		if err := decodeBody(resp, &rr); err != nil {
-			return false, &Error{Op: "stream", Company: c.company, ConversationID: c.id, Code: "bad_response", Msg: "the Company's read is not the JSON of spec 8.5", Err: err}
+			return false, false, &Error{Op: "stream", Company: c.company, ConversationID: c.id, Code: "bad_response", Msg: "the Company's read is not the JSON of spec 8.5", Err: err}
 		}
 		c.mu.Lock()
+		before := c.cursor
 		v, err := m.apply(ctx, c, cl, resp, &rr)
+		progress := c.cursor != before
 		c.mu.Unlock()
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
-		return v.Status == StatusClosed && !rr.HasMore, nil
+		return v.Status == StatusClosed && !rr.HasMore, rr.HasMore && progress, nil
 	}
 	declares := usesOperations(cl.Company())
-	sr := newSSEReader(resp.Body)
+	rw := &retryWatcher{r: resp.Body, first: true}
+	defer func() {
+		if rw.retry > 0 {
+			*retry = rw.retry
+		}
+	}()
+	sr := newSSEReader(rw)
 	dirty := false
 	flush := func() {
 		if dirty {
@@ -1212,20 +1348,28 @@ func (m *Manager) streamOnce(ctx context.Context, c *conv) (bool, error) {
 			closed := NormalizeStatus(c.st.Status) == StatusClosed
 			c.mu.Unlock()
 			if ctx.Err() != nil || closed {
-				return closed, nil
+				return closed, false, nil
 			}
-			return false, nil // the Company closed the stream (normal): reconnect
+			return false, false, nil // the Company closed the stream (normal): reconnect after retry
 		}
 		c.mu.Lock()
 		switch ev.Type {
 		case "text-delta":
 			var d textDelta
 			if json.Unmarshal(ev.Data, &d) == nil && d.MessageID != "" {
-				c.deltas[d.MessageID] += d.Text
-				text := c.deltas[d.MessageID]
-				c.mu.Unlock()
-				m.emit(Update{Kind: UpdateDelta, Company: c.company, ConversationID: c.id, MessageID: d.MessageID, Text: text})
-				c.mu.Lock()
+				text, ok, capped, dropped := c.addDelta(d.MessageID, d.Text)
+				if dropped != "" {
+					m.log.WarnContext(ctx, "conversation: too many messages being written at once; the pieces of the oldest are dropped (spec 8.6)",
+						"company", c.company, "conversation", c.id, "message", dropped)
+				}
+				if ok {
+					c.mu.Unlock()
+					m.emit(Update{Kind: UpdateDelta, Company: c.company, ConversationID: c.id, MessageID: d.MessageID, Text: text})
+					c.mu.Lock()
+				} else if capped {
+					m.log.WarnContext(ctx, "conversation: a message's text-delta pieces passed 1 MiB; later pieces are ignored until the full message arrives (spec 8.6)",
+						"company", c.company, "conversation", c.id, "message", d.MessageID)
+				}
 			}
 		case "message":
 			prev := c.st.Status + "\x00" + c.st.Responder
@@ -1323,7 +1467,7 @@ func (m *Manager) AcceptUserRequest(ctx context.Context, company, parentID, even
 	raw, _ := json.Marshal(body)
 	// The acceptance is persisted before it is sent, like a message: the same parent and event
 	// IDs return the same Direct Conversation on a retry (spec 8.10).
-	sc := &conv{company: company, id: startPrefix + "accept." + eventID, account: account, st: st, handled: map[string]bool{}, deltas: map[string]string{}}
+	sc := &conv{company: company, id: startPrefix + "accept." + eventID, account: account, st: st, handled: map[string]bool{}, deltas: map[string]*deltaText{}}
 	sc.st.Pending = []outgoing{{ID: "accept." + eventID, Body: raw}}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -1496,7 +1640,7 @@ func (m *Manager) Resume(ctx context.Context, company string) error {
 			continue
 		}
 		if strings.HasPrefix(r.ID, startPrefix) {
-			sc := &conv{company: r.Company, id: r.ID, account: r.Account, st: st, handled: map[string]bool{}, deltas: map[string]string{}}
+			sc := &conv{company: r.Company, id: r.ID, account: r.Account, st: st, handled: map[string]bool{}, deltas: map[string]*deltaText{}}
 			sc.mu.Lock()
 			_, err := m.sendStart(ctx, sc, 0)
 			sc.mu.Unlock()
