@@ -693,6 +693,6 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		"state.db": read(statePath), "state.db-wal": read(statePath + "-wal"), "state.db-shm": read(statePath + "-shm"),
 		"poppydesk.log": read(logPath),
 	})
-	t.Logf("scanned for %d secret values (%d Company-issued tokens, %d join codes, form secrets the Company received %v); %d exchanges, %d sids, %d transcript entries, browser joined: %v",
+	t.Logf("scanned for %d values (%d Company-issued, %d join codes, form fields the Company received, counted by kind: %v); %d exchanges, %d sids, %d transcript entries, browser joined: %v",
 		len(nonEmpty), len(issued), len(joinCodes), formSecrets, len(exchanges), len(sids), len(centries), browserRan)
 }
