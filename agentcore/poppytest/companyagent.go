@@ -529,15 +529,7 @@ func (a *agentStore) message(w http.ResponseWriter, r *http.Request, p *protecte
 		a.read(w, r, c, http.StatusAccepted, "")
 		return
 	}
-	switch {
-	case c.status == "closed":
-		a.mu.Unlock()
-		writeError(w, http.StatusConflict, "conversation_closed", "the conversation is closed (spec 8.12)")
-		return
-	case c.directOpen != "":
-		did := c.directOpen
-		a.mu.Unlock()
-		writeJSON(w, http.StatusConflict, map[string]any{"error": "direct_conversation_open", "conversation_id": did})
+	if a.refuseUnlocked(w, c) {
 		return
 	}
 	c.declares = declares(r, "operations", "2")
@@ -712,17 +704,27 @@ func (a *agentStore) writer(c *agentConv) {
 	}
 }
 
-func (a *agentStore) handoff(w http.ResponseWriter, c *agentConv) {
-	a.mu.Lock()
+// refuseUnlocked answers conversation_closed or direct_conversation_open (spec 8.12, 8.10) when
+// the conversation takes no new message or handoff now. Called with a.mu held; when it refuses it
+// releases a.mu and reports true.
+func (a *agentStore) refuseUnlocked(w http.ResponseWriter, c *agentConv) bool {
 	switch {
 	case c.status == "closed":
 		a.mu.Unlock()
 		writeError(w, http.StatusConflict, "conversation_closed", "the conversation is closed (spec 8.12)")
-		return
+		return true
 	case c.directOpen != "":
 		did := c.directOpen
 		a.mu.Unlock()
 		writeJSON(w, http.StatusConflict, map[string]any{"error": "direct_conversation_open", "conversation_id": did})
+		return true
+	}
+	return false
+}
+
+func (a *agentStore) handoff(w http.ResponseWriter, c *agentConv) {
+	a.mu.Lock()
+	if a.refuseUnlocked(w, c) {
 		return
 	}
 	a.startHandoff(c)
