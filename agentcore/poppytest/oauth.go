@@ -295,10 +295,14 @@ func (s *Server) fetchNoRedirect(r *http.Request, raw string) ([]byte, string) {
 	return b, ""
 }
 
-// authenticate checks private_key_jwt client authentication (RFC 7523 §3, spec 4.1): the
+// authenticate parses the form and checks private_key_jwt client authentication (RFC 7523 §3,
+// spec 4.1): the
 // assertion verifies with the client's JWKS, iss = sub = client_id, aud is the issuer as one
 // string exactly, exp is short, iat is present, and jti is new.
 func (s *Server) authenticate(r *http.Request) (*clientInfo, *oauthError) {
+	if err := r.ParseForm(); err != nil {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "the form does not parse")
+	}
 	if r.Method != http.MethodPost {
 		return nil, oerr(http.StatusMethodNotAllowed, "invalid_request", "use POST")
 	}
@@ -602,10 +606,6 @@ func (s *Server) VerifyDPoPAccess(r *http.Request, token string) error {
 
 // token is the token endpoint (RFC 6749 §4.1.3, §6, RFC 8628 §3.4, RFC 8707, RFC 9449).
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		oerr(http.StatusBadRequest, "invalid_request", "the form does not parse").write(w)
-		return
-	}
 	ci, oe := s.authenticate(r)
 	if oe != nil {
 		oe.write(w)
@@ -742,10 +742,6 @@ func sortedCopy(v []string) []string {
 
 // deviceAuthorization is the device authorization endpoint (RFC 8628 §3.1, §3.2).
 func (s *Server) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		oerr(http.StatusBadRequest, "invalid_request", "the form does not parse").write(w)
-		return
-	}
 	ci, oe := s.authenticate(r)
 	if oe != nil {
 		oe.write(w)
@@ -874,10 +870,6 @@ func (s *Server) deviceByUserCode(userCode string) *deviceReq {
 // revoke is the revocation endpoint (RFC 7009): revoking a refresh token revokes its grant's
 // tokens; the answer is 200 whether or not the token was known.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		oerr(http.StatusBadRequest, "invalid_request", "the form does not parse").write(w)
-		return
-	}
 	ci, oe := s.authenticate(r)
 	if oe != nil {
 		oe.write(w)
