@@ -296,9 +296,8 @@ func (s *Server) fetchNoRedirect(r *http.Request, raw string) ([]byte, string) {
 }
 
 // authenticate parses the form and checks private_key_jwt client authentication (RFC 7523 §3,
-// spec 4.1): the
-// assertion verifies with the client's JWKS, iss = sub = client_id, aud is the issuer as one
-// string exactly, exp is short, iat is present, and jti is new.
+// spec 4.1): the assertion verifies with the client's JWKS, iss = sub = client_id, aud is the
+// issuer as one string exactly, exp is short, iat is present, and jti is new.
 func (s *Server) authenticate(r *http.Request) (*clientInfo, *oauthError) {
 	if err := r.ParseForm(); err != nil {
 		return nil, oerr(http.StatusBadRequest, "invalid_request", "the form does not parse")
