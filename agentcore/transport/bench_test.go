@@ -47,15 +47,7 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 		}
 	})
 	b.Run("plain-net-http", func(b *testing.B) {
-		port := f.s.Port
-		plain := &http.Client{Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: f.s.CA().Pool(), ServerName: poppytest.OtherHost},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
-			},
-			ForceAttemptHTTP2: false,
-		}}
+		plain := plainClient(f.s)
 		b.ReportAllocs()
 		for b.Loop() {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
@@ -122,14 +114,7 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 		}
 	})
 	b.Run("plain-net-http", func(b *testing.B) {
-		port := f.s.Port
-		plain := &http.Client{Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: f.s.CA().Pool(), ServerName: poppytest.OtherHost},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
-			},
-		}}
+		plain := plainClient(f.s)
 		for b.Loop() {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			resp, err := plain.Do(req)
@@ -142,4 +127,14 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 	})
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// plainClient is the baseline: a bare net/http client (keep-alive, HTTP/1.1) that trusts the
+// reference Company's CA and dials its loopback listener, with none of the engine's checks.
+func plainClient(s *poppytest.Server) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: s.CA().Pool(), ServerName: poppytest.OtherHost},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)))
+		},
+	}}
+}
