@@ -198,7 +198,17 @@ func (w *approvalWorld) waitFor(what, expr string, timeout time.Duration) {
 
 func (w *approvalWorld) do(what string, a chromedp.Action[chromedp.Void]) {
 	w.t.Helper()
-	if err := chromedp.Do(w.bctx, a); err != nil {
+	// Views re-render on Go events, so an element CDP has just located can be replaced before
+	// the click lands ("Could not find node with given id"); a person would simply click the new
+	// one, so try again a few times.
+	var err error
+	for range 20 {
+		if err = chromedp.Do(w.bctx, a); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
 		w.t.Fatalf("%s: %v", what, err)
 	}
 }

@@ -230,7 +230,10 @@ func TestConversationViewInChromium(t *testing.T) {
 
 	w.waitFor("the long conversation in the list", fmt.Sprintf(`!!document.querySelector('.conv-item[data-id=%q]')`, long.ConversationID), 10*time.Second)
 	opened := time.Now()
-	w.do("open the long conversation", chromedp.Click(chromedp.CSS(fmt.Sprintf(`.conv-item[data-id=%q]`, long.ConversationID))))
+	// The list re-renders whenever a conversation changes, so a node found by one CDP call can be
+	// gone by the next: find and click it in one step in the page (choosing a conversation in the
+	// list is navigation, not a decision, so a script click is what a user's click does here).
+	w.waitFor("open the long conversation", fmt.Sprintf(`(() => { const e = document.querySelector('.conv-item[data-id=%q]'); if (!e) return false; e.click(); return true; })()`, long.ConversationID), 10*time.Second)
 	lastText := fmt.Sprintf("Burst message %d of %d.", burst, burst)
 	w.waitFor("the last message of the long conversation", `document.getElementById("conv-scroll").textContent.includes("Burst message") && !!document.querySelector("#conv-scroll .conv-row") && document.getElementById("conv-title").textContent.startsWith("Tell me everything")`, 30*time.Second)
 	w.waitFor("the bottom of the transcript", fmt.Sprintf(`document.getElementById("conv-scroll").textContent.includes(%q)`, lastText), 30*time.Second)
