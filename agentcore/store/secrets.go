@@ -1,27 +1,10 @@
-// Package store defines what the engine must remember, as interfaces that the vault implements
-// (DESIGN.md: "the engine reaches both only through interfaces it defines").
-//
-// Secrets (spec 5.1, 5.2, 4.4, 10.2, 10.7) go through [Secrets], which the vault backs with the
-// OS keyring: the root private key of the self-operated operator, and one bundle per
-// (Company identifier, account) holding the User ID, Agent ID, delegated keys and tokens.
-// Nothing in this package is ever written to SQLite, a log, or a model-visible result.
-//
-// The vault does not import this package (DESIGN.md: vault imports nothing of ours). It provides
-// a [KV] of opaque byte values, keyed by item name, with std-library types only; [NewSecrets] turns
-// any KV into the typed, versioned-JSON [Secrets] the engine uses, with per-item atomic updates.
-// [NewMemoryKV] is an in-memory KV for unit tests of other packages.
 package store
 
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"time"
 )
-
-// ErrNotFound is returned when a secret item does not exist. It is [fs.ErrNotExist], so KV
-// implementations outside this package can return it without importing this package.
-var ErrNotFound = fs.ErrNotExist
 
 // KV is a store of secret items: the OS keyring in production (vault.Keyring). Values are opaque
 // bytes. Get returns an error matching fs.ErrNotExist when the item is absent. Set replaces the

@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// Settings keeps small named values; the engine keeps the issuer it found for each Company
+// domain there (spec 3.2). A set value is durable when SetSetting returns.
+type Settings interface {
+	// GetSetting returns an error matching [ErrNotFound] when key is not set.
+	GetSetting(ctx context.Context, key string) (string, error)
+	SetSetting(ctx context.Context, key, value string) error
+}
+
+// EngineState is the engine's non-secret memory: discovered Companies, cached discovery
+// documents, Sessions, and the inspector's exchange log. Every write is durable when it returns.
+// Absent records are errors matching [ErrNotFound]. Nothing the engine writes here is secret: no
+// token, key, Session JWT, User ID or Agent ID (DESIGN.md invariant 5).
+type EngineState interface {
+	Settings
+	// GetCacheEntry returns the entry for url.
+	GetCacheEntry(ctx context.Context, url string) (CacheEntry, error)
+	// PutCacheEntry inserts or replaces the entry for e.URL.
+	PutCacheEntry(ctx context.Context, e CacheEntry) error
+	// DeleteCacheEntry removes the entry for url; an absent entry is no error.
+	DeleteCacheEntry(ctx context.Context, url string) error
+	// PutCompany inserts or replaces the Company c.Identifier.
+	PutCompany(ctx context.Context, c Company) error
+	GetCompany(ctx context.Context, identifier string) (Company, error)
+	// AddSession records a new Session. A sid is never reused (spec 5.2, DESIGN.md invariant
+	// 7): a sid already recorded fails with an error matching [ErrExists].
+	AddSession(ctx context.Context, s Session) error
+	// EndSession records when the Session sid ended.
+	EndSession(ctx context.Context, sid string, at time.Time) error
+	// AddExchange appends e to the exchange log and returns its ID. The log keeps a window, so
+	// an old exchange may be gone later.
+	AddExchange(ctx context.Context, e Exchange) (int64, error)
+}
+
+// Company is a discovered Company (spec 3) as stored: its identifier, the domain it was
+// discovered from, the engine's document of it (JSON), and the HTTP cache validators.
+type Company struct {
+	Identifier string
+	Domain     string
+	Document   json.RawMessage
+	FetchedAt  time.Time
+	ETag       string
+	Expires    time.Time // zero: no expiry given
+}
+
+// CacheEntry is a cached HTTP response body with its validators (RFC 9111), keyed by URL: the
+// public documents discovery reads (spec 3).
+type CacheEntry struct {
+	URL       string
+	Company   string // the Company it belongs to, so forgetting the Company removes it ("" if none)
+	Body      []byte
+	ETag      string
+	FetchedAt time.Time
+	Expires   time.Time // zero: no expiry given
+}
+
+// Session is one Poppy Session (spec 5.2): its sid, protocol version and the extensions in use.
+// The sid is not secret; the User ID it signs for is, and is never part of this record (spec
+// 5.1).
+type Session struct {
+	SID        string
+	Company    string
+	Account    string
+	Version    string
+	Extensions []string
+	Started    time.Time
+	Ended      time.Time // zero while open
+}
+
+// Exchange is one HTTP exchange for the inspector, already redacted by agentcore/transport: no
+// token, Session JWT, assertion, code or key may be in it (DESIGN.md invariant 5). When no
+// response arrived, Status is 0 and ResponseBody holds the (redacted) error text.
+type Exchange struct {
+	ID              int64 // assigned by AddExchange
+	At              time.Time
+	Company         string
+	Direction       string // "outgoing" (Poppydesk to Company) or "incoming" (a redirect back)
+	Method          string
+	URL             string
+	Status          int
+	RequestHeaders  http.Header
+	RequestBody     []byte
+	ResponseHeaders http.Header
+	ResponseBody    []byte
+	Duration        time.Duration
+}
+
+// Approvals is the durable memory of the approval queue (Operations extension v2, sections 5 to
+// 7). Every method returns only after the change is durable: the queue writes before it sends or
+// tells anyone (write-before-send, DESIGN.md invariant 3). Absent records are errors matching
+// [ErrNotFound], an existing ID [ErrExists], and a failed compare-and-set [ErrConflict].
+type Approvals interface {
+	// CreateApproval stores a new approval with its first revision, in one transaction.
+	CreateApproval(ctx context.Context, a Approval, first Revision) error
+	// AddRevision records a newer revision of the operation (a Revision number greater than
+	// every stored one, else [ErrConflict]) and sets the approval's state to newState: a new
+	// revision needs a new decision (DESIGN.md invariant 2).
+	AddRevision(ctx context.Context, id string, r Revision, newState string) error
+	// TransitionApproval is the write-before-send step: in one transaction it checks that the
+	// approval is in state from and that d.Revision is its latest revision (else [ErrConflict]
+	// and nothing changes), sets the state to d.To, and appends d to the decision log with
+	// d.From set to from.
+	TransitionApproval(ctx context.Context, id, from string, d Decision) error
+	// GetApproval returns the approval with all its revisions.
+	GetApproval(ctx context.Context, id string) (Approval, error)
+	// ListApprovals returns the approvals in any of states (all when none), oldest first, with
+	// their revisions.
+	ListApprovals(ctx context.Context, states ...string) ([]Approval, error)
+	// Decisions returns the decision log of one approval ("" for all), in order.
+	Decisions(ctx context.Context, id string) ([]Decision, error)
+}
+
+// Approval is a pending or finished approval (Operations extension v2): the request that got
+// `approval_required`, the interface it came through, and every revision of the operation the
+// Company sent. State is the queue's state name; a store only compares and sets it.
+//
+// Request holds no secret: the queue stores the request before signing (no Session JWT, access
+// token or DPoP proof) and signs it again when it sends.
+type Approval struct {
+	ID        string // chosen by the queue, unique across Companies
+	Company   string
+	Account   string
+	SID       string
+	Interface string          // "api", "mcp" or "conversation"
+	Request   json.RawMessage // the queue's request record
+	State     string
+	Created   time.Time
+	Updated   time.Time
+	Revisions []Revision // ascending by Revision
+}
+
+// Revision is one revision of the operation: the operation object exactly as the Company sent
+// it (JSON). Revision numbers the revisions of one approval from 1.
+type Revision struct {
+	Revision  int
+	Operation json.RawMessage
+	Received  time.Time
+}
+
+// Decision is one entry of the append-only decision log: a state change of an approval, the
+// revision it concerned, and what was decided (for example "approve", "deny", "sent",
+// "outcome_unknown", "succeeded").
+type Decision struct {
+	Seq        int64 // assigned by the log
+	ApprovalID string
+	Revision   int
+	From, To   string
+	Decision   string
+	At         time.Time
+	Note       string
+}
+
+// Conversations is the conversation manager's memory (spec 8): each conversation with a Company
+// Agent, where reading stopped, and the manager's state of it. Every write is durable when it
+// returns: messages are persisted before they are sent (spec 8.3). An absent conversation is an
+// error matching [ErrNotFound].
+type Conversations interface {
+	// PutConversation inserts or replaces the conversation (c.Company, c.ID).
+	PutConversation(ctx context.Context, c Conversation) error
+	GetConversation(ctx context.Context, company, id string) (Conversation, error)
+	// ListConversations returns company's conversations, most recently updated first.
+	ListConversations(ctx context.Context, company string) ([]Conversation, error)
+}
+
+// Transcripts is a [Conversations] that also keeps each conversation's transcript (spec 8.5), so
+// a conversation's history is there after a restart. Entries are written only together with the
+// conversation whose cursor covers them, in one durable transaction, so after a crash neither an
+// entry is lost nor one stored twice.
+type Transcripts interface {
+	Conversations
+	// SaveConversation stores c (as PutConversation) and appends entries to c's transcript in
+	// one durable transaction; an entry whose EventID the transcript already holds is skipped,
+	// and an entry without EventID fails the call with nothing saved. It returns how many
+	// entries the transcript holds afterwards.
+	SaveConversation(ctx context.Context, c Conversation, entries []ConversationEntry) (int, error)
+	// ConversationEntries returns the transcript entries [from, from+limit) in handling order
+	// and how many there are, from one snapshot; limit 0 returns only the count. An unknown
+	// conversation has no entries.
+	ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]ConversationEntry, int, error)
+}
+
+// Conversation is the local state of a conversation with a Company Agent (spec 8): where reading
+// stopped (Cursor) and the manager's state of it (JSON chosen by agentcore/conversation; no
+// secret).
+type Conversation struct {
+	Company string
+	ID      string
+	Account string
+	Cursor  string
+	State   string
+	Updated time.Time
+}
+
+// ConversationEntry is one transcript entry of a conversation (spec 8.5): the ID of the event it
+// came from and the manager's JSON of it. It is Company content or the user's words, never a
+// secret (DESIGN.md invariant 5).
+type ConversationEntry struct {
+	EventID string
+	Entry   string
+}
