@@ -6,38 +6,39 @@ import (
 	"fmt"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
 // approvalStore adapts *vault.State to approvals.Store: the approval queue's records are the
 // vault's approval records field for field (the queue does not import the vault, DESIGN.md), and
-// vault.ErrConflict is reported as approvals.ErrConflict. Every method returns after the vault's
+// store.ErrConflict is reported as approvals.ErrConflict. Every method returns after the vault's
 // transaction committed (synchronous=FULL), which is what write-before-send relies on.
 type approvalStore struct{ st *vault.State }
 
 var _ approvals.Store = approvalStore{}
 
 func conflict(err error) error {
-	if err != nil && errors.Is(err, vault.ErrConflict) && !errors.Is(err, approvals.ErrConflict) {
+	if err != nil && errors.Is(err, store.ErrConflict) && !errors.Is(err, approvals.ErrConflict) {
 		return fmt.Errorf("%w: %w", approvals.ErrConflict, err)
 	}
 	return err
 }
 
 func (s approvalStore) CreateApproval(ctx context.Context, a approvals.Record, first approvals.Revision) error {
-	return conflict(s.st.CreateApproval(ctx, vault.Approval{ID: a.ID, Company: a.Company, Account: a.Account, SID: a.SID,
-		Interface: a.Interface, Request: a.Request, State: a.State, Created: a.Created, Updated: a.Updated}, vault.Revision(first)))
+	return conflict(s.st.CreateApproval(ctx, store.Approval{ID: a.ID, Company: a.Company, Account: a.Account, SID: a.SID,
+		Interface: a.Interface, Request: a.Request, State: a.State, Created: a.Created, Updated: a.Updated}, store.Revision(first)))
 }
 
 func (s approvalStore) AddRevision(ctx context.Context, id string, r approvals.Revision, newState string) error {
-	return conflict(s.st.AddRevision(ctx, id, vault.Revision(r), newState))
+	return conflict(s.st.AddRevision(ctx, id, store.Revision(r), newState))
 }
 
 func (s approvalStore) TransitionApproval(ctx context.Context, id, from string, d approvals.Decision) error {
-	return conflict(s.st.TransitionApproval(ctx, id, from, vault.Decision(d)))
+	return conflict(s.st.TransitionApproval(ctx, id, from, store.Decision(d)))
 }
 
-func fromVault(a vault.Approval) approvals.Record {
+func fromVault(a store.Approval) approvals.Record {
 	r := approvals.Record{ID: a.ID, Company: a.Company, Account: a.Account, SID: a.SID, Interface: a.Interface,
 		Request: a.Request, State: a.State, Created: a.Created, Updated: a.Updated}
 	for _, rv := range a.Revisions {

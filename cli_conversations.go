@@ -15,6 +15,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/vault"
 )
@@ -29,7 +30,7 @@ type conversationStore struct{ st *vault.State }
 var _ conversation.EntryStore = conversationStore{}
 
 func (s conversationStore) PutConversation(ctx context.Context, r conversation.Record) error {
-	return s.st.PutConversation(ctx, vault.Conversation(r))
+	return s.st.PutConversation(ctx, store.Conversation(r))
 }
 
 func (s conversationStore) GetConversation(ctx context.Context, company, id string) (conversation.Record, error) {
@@ -53,11 +54,11 @@ func (s conversationStore) ListConversations(ctx context.Context, company string
 }
 
 func (s conversationStore) SaveConversation(ctx context.Context, r conversation.Record, entries []conversation.EntryRecord) (int, error) {
-	es := make([]vault.ConversationEntry, len(entries))
+	es := make([]store.ConversationEntry, len(entries))
 	for i, e := range entries {
-		es[i] = vault.ConversationEntry(e)
+		es[i] = store.ConversationEntry(e)
 	}
-	return s.st.SaveConversation(ctx, vault.Conversation(r), es)
+	return s.st.SaveConversation(ctx, store.Conversation(r), es)
 }
 
 func (s conversationStore) ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]conversation.EntryRecord, int, error) {

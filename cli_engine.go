@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -23,11 +24,11 @@ func (s engineState) GetCacheEntry(ctx context.Context, url string) (engine.Cach
 }
 
 func (s engineState) PutCacheEntry(ctx context.Context, e engine.CacheRecord) error {
-	return s.State.PutCacheEntry(ctx, vault.CacheEntry(e))
+	return s.State.PutCacheEntry(ctx, store.CacheEntry(e))
 }
 
 func (s engineState) PutCompany(ctx context.Context, c engine.CompanyRecord) error {
-	return s.State.PutCompany(ctx, vault.Company(c))
+	return s.State.PutCompany(ctx, store.Company(c))
 }
 
 func (s engineState) GetCompany(ctx context.Context, identifier string) (engine.CompanyRecord, error) {
@@ -36,11 +37,11 @@ func (s engineState) GetCompany(ctx context.Context, identifier string) (engine.
 }
 
 func (s engineState) AddSession(ctx context.Context, ss engine.SessionRecord) error {
-	return s.State.AddSession(ctx, vault.Session(ss))
+	return s.State.AddSession(ctx, store.Session(ss))
 }
 
 func (s engineState) AddExchange(ctx context.Context, e engine.ExchangeRecord) (int64, error) {
-	return s.State.AddExchange(ctx, vault.Exchange(e))
+	return s.State.AddExchange(ctx, store.Exchange(e))
 }
 
 // openEngine opens the state database at statePath and builds the engine over it and the OS

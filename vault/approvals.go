@@ -7,51 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// Approval is a pending or finished approval (Operations extension v2): the request that got
-// `approval_required`, the interface it came through, and every revision of the operation the
-// Company sent. State is the engine's state name; the vault only compares and sets it.
-//
-// Request must not hold secrets: the engine stores the request before signing (no Session JWT,
-// access token or DPoP proof); it signs again when it sends.
-type Approval struct {
-	ID        string // chosen by the engine, unique across Companies
-	Company   string
-	Account   string
-	SID       string
-	Interface string // e.g. "api", "mcp", "conversation"
-	Request   json.RawMessage
-	State     string
-	Created   time.Time
-	Updated   time.Time
-	Revisions []Revision // ascending by Revision
-}
-
-// Revision is one revision of the operation (Operations extension v2), as JSON.
-type Revision struct {
-	Revision  int
-	Operation json.RawMessage
-	Received  time.Time
-}
-
-// Decision is one row of the append-only decision log: a state change of an approval, which
-// revision it concerned, and what was decided (for example "approve", "deny", "sent",
-// "outcome_unknown", "succeeded").
-type Decision struct {
-	Seq        int64 // assigned by the log
-	ApprovalID string
-	Revision   int
-	From, To   string
-	Decision   string
-	At         time.Time
-	Note       string
-}
-
 // CreateApproval stores a new approval with its first revision, in one transaction, durable when
-// it returns. An existing id fails with an error matching ErrExists.
-func (s *State) CreateApproval(ctx context.Context, a Approval, first Revision) error {
+// it returns. An existing id fails with an error matching store.ErrExists.
+func (s *State) CreateApproval(ctx context.Context, a store.Approval, first store.Revision) error {
 	if a.ID == "" || a.Company == "" || a.State == "" {
 		return errors.New("create approval: id, company and state must not be empty")
 	}
@@ -69,7 +31,7 @@ func (s *State) CreateApproval(ctx context.Context, a Approval, first Revision) 
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("approval %q already exists: %w", a.ID, ErrExists)
+			return fmt.Errorf("approval %q already exists: %w", a.ID, store.ErrExists)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO approval_revisions (approval_id, revision, operation, received_at) VALUES (?, ?, ?, ?)`,
 			a.ID, first.Revision, string(first.Operation), first.Received.UnixNano())
@@ -80,7 +42,7 @@ func (s *State) CreateApproval(ctx context.Context, a Approval, first Revision) 
 // AddRevision records a newer revision of the operation and sets the approval's state to
 // newState (a new revision needs a new decision: DESIGN.md invariant 2). The revision number must
 // be greater than every stored one.
-func (s *State) AddRevision(ctx context.Context, id string, r Revision, newState string) error {
+func (s *State) AddRevision(ctx context.Context, id string, r store.Revision, newState string) error {
 	if !json.Valid(r.Operation) || newState == "" {
 		return fmt.Errorf("add revision to approval %q: the operation must be valid JSON and the state not empty", id)
 	}
@@ -93,7 +55,7 @@ func (s *State) AddRevision(ctx context.Context, id string, r Revision, newState
 			return notFoundf("approval %q is not known", id)
 		}
 		if int64(r.Revision) <= latest.Int64 {
-			return fmt.Errorf("approval %q: revision %d is not newer than stored revision %d: %w", id, r.Revision, latest.Int64, ErrConflict)
+			return fmt.Errorf("approval %q: revision %d is not newer than stored revision %d: %w", id, r.Revision, latest.Int64, store.ErrConflict)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO approval_revisions (approval_id, revision, operation, received_at) VALUES (?, ?, ?, ?)`,
 			id, r.Revision, string(r.Operation), r.Received.UnixNano()); err != nil {
@@ -108,9 +70,9 @@ func (s *State) AddRevision(ctx context.Context, id string, r Revision, newState
 // approval is in state from, sets it to d.To, and appends d to the decision log (d.From is set to
 // from; d.At is the time of the change). It returns after the commit, so the change is durable
 // before the caller sends anything. If the state is not from, nothing changes and the error
-// matches ErrConflict. If d.Revision is not the latest revision, the error matches ErrConflict too
-// (an approval names exactly the latest revision the user saw).
-func (s *State) TransitionApproval(ctx context.Context, id, from string, d Decision) error {
+// matches store.ErrConflict. If d.Revision is not the latest revision, the error matches
+// store.ErrConflict too (an approval names exactly the latest revision the user saw).
+func (s *State) TransitionApproval(ctx context.Context, id, from string, d store.Decision) error {
 	if d.To == "" || d.Decision == "" {
 		return fmt.Errorf("transition approval %q: the new state and the decision must not be empty", id)
 	}
@@ -126,10 +88,10 @@ func (s *State) TransitionApproval(ctx context.Context, id, from string, d Decis
 			return err
 		}
 		if cur != from {
-			return fmt.Errorf("approval %q is %q, not %q: %w", id, cur, from, ErrConflict)
+			return fmt.Errorf("approval %q is %q, not %q: %w", id, cur, from, store.ErrConflict)
 		}
 		if int64(d.Revision) != latest.Int64 {
-			return fmt.Errorf("approval %q: decision for revision %d but the latest is %d: %w", id, d.Revision, latest.Int64, ErrConflict)
+			return fmt.Errorf("approval %q: decision for revision %d but the latest is %d: %w", id, d.Revision, latest.Int64, store.ErrConflict)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, updated_at = ? WHERE id = ?`, d.To, d.At.UnixNano(), id); err != nil {
 			return err
@@ -142,8 +104,8 @@ func (s *State) TransitionApproval(ctx context.Context, id, from string, d Decis
 
 const approvalCols = `id, company, account, sid, interface, request, state, created_at, updated_at`
 
-func scanApproval(sc interface{ Scan(...any) error }) (Approval, error) {
-	var a Approval
+func scanApproval(sc interface{ Scan(...any) error }) (store.Approval, error) {
+	var a store.Approval
 	var req string
 	var created, updated sql.NullInt64
 	if err := sc.Scan(&a.ID, &a.Company, &a.Account, &a.SID, &a.Interface, &req, &a.State, &created, &updated); err != nil {
@@ -154,8 +116,8 @@ func scanApproval(sc interface{ Scan(...any) error }) (Approval, error) {
 	return a, nil
 }
 
-// GetApproval returns the approval with all its revisions, or an error matching ErrNotFound.
-func (s *State) GetApproval(ctx context.Context, id string) (Approval, error) {
+// GetApproval returns the approval with all its revisions, or an error matching store.ErrNotFound.
+func (s *State) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	a, err := scanApproval(s.r.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, notFoundf("approval %q is not known", id)
@@ -163,13 +125,13 @@ func (s *State) GetApproval(ctx context.Context, id string) (Approval, error) {
 	if err != nil {
 		return a, fmt.Errorf("get approval %q: %w", id, err)
 	}
-	all := []*Approval{&a}
+	all := []*store.Approval{&a}
 	return a, s.fillRevisions(ctx, all)
 }
 
 // ListApprovals returns the approvals in any of states (all if none given), oldest first, with
 // their revisions.
-func (s *State) ListApprovals(ctx context.Context, states ...string) ([]Approval, error) {
+func (s *State) ListApprovals(ctx context.Context, states ...string) ([]store.Approval, error) {
 	q := `SELECT ` + approvalCols + ` FROM approvals`
 	var args []any
 	if len(states) > 0 {
@@ -183,7 +145,7 @@ func (s *State) ListApprovals(ctx context.Context, states ...string) ([]Approval
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
-	var out []Approval
+	var out []store.Approval
 	for rows.Next() {
 		a, err := scanApproval(rows)
 		if err != nil {
@@ -196,21 +158,21 @@ func (s *State) ListApprovals(ctx context.Context, states ...string) ([]Approval
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
-	ptrs := make([]*Approval, len(out))
+	ptrs := make([]*store.Approval, len(out))
 	for i := range out {
 		ptrs[i] = &out[i]
 	}
 	return out, s.fillRevisions(ctx, ptrs)
 }
 
-func (s *State) fillRevisions(ctx context.Context, as []*Approval) error {
+func (s *State) fillRevisions(ctx context.Context, as []*store.Approval) error {
 	for _, a := range as {
 		rows, err := s.r.QueryContext(ctx, `SELECT revision, operation, received_at FROM approval_revisions WHERE approval_id = ? ORDER BY revision`, a.ID)
 		if err != nil {
 			return fmt.Errorf("revisions of approval %q: %w", a.ID, err)
 		}
 		for rows.Next() {
-			var r Revision
+			var r store.Revision
 			var op string
 			var at sql.NullInt64
 			if err := rows.Scan(&r.Revision, &op, &at); err != nil {
@@ -229,7 +191,7 @@ func (s *State) fillRevisions(ctx context.Context, as []*Approval) error {
 }
 
 // Decisions returns the decision log of one approval (all approvals if id is ""), in order.
-func (s *State) Decisions(ctx context.Context, id string) ([]Decision, error) {
+func (s *State) Decisions(ctx context.Context, id string) ([]store.Decision, error) {
 	q := `SELECT seq, approval_id, revision, from_state, to_state, decision, decided_at, note FROM approval_decisions`
 	var args []any
 	if id != "" {
@@ -241,9 +203,9 @@ func (s *State) Decisions(ctx context.Context, id string) ([]Decision, error) {
 		return nil, fmt.Errorf("read the decision log: %w", err)
 	}
 	defer rows.Close()
-	var out []Decision
+	var out []store.Decision
 	for rows.Next() {
-		var d Decision
+		var d store.Decision
 		var at sql.NullInt64
 		if err := rows.Scan(&d.Seq, &d.ApprovalID, &d.Revision, &d.From, &d.To, &d.Decision, &at, &d.Note); err != nil {
 			return nil, fmt.Errorf("read the decision log: %w", err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 const crashChildEnv = "POPPYDESK_VAULT_CRASH_CHILD_DB"
@@ -35,18 +37,18 @@ func TestCrashChildProcess(t *testing.T) {
 	for i := 0; ; i++ {
 		id := fmt.Sprintf("%d-%d", os.Getpid(), i)
 		now := time.Now()
-		if err := s.CreateApproval(ctx, Approval{ID: id, Company: "https://shop.example", Interface: "api",
+		if err := s.CreateApproval(ctx, store.Approval{ID: id, Company: "https://shop.example", Interface: "api",
 			Request: json.RawMessage(`{"n":` + fmt.Sprint(i) + `}`), State: "pending", Created: now},
-			Revision{Revision: 1, Operation: json.RawMessage(`{"revision":1}`), Received: now}); err != nil {
+			store.Revision{Revision: 1, Operation: json.RawMessage(`{"revision":1}`), Received: now}); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(4)
 		}
 		fmt.Fprintln(os.Stdout, "created", id) // the call returned: durable from here on
-		if _, err := s.AddExchange(ctx, Exchange{At: now, Company: "https://shop.example", ResponseBody: body}); err != nil {
+		if _, err := s.AddExchange(ctx, store.Exchange{At: now, Company: "https://shop.example", ResponseBody: body}); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(5)
 		}
-		if err := s.TransitionApproval(ctx, id, "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: now}); err != nil {
+		if err := s.TransitionApproval(ctx, id, "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: now}); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(6)
 		}
@@ -143,7 +145,7 @@ func checkCrashInvariants(ctx context.Context, t *testing.T, s *State, created, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]Approval{}
+	byID := map[string]store.Approval{}
 	for _, a := range all {
 		byID[a.ID] = a
 		if len(a.Revisions) != 1 {

@@ -1,7 +1,7 @@
 // Package vault keeps what Poppydesk must remember: secrets in the OS keyring, everything else
-// in one SQLite file. It imports nothing else of Poppydesk (DESIGN.md); the engine reaches it
-// through interfaces it defines (agentcore/store.KV for secrets), so other packages test with
-// in-memory stores.
+// in one SQLite file. It imports only agentcore/store of Poppydesk (DESIGN.md), whose records its
+// state methods take and return; the engine reaches it through the interfaces store defines, so
+// other packages test with in-memory stores.
 //
 // # What is kept where, and why
 //

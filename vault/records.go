@@ -9,21 +9,12 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// Company is a discovered Company (spec 3): its identifier, the domain it was discovered from,
-// the discovery document as fetched, and the HTTP cache validators.
-type Company struct {
-	Identifier string
-	Domain     string
-	Document   json.RawMessage
-	FetchedAt  time.Time
-	ETag       string
-	Expires    time.Time // zero: no expiry given
-}
-
 // PutCompany inserts or replaces a discovered Company.
-func (s *State) PutCompany(ctx context.Context, c Company) error {
+func (s *State) PutCompany(ctx context.Context, c store.Company) error {
 	if c.Identifier == "" || c.Domain == "" {
 		return errors.New("put company: identifier and domain must not be empty")
 	}
@@ -42,8 +33,8 @@ func (s *State) PutCompany(ctx context.Context, c Company) error {
 
 const companyCols = `identifier, domain, document, fetched_at, etag, expires_at`
 
-func scanCompany(sc interface{ Scan(...any) error }) (Company, error) {
-	var c Company
+func scanCompany(sc interface{ Scan(...any) error }) (store.Company, error) {
+	var c store.Company
 	var doc string
 	var fetched, exp sql.NullInt64
 	if err := sc.Scan(&c.Identifier, &c.Domain, &doc, &fetched, &c.ETag, &exp); err != nil {
@@ -54,8 +45,8 @@ func scanCompany(sc interface{ Scan(...any) error }) (Company, error) {
 	return c, nil
 }
 
-// GetCompany returns the Company with this identifier, or an error matching ErrNotFound.
-func (s *State) GetCompany(ctx context.Context, identifier string) (Company, error) {
+// GetCompany returns the Company with this identifier, or an error matching store.ErrNotFound.
+func (s *State) GetCompany(ctx context.Context, identifier string) (store.Company, error) {
 	c, err := scanCompany(s.r.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE identifier = ?`, identifier))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, notFoundf("company %s is not known", identifier)
@@ -67,13 +58,13 @@ func (s *State) GetCompany(ctx context.Context, identifier string) (Company, err
 }
 
 // ListCompanies returns every discovered Company, by identifier.
-func (s *State) ListCompanies(ctx context.Context) ([]Company, error) {
+func (s *State) ListCompanies(ctx context.Context) ([]store.Company, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+companyCols+` FROM companies ORDER BY identifier`)
 	if err != nil {
 		return nil, fmt.Errorf("list companies: %w", err)
 	}
 	defer rows.Close()
-	var out []Company
+	var out []store.Company
 	for rows.Next() {
 		c, err := scanCompany(rows)
 		if err != nil {
@@ -106,18 +97,8 @@ func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 	})
 }
 
-// CacheEntry is a cached HTTP response body with its validators (RFC 9111), keyed by URL.
-type CacheEntry struct {
-	URL       string
-	Company   string // the Company it belongs to, so ForgetCompany removes it ("" if none)
-	Body      []byte
-	ETag      string
-	FetchedAt time.Time
-	Expires   time.Time
-}
-
 // PutCacheEntry inserts or replaces the entry for e.URL.
-func (s *State) PutCacheEntry(ctx context.Context, e CacheEntry) error {
+func (s *State) PutCacheEntry(ctx context.Context, e store.CacheEntry) error {
 	if e.URL == "" {
 		return errors.New("put cache entry: URL must not be empty")
 	}
@@ -131,9 +112,9 @@ func (s *State) PutCacheEntry(ctx context.Context, e CacheEntry) error {
 	})
 }
 
-// GetCacheEntry returns the entry for url, or an error matching ErrNotFound.
-func (s *State) GetCacheEntry(ctx context.Context, url string) (CacheEntry, error) {
-	e := CacheEntry{URL: url}
+// GetCacheEntry returns the entry for url, or an error matching store.ErrNotFound.
+func (s *State) GetCacheEntry(ctx context.Context, url string) (store.CacheEntry, error) {
+	e := store.CacheEntry{URL: url}
 	var fetched, exp sql.NullInt64
 	err := s.r.QueryRowContext(ctx, `SELECT company, body, etag, fetched_at, expires_at FROM http_cache WHERE url = ?`, url).
 		Scan(&e.Company, &e.Body, &e.ETag, &fetched, &exp)
@@ -155,20 +136,9 @@ func (s *State) DeleteCacheEntry(ctx context.Context, url string) error {
 	})
 }
 
-// Session is one Poppy Session (spec 5.3): its sid, protocol version and extensions in use.
-type Session struct {
-	SID        string
-	Company    string
-	Account    string
-	Version    string
-	Extensions []string
-	Started    time.Time
-	Ended      time.Time // zero while open
-}
-
 // AddSession records a new Session. A sid is never reused (DESIGN.md invariant 7): adding an
-// existing sid fails with an error matching ErrExists.
-func (s *State) AddSession(ctx context.Context, ss Session) error {
+// existing sid fails with an error matching store.ErrExists.
+func (s *State) AddSession(ctx context.Context, ss store.Session) error {
 	if ss.SID == "" || ss.Company == "" {
 		return errors.New("add session: sid and company must not be empty")
 	}
@@ -184,7 +154,7 @@ func (s *State) AddSession(ctx context.Context, ss Session) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("session id %q was already used; sids are never reused (spec 5.3): %w", ss.SID, ErrExists)
+			return fmt.Errorf("session id %q was already used; sids are never reused (spec 5.3): %w", ss.SID, store.ErrExists)
 		}
 		return nil
 	})
@@ -206,8 +176,8 @@ func (s *State) EndSession(ctx context.Context, sid string, at time.Time) error 
 
 const sessionCols = `sid, company, account, version, extensions, started_at, ended_at`
 
-func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
-	var ss Session
+func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
+	var ss store.Session
 	var ext string
 	var started, ended sql.NullInt64
 	if err := sc.Scan(&ss.SID, &ss.Company, &ss.Account, &ss.Version, &ext, &started, &ended); err != nil {
@@ -220,8 +190,8 @@ func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	return ss, nil
 }
 
-// GetSession returns the Session with this sid, or an error matching ErrNotFound.
-func (s *State) GetSession(ctx context.Context, sid string) (Session, error) {
+// GetSession returns the Session with this sid, or an error matching store.ErrNotFound.
+func (s *State) GetSession(ctx context.Context, sid string) (store.Session, error) {
 	ss, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE sid = ?`, sid))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ss, notFoundf("session %q is not known", sid)
@@ -233,13 +203,13 @@ func (s *State) GetSession(ctx context.Context, sid string) (Session, error) {
 }
 
 // ListSessions returns the Sessions of (company, account), oldest first.
-func (s *State) ListSessions(ctx context.Context, company, account string) ([]Session, error) {
+func (s *State) ListSessions(ctx context.Context, company, account string) ([]store.Session, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE company = ? AND account = ? ORDER BY started_at, sid`, company, account)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	defer rows.Close()
-	var out []Session
+	var out []store.Session
 	for rows.Next() {
 		ss, err := scanSession(rows)
 		if err != nil {
@@ -250,19 +220,8 @@ func (s *State) ListSessions(ctx context.Context, company, account string) ([]Se
 	return out, rows.Err()
 }
 
-// Conversation is the local state of a conversation with a Company Agent (spec 8): where reading
-// stopped (Cursor) and a state chosen by the engine.
-type Conversation struct {
-	Company string
-	ID      string
-	Account string
-	Cursor  string
-	State   string
-	Updated time.Time
-}
-
 // PutConversation inserts or replaces the conversation (Company, ID).
-func (s *State) PutConversation(ctx context.Context, c Conversation) error {
+func (s *State) PutConversation(ctx context.Context, c store.Conversation) error {
 	if c.Company == "" || c.ID == "" {
 		return errors.New("put conversation: company and id must not be empty")
 	}
@@ -276,9 +235,9 @@ func (s *State) PutConversation(ctx context.Context, c Conversation) error {
 	})
 }
 
-// GetConversation returns one conversation, or an error matching ErrNotFound.
-func (s *State) GetConversation(ctx context.Context, company, id string) (Conversation, error) {
-	c := Conversation{Company: company, ID: id}
+// GetConversation returns one conversation, or an error matching store.ErrNotFound.
+func (s *State) GetConversation(ctx context.Context, company, id string) (store.Conversation, error) {
+	c := store.Conversation{Company: company, ID: id}
 	var upd sql.NullInt64
 	err := s.r.QueryRowContext(ctx, `SELECT account, cursor, state, updated_at FROM conversations WHERE company = ? AND id = ?`, company, id).
 		Scan(&c.Account, &c.Cursor, &c.State, &upd)
@@ -293,15 +252,15 @@ func (s *State) GetConversation(ctx context.Context, company, id string) (Conver
 }
 
 // ListConversations returns the conversations with company, most recently updated first.
-func (s *State) ListConversations(ctx context.Context, company string) ([]Conversation, error) {
+func (s *State) ListConversations(ctx context.Context, company string) ([]store.Conversation, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT company, id, account, cursor, state, updated_at FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, company)
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
 	}
 	defer rows.Close()
-	var out []Conversation
+	var out []store.Conversation
 	for rows.Next() {
-		var c Conversation
+		var c store.Conversation
 		var upd sql.NullInt64
 		if err := rows.Scan(&c.Company, &c.ID, &c.Account, &c.Cursor, &c.State, &upd); err != nil {
 			return nil, fmt.Errorf("list conversations: %w", err)
@@ -312,20 +271,12 @@ func (s *State) ListConversations(ctx context.Context, company string) ([]Conver
 	return out, rows.Err()
 }
 
-// ConversationEntry is one transcript entry of a conversation (spec 8.5): the ID of the event it
-// came from and the engine's JSON of it. It is Company content or the user's words, never a
-// secret (DESIGN.md invariant 5).
-type ConversationEntry struct {
-	EventID string
-	Entry   string
-}
-
 // SaveConversation inserts or replaces the conversation (as PutConversation) and appends
 // entries to its transcript in the SAME transaction, so the cursor and the transcript it covers
 // are durable together (spec 8.5): after a crash, neither an entry is lost nor one stored twice.
 // An entry whose event ID the conversation already has is skipped. It returns the number of
 // entries the conversation's transcript holds after the call.
-func (s *State) SaveConversation(ctx context.Context, c Conversation, entries []ConversationEntry) (int, error) {
+func (s *State) SaveConversation(ctx context.Context, c store.Conversation, entries []store.ConversationEntry) (int, error) {
 	if c.Company == "" || c.ID == "" {
 		return 0, errors.New("save conversation: company and id must not be empty")
 	}
@@ -383,7 +334,7 @@ func entryCount(ctx context.Context, q interface {
 // ConversationEntries returns the entries [from, from+limit) of a conversation's transcript in
 // order, and how many it holds (from one snapshot). limit 0 returns only the count. A
 // conversation without entries (or not known) has none.
-func (s *State) ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]ConversationEntry, int, error) {
+func (s *State) ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]store.ConversationEntry, int, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
@@ -404,9 +355,9 @@ func (s *State) ConversationEntries(ctx context.Context, company, id string, fro
 		return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
 	}
 	defer rows.Close()
-	out := make([]ConversationEntry, 0, end-from)
+	out := make([]store.ConversationEntry, 0, end-from)
 	for rows.Next() {
-		var e ConversationEntry
+		var e store.ConversationEntry
 		if err := rows.Scan(&e.EventID, &e.Entry); err != nil {
 			return nil, 0, fmt.Errorf("read the transcript of conversation %s: %w", id, err)
 		}
@@ -430,7 +381,7 @@ func (s *State) SetSetting(ctx context.Context, key, value string) error {
 	})
 }
 
-// GetSetting returns a setting, or an error matching ErrNotFound.
+// GetSetting returns a setting, or an error matching store.ErrNotFound.
 func (s *State) GetSetting(ctx context.Context, key string) (string, error) {
 	var v string
 	err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
@@ -469,24 +420,8 @@ func (s *State) Settings(ctx context.Context) (map[string]string, error) {
 	return out, rows.Err()
 }
 
-// Exchange is one HTTP exchange for the inspector, ALREADY REDACTED by the caller: no token,
-// Session JWT, assertion, code or key may be in it (DESIGN.md invariant 5).
-type Exchange struct {
-	ID              int64 // assigned by AddExchange
-	At              time.Time
-	Company         string
-	Direction       string // e.g. "outgoing" (Poppydesk to Company) or "incoming" (a redirect back)
-	Method          string
-	URL             string
-	Status          int
-	RequestHeaders  http.Header
-	RequestBody     []byte
-	ResponseHeaders http.Header
-	ResponseBody    []byte
-	Duration        time.Duration
-}
-
-func (e *Exchange) size() int64 {
+// exchangeSize is how many bytes of stored fields an exchange counts for in the log's window.
+func exchangeSize(e *store.Exchange) int64 {
 	n := len(e.Company) + len(e.Direction) + len(e.Method) + len(e.URL) + len(e.RequestBody) + len(e.ResponseBody)
 	for _, h := range []http.Header{e.RequestHeaders, e.ResponseHeaders} {
 		for k, vs := range h {
@@ -501,7 +436,7 @@ func (e *Exchange) size() int64 {
 
 // AddExchange appends an exchange to the log and returns its id. Every few inserts it prunes
 // the log to the configured window.
-func (s *State) AddExchange(ctx context.Context, e Exchange) (int64, error) {
+func (s *State) AddExchange(ctx context.Context, e store.Exchange) (int64, error) {
 	reqH, err := json.Marshal(nonNilHeader(e.RequestHeaders))
 	if err != nil {
 		return 0, err
@@ -516,7 +451,7 @@ func (s *State) AddExchange(ctx context.Context, e Exchange) (int64, error) {
 			request_headers, request_body, response_headers, response_body, duration_ns, size)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			e.At.UnixNano(), e.Company, e.Direction, e.Method, e.URL, e.Status,
-			string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), e.size())
+			string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), exchangeSize(&e))
 		if err != nil {
 			return err
 		}
@@ -543,7 +478,7 @@ type ExchangeQuery struct {
 }
 
 // ListExchanges returns exchanges matching q, oldest first.
-func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]Exchange, error) {
+func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exchange, error) {
 	var where []string
 	var args []any
 	if q.Company != "" {
@@ -570,9 +505,9 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]Exchange,
 		return nil, fmt.Errorf("list exchanges: %w", err)
 	}
 	defer rows.Close()
-	var out []Exchange
+	var out []store.Exchange
 	for rows.Next() {
-		var e Exchange
+		var e store.Exchange
 		var at sql.NullInt64
 		var reqH, respH string
 		var dur int64

@@ -16,20 +16,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
-
-// Errors of the state API. ErrNotFound and ErrExists are fs.ErrNotExist and fs.ErrExist so
-// callers can match them without importing this package.
-var (
-	ErrNotFound = fs.ErrNotExist
-	ErrExists   = fs.ErrExist
-	// ErrConflict: a compare-and-set found another state than the caller expected.
-	ErrConflict = errors.New("state changed since it was read")
-)
 
 // Defaults of the exchange log window.
 const (
@@ -253,7 +245,7 @@ func (s *State) tx(ctx context.Context, what string, fn func(*sql.Tx) error) err
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) || errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) {
 			return err
 		}
 		return fmt.Errorf("%s: %w", what, err)
@@ -308,5 +300,5 @@ func fromNS(v sql.NullInt64) time.Time {
 }
 
 func notFoundf(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, ErrNotFound)...)
+	return fmt.Errorf(format+": %w", append(args, store.ErrNotFound)...)
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // clock is an injected clock for tests.
@@ -119,17 +121,17 @@ func TestMigrationsFromEveryEarlierVersion(t *testing.T) {
 			// Every table of the newest schema works after the upgrade.
 			if from >= 1 {
 				// A conversation written before version 4 gets a transcript.
-				total, err := s.SaveConversation(ctx, Conversation{Company: "https://shop.example", ID: "c1", Cursor: "ev-2", State: "{}", Updated: time.Unix(0, 9)},
-					[]ConversationEntry{{EventID: "ev-1", Entry: "{}"}, {EventID: "ev-2", Entry: "{}"}})
+				total, err := s.SaveConversation(ctx, store.Conversation{Company: "https://shop.example", ID: "c1", Cursor: "ev-2", State: "{}", Updated: time.Unix(0, 9)},
+					[]store.ConversationEntry{{EventID: "ev-1", Entry: "{}"}, {EventID: "ev-2", Entry: "{}"}})
 				// From version 4, ev-1 is already there and is not stored twice: 2 entries either way.
 				if err != nil || total != 2 {
 					t.Fatalf("SaveConversation after migration = %d, %v; want 2", total, err)
 				}
 			}
-			if _, err := s.AddExchange(ctx, Exchange{At: time.Unix(0, 7), Company: "c"}); err != nil {
+			if _, err := s.AddExchange(ctx, store.Exchange{At: time.Unix(0, 7), Company: "c"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.TransitionApproval(ctx, "ap-1", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: time.Unix(0, 8)}); from >= 2 && err != nil {
+			if err := s.TransitionApproval(ctx, "ap-1", "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: time.Unix(0, 8)}); from >= 2 && err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -201,7 +203,7 @@ func TestSettings(t *testing.T) {
 	if err := s.DeleteSetting(ctx, "theme"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetSetting(ctx, "theme"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetSetting(ctx, "theme"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetSetting after delete = %v", err)
 	}
 	if err := s.SetSetting(ctx, "", "x"); err == nil {
@@ -212,7 +214,7 @@ func TestSettings(t *testing.T) {
 func TestCompaniesAndCache(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{})
-	tests := []Company{
+	tests := []store.Company{
 		{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"v":"0.4"}`), FetchedAt: t0, ETag: `"a"`, Expires: t0.Add(time.Hour)},
 		{Identifier: "https://auth.example/t/1", Domain: "books.example", Document: json.RawMessage(`{}`), FetchedAt: t0},
 		{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"v":"0.5"}`), FetchedAt: t0.Add(time.Minute), ETag: `"b"`},
@@ -231,14 +233,14 @@ func TestCompaniesAndCache(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Identifier != "https://auth.example/t/1" {
 		t.Fatalf("ListCompanies = %+v, %v", list, err)
 	}
-	if err := s.PutCompany(ctx, Company{Identifier: "x", Domain: "x", Document: json.RawMessage(`{`)}); err == nil {
+	if err := s.PutCompany(ctx, store.Company{Identifier: "x", Domain: "x", Document: json.RawMessage(`{`)}); err == nil {
 		t.Fatal("invalid JSON document accepted")
 	}
-	if _, err := s.GetCompany(ctx, "https://none.example"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetCompany(ctx, "https://none.example"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetCompany(unknown) = %v", err)
 	}
 
-	e := CacheEntry{URL: "https://shop.example/.well-known/poppy.json", Company: "https://shop.example", Body: []byte("{}"), ETag: `"a"`, FetchedAt: t0, Expires: t0.Add(time.Hour)}
+	e := store.CacheEntry{URL: "https://shop.example/.well-known/poppy.json", Company: "https://shop.example", Body: []byte("{}"), ETag: `"a"`, FetchedAt: t0, Expires: t0.Add(time.Hour)}
 	if err := s.PutCacheEntry(ctx, e); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func TestCompaniesAndCache(t *testing.T) {
 	if err := s.DeleteCacheEntry(ctx, e.URL); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetCacheEntry(ctx, e.URL); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetCacheEntry(ctx, e.URL); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetCacheEntry after delete = %v", err)
 	}
 }
@@ -257,24 +259,24 @@ func TestCompaniesAndCache(t *testing.T) {
 func TestSessionsNeverReuseASid(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{})
-	ss := Session{SID: "sid-1", Company: "https://shop.example", Version: "0.4", Extensions: []string{"operations"}, Started: t0}
+	ss := store.Session{SID: "sid-1", Company: "https://shop.example", Version: "0.4", Extensions: []string{"operations"}, Started: t0}
 	if err := s.AddSession(ctx, ss); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddSession(ctx, ss); !errors.Is(err, ErrExists) {
-		t.Fatalf("second AddSession with the same sid = %v, want ErrExists", err)
+	if err := s.AddSession(ctx, ss); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second AddSession with the same sid = %v, want store.ErrExists", err)
 	}
 	if err := s.EndSession(ctx, "sid-1", t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EndSession(ctx, "sid-x", t0); !errors.Is(err, ErrNotFound) {
+	if err := s.EndSession(ctx, "sid-x", t0); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("EndSession(unknown) = %v", err)
 	}
 	got, err := s.GetSession(ctx, "sid-1")
 	if err != nil || !got.Ended.Equal(t0.Add(time.Hour)) || got.Extensions[0] != "operations" {
 		t.Fatalf("GetSession = %+v, %v", got, err)
 	}
-	if err := s.AddSession(ctx, Session{SID: "sid-2", Company: "https://shop.example", Started: t0.Add(time.Minute)}); err != nil {
+	if err := s.AddSession(ctx, store.Session{SID: "sid-2", Company: "https://shop.example", Started: t0.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := s.ListSessions(ctx, "https://shop.example", "")
@@ -286,7 +288,7 @@ func TestSessionsNeverReuseASid(t *testing.T) {
 func TestConversations(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{})
-	tests := []Conversation{
+	tests := []store.Conversation{
 		{Company: "https://a.example", ID: "c1", Cursor: "1", State: "open", Updated: t0},
 		{Company: "https://a.example", ID: "c2", Cursor: "", State: "open", Updated: t0.Add(time.Second)},
 		{Company: "https://a.example", ID: "c1", Cursor: "7", State: "closed", Updated: t0.Add(2 * time.Second)},
@@ -310,25 +312,25 @@ func TestConversations(t *testing.T) {
 func TestApprovalLifecycleAndDecisionLog(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{})
-	a := Approval{ID: "ap-1", Company: "https://shop.example", SID: "sid-1", Interface: "api",
+	a := store.Approval{ID: "ap-1", Company: "https://shop.example", SID: "sid-1", Interface: "api",
 		Request: json.RawMessage(`{"method":"POST","url":"https://shop.example/orders"}`), State: "pending", Created: t0}
-	if err := s.CreateApproval(ctx, a, Revision{Revision: 1, Operation: json.RawMessage(`{"id":"op1","revision":1}`), Received: t0}); err != nil {
+	if err := s.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: json.RawMessage(`{"id":"op1","revision":1}`), Received: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateApproval(ctx, a, Revision{Revision: 1, Operation: json.RawMessage(`{}`)}); !errors.Is(err, ErrExists) {
-		t.Fatalf("CreateApproval twice = %v, want ErrExists", err)
+	if err := s.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("CreateApproval twice = %v, want store.ErrExists", err)
 	}
 	steps := []struct {
 		name    string
 		from    string
-		d       Decision
+		d       store.Decision
 		wantErr error
 	}{
-		{"wrong from state", "approved", Decision{Revision: 1, To: "sent", Decision: "send", At: t0}, ErrConflict},
-		{"stale revision", "pending", Decision{Revision: 0, To: "approved", Decision: "approve", At: t0}, ErrConflict},
-		{"approve", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0.Add(time.Second), Note: "user gesture"}, nil},
-		{"approve again", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}, ErrConflict},
-		{"sent", "approved", Decision{Revision: 1, To: "sent", Decision: "send", At: t0.Add(2 * time.Second)}, nil},
+		{"wrong from state", "approved", store.Decision{Revision: 1, To: "sent", Decision: "send", At: t0}, store.ErrConflict},
+		{"stale revision", "pending", store.Decision{Revision: 0, To: "approved", Decision: "approve", At: t0}, store.ErrConflict},
+		{"approve", "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: t0.Add(time.Second), Note: "user gesture"}, nil},
+		{"approve again", "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}, store.ErrConflict},
+		{"sent", "approved", store.Decision{Revision: 1, To: "sent", Decision: "send", At: t0.Add(2 * time.Second)}, nil},
 	}
 	for _, st := range steps {
 		err := s.TransitionApproval(ctx, "ap-1", st.from, st.d)
@@ -336,18 +338,18 @@ func TestApprovalLifecycleAndDecisionLog(t *testing.T) {
 			t.Fatalf("%s: TransitionApproval = %v, want %v", st.name, err, st.wantErr)
 		}
 	}
-	if err := s.TransitionApproval(ctx, "ap-x", "pending", Decision{To: "a", Decision: "b"}); !errors.Is(err, ErrNotFound) {
+	if err := s.TransitionApproval(ctx, "ap-x", "pending", store.Decision{To: "a", Decision: "b"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("TransitionApproval(unknown) = %v", err)
 	}
 	// A new revision needs a new decision: the old revision can no longer be approved.
-	if err := s.AddRevision(ctx, "ap-1", Revision{Revision: 1, Operation: json.RawMessage(`{}`)}, "pending"); !errors.Is(err, ErrConflict) {
-		t.Fatalf("AddRevision with an old number = %v, want ErrConflict", err)
+	if err := s.AddRevision(ctx, "ap-1", store.Revision{Revision: 1, Operation: json.RawMessage(`{}`)}, "pending"); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("AddRevision with an old number = %v, want store.ErrConflict", err)
 	}
-	if err := s.AddRevision(ctx, "ap-1", Revision{Revision: 2, Operation: json.RawMessage(`{"id":"op1","revision":2}`), Received: t0.Add(3 * time.Second)}, "pending"); err != nil {
+	if err := s.AddRevision(ctx, "ap-1", store.Revision{Revision: 2, Operation: json.RawMessage(`{"id":"op1","revision":2}`), Received: t0.Add(3 * time.Second)}, "pending"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.TransitionApproval(ctx, "ap-1", "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); !errors.Is(err, ErrConflict) {
-		t.Fatalf("approving revision 1 after revision 2 arrived = %v, want ErrConflict", err)
+	if err := s.TransitionApproval(ctx, "ap-1", "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("approving revision 1 after revision 2 arrived = %v, want store.ErrConflict", err)
 	}
 	got, err := s.GetApproval(ctx, "ap-1")
 	if err != nil || got.State != "pending" || len(got.Revisions) != 2 || got.Revisions[1].Revision != 2 || !got.Updated.Equal(t0.Add(3*time.Second)) {
@@ -374,14 +376,14 @@ func TestForgetCompanyAndReset(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{Now: func() time.Time { return t0 }})
 	for _, c := range []string{"https://a.example", "https://b.example"} {
-		must(t, s.PutCompany(ctx, Company{Identifier: c, Domain: "d", Document: json.RawMessage(`{}`), FetchedAt: t0}))
-		must(t, s.PutCacheEntry(ctx, CacheEntry{URL: c + "/doc", Company: c, FetchedAt: t0}))
-		must(t, s.AddSession(ctx, Session{SID: "sid" + c, Company: c, Started: t0}))
-		must(t, s.PutConversation(ctx, Conversation{Company: c, ID: "c", State: "open", Updated: t0}))
-		must(t, s.CreateApproval(ctx, Approval{ID: "ap" + c, Company: c, Request: json.RawMessage(`{}`), State: "pending", Created: t0},
-			Revision{Revision: 1, Operation: json.RawMessage(`{}`), Received: t0}))
-		must(t, s.TransitionApproval(ctx, "ap"+c, "pending", Decision{Revision: 1, To: "denied", Decision: "deny", At: t0}))
-		_, err := s.AddExchange(ctx, Exchange{At: t0, Company: c})
+		must(t, s.PutCompany(ctx, store.Company{Identifier: c, Domain: "d", Document: json.RawMessage(`{}`), FetchedAt: t0}))
+		must(t, s.PutCacheEntry(ctx, store.CacheEntry{URL: c + "/doc", Company: c, FetchedAt: t0}))
+		must(t, s.AddSession(ctx, store.Session{SID: "sid" + c, Company: c, Started: t0}))
+		must(t, s.PutConversation(ctx, store.Conversation{Company: c, ID: "c", State: "open", Updated: t0}))
+		must(t, s.CreateApproval(ctx, store.Approval{ID: "ap" + c, Company: c, Request: json.RawMessage(`{}`), State: "pending", Created: t0},
+			store.Revision{Revision: 1, Operation: json.RawMessage(`{}`), Received: t0}))
+		must(t, s.TransitionApproval(ctx, "ap"+c, "pending", store.Decision{Revision: 1, To: "denied", Decision: "deny", At: t0}))
+		_, err := s.AddExchange(ctx, store.Exchange{At: t0, Company: c})
 		must(t, err)
 	}
 	must(t, s.SetSetting(ctx, "k", "v"))
@@ -400,8 +402,8 @@ func TestForgetCompanyAndReset(t *testing.T) {
 			t.Errorf("after ForgetCompany, %s has %d rows, want 1 (only the other Company's or the setting)", tb, n)
 		}
 	}
-	if _, err := s.GetCompany(ctx, "https://a.example"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("forgotten Company still there: %v", err)
+	if _, err := s.GetCompany(ctx, "https://a.example"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("forgotten store.Company still there: %v", err)
 	}
 	must(t, s.Reset(ctx))
 	for tb, n := range counts() {
@@ -417,7 +419,7 @@ func TestExchangeLogWindow(t *testing.T) {
 	clk := &clock{t: t0}
 	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: 24 * time.Hour, ExchangeMaxBytes: 1000})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"[redacted]"}}
-	first, err := s.AddExchange(ctx, Exchange{At: clk.Now(), Company: "https://a.example", Direction: "outgoing", Method: "POST",
+	first, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", Direction: "outgoing", Method: "POST",
 		URL: "https://a.example/x", Status: 201, RequestHeaders: hdr, RequestBody: []byte(`{"q":1}`), ResponseBody: []byte("ok"), Duration: 15 * time.Millisecond})
 	must(t, err)
 	got, err := s.ListExchanges(ctx, ExchangeQuery{Company: "https://a.example"})
@@ -440,7 +442,7 @@ func TestExchangeLogWindow(t *testing.T) {
 	for _, tc := range tests {
 		clk.Add(tc.advance)
 		for range tc.add {
-			_, err := s.AddExchange(ctx, Exchange{At: clk.Now(), Company: "https://a.example", ResponseBody: make([]byte, 100)})
+			_, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", ResponseBody: make([]byte, 100)})
 			must(t, err)
 		}
 		if _, err := s.PruneExchanges(ctx); err != nil {
@@ -515,11 +517,11 @@ func BenchmarkTransitionApproval(b *testing.B) {
 	for b.Loop() {
 		id := fmt.Sprintf("ap-%d", i)
 		i++
-		if err := s.CreateApproval(ctx, Approval{ID: id, Company: "c", Request: json.RawMessage(`{}`), State: "pending", Created: t0},
-			Revision{Revision: 1, Operation: json.RawMessage(`{}`), Received: t0}); err != nil {
+		if err := s.CreateApproval(ctx, store.Approval{ID: id, Company: "c", Request: json.RawMessage(`{}`), State: "pending", Created: t0},
+			store.Revision{Revision: 1, Operation: json.RawMessage(`{}`), Received: t0}); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.TransitionApproval(ctx, id, "pending", Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); err != nil {
+		if err := s.TransitionApproval(ctx, id, "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: t0}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -536,20 +538,20 @@ func TestConversationTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	co := "https://shop.example"
-	conv := func(cursor string) Conversation {
-		return Conversation{Company: co, ID: "c1", Cursor: cursor, State: `{"status":"working"}`, Updated: time.Unix(0, 1)}
+	conv := func(cursor string) store.Conversation {
+		return store.Conversation{Company: co, ID: "c1", Cursor: cursor, State: `{"status":"working"}`, Updated: time.Unix(0, 1)}
 	}
-	ents := func(ids ...string) []ConversationEntry {
-		var out []ConversationEntry
+	ents := func(ids ...string) []store.ConversationEntry {
+		var out []store.ConversationEntry
 		for _, id := range ids {
-			out = append(out, ConversationEntry{EventID: id, Entry: `{"event_id":"` + id + `"}`})
+			out = append(out, store.ConversationEntry{EventID: id, Entry: `{"event_id":"` + id + `"}`})
 		}
 		return out
 	}
 	steps := []struct {
 		name      string
 		cursor    string
-		entries   []ConversationEntry
+		entries   []store.ConversationEntry
 		wantTotal int
 	}{
 		{"no entries yet", "", nil, 0},
@@ -567,7 +569,7 @@ func TestConversationTranscript(t *testing.T) {
 			t.Fatalf("%s: cursor = %+v, %v; want %q", st.name, c, err, st.cursor)
 		}
 	}
-	if _, err := s.SaveConversation(ctx, conv("x"), []ConversationEntry{{Entry: "{}"}}); err == nil {
+	if _, err := s.SaveConversation(ctx, conv("x"), []store.ConversationEntry{{Entry: "{}"}}); err == nil {
 		t.Fatal("an entry without an event ID was accepted")
 	}
 	s.Close()

@@ -273,27 +273,27 @@ func TestCanaryNoSecretReachesAFile(t *testing.T) {
 	steps := []func() error{
 		func() error { return st.SetSetting(ctx, "note", visible) },
 		func() error {
-			return st.PutCompany(ctx, vault.Company{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"name":"` + visible + `"}`), FetchedAt: now})
+			return st.PutCompany(ctx, store.Company{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"name":"` + visible + `"}`), FetchedAt: now})
 		},
 		func() error {
-			return st.PutCacheEntry(ctx, vault.CacheEntry{URL: "https://shop.example/doc", Company: "https://shop.example", Body: []byte(visible), FetchedAt: now})
+			return st.PutCacheEntry(ctx, store.CacheEntry{URL: "https://shop.example/doc", Company: "https://shop.example", Body: []byte(visible), FetchedAt: now})
 		},
 		func() error {
-			return st.AddSession(ctx, vault.Session{SID: "sid-" + visible, Company: "https://shop.example", Account: "acct", Version: "0.4", Started: now})
+			return st.AddSession(ctx, store.Session{SID: "sid-" + visible, Company: "https://shop.example", Account: "acct", Version: "0.4", Started: now})
 		},
 		func() error {
-			return st.PutConversation(ctx, vault.Conversation{Company: "https://shop.example", ID: "c1", Cursor: visible, State: "open", Updated: now})
+			return st.PutConversation(ctx, store.Conversation{Company: "https://shop.example", ID: "c1", Cursor: visible, State: "open", Updated: now})
 		},
 		func() error {
-			return st.CreateApproval(ctx, vault.Approval{ID: "ap1", Company: "https://shop.example", Interface: "api",
+			return st.CreateApproval(ctx, store.Approval{ID: "ap1", Company: "https://shop.example", Interface: "api",
 				Request: json.RawMessage(`{"headers":{"Authorization":"` + redacted + `"},"body":"` + visible + `"}`), State: "pending", Created: now},
-				vault.Revision{Revision: 1, Operation: json.RawMessage(`{"summary":"` + visible + `"}`), Received: now})
+				store.Revision{Revision: 1, Operation: json.RawMessage(`{"summary":"` + visible + `"}`), Received: now})
 		},
 		func() error {
-			return st.TransitionApproval(ctx, "ap1", "pending", vault.Decision{Revision: 1, To: "approved", Decision: "approve", At: now, Note: visible})
+			return st.TransitionApproval(ctx, "ap1", "pending", store.Decision{Revision: 1, To: "approved", Decision: "approve", At: now, Note: visible})
 		},
 		func() error {
-			_, err := st.AddExchange(ctx, vault.Exchange{At: now, Company: "https://shop.example", Direction: "outgoing", Method: "POST", URL: "https://shop.example/token",
+			_, err := st.AddExchange(ctx, store.Exchange{At: now, Company: "https://shop.example", Direction: "outgoing", Method: "POST", URL: "https://shop.example/token",
 				RequestHeaders:  http.Header{"Authorization": {"DPoP " + redacted}, "Poppy-Session": {redacted}},
 				RequestBody:     []byte(`{"refresh_token":"` + redacted + `","note":"` + visible + `"}`),
 				ResponseHeaders: http.Header{"Content-Type": {"application/json"}},
