@@ -39,14 +39,6 @@ import (
 	"github.com/poppydesk/poppydesk/vault"
 )
 
-// *vault.State keeps the engine's settings as it is (known issuers, spec 3.2); its other
-// methods go through the engineState adapter (cli_engine.go).
-var (
-	_ engine.Settings = (*vault.State)(nil)
-	_ engine.State    = engineState{}
-	_ store.KV        = (*vault.Keyring)(nil)
-)
-
 // canaryKeyring returns a real Secret Service keyring under a throwaway service name, deleted
 // at the end. Without a reachable Secret Service the test skips, unless
 // POPPYDESK_REQUIRE_KEYRING=1 (scripts/with-keyring.sh sets it), which makes it fail.

@@ -50,7 +50,7 @@ func startModelAPIApp(t *testing.T, signedIn bool) *modelAPIApp {
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	clientID := s.URL(poppytest.AgentHost, "/agent.json")
 	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Identity: identity.Config{ClientID: clientID, ClientName: "example-agent test"},
-		Secrets: secrets, State: engine.NewMemoryState(), Logger: log})
+		Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func newConvWorld(t *testing.T) *convWorld {
 	t.Cleanup(func() { s.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "app test"},
-		Secrets: store.NewSecrets(store.NewMemoryKV()), State: engine.NewMemoryState(), Logger: log})
+		Secrets: store.NewSecrets(store.NewMemoryKV()), State: store.NewMemoryEngineState(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

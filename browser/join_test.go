@@ -63,7 +63,7 @@ func newWorld(t testing.TB) *world {
 	w.s = s
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: engine.NewMemoryState(), Logger: log,
+	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log,
 		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}})
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	clientID := company.URL(poppytest.AgentHost, "/agent.json")
 	eng, err := engine.New(engine.Config{Transport: company.ClientConfig(), Identity: identity.Config{ClientID: clientID, ClientName: "Poppydesk e2e"},
-		Secrets: secrets, State: engine.NewMemoryState(), Logger: log})
+		Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

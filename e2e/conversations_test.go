@@ -86,7 +86,7 @@ func TestConversationViewInChromium(t *testing.T) {
 
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	eng, err := engine.New(engine.Config{Transport: company.ClientConfig(), Identity: identity.Config{ClientID: company.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk e2e"},
-		Secrets: secrets, State: engine.NewMemoryState(), Logger: log})
+		Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

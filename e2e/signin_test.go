@@ -101,7 +101,7 @@ func newSignInWorld(t *testing.T) *signInWorld {
 	w.s = s
 	w.secrets = store.NewSecrets(store.NewMemoryKV())
 	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: w.secrets, State: engine.NewMemoryState(), Logger: log,
+	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: w.secrets, State: store.NewMemoryEngineState(), Logger: log,
 		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}})
 	if err != nil {
 		t.Fatal(err)

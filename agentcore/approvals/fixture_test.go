@@ -117,7 +117,7 @@ func (f *fixture) start(t testing.TB, maxAttempts int) {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e, err := engine.New(engine.Config{Transport: tc, Identity: identity.Config{ClientID: f.s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "approvals test"},
-		Secrets: f.secrets, State: engine.NewMemoryState(), Logger: logger, Now: f.clk.Now})
+		Secrets: f.secrets, State: store.NewMemoryEngineState(), Logger: logger, Now: f.clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

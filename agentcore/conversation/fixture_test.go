@@ -74,7 +74,7 @@ func (f *fixture) start(t testing.TB, newID func() string) {
 	tc := f.s.ClientConfig()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e, err := engine.New(engine.Config{Transport: tc, Identity: identity.Config{ClientID: f.s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "conversation test"},
-		Secrets: f.secrets, State: engine.NewMemoryState(), Logger: logger})
+		Secrets: f.secrets, State: store.NewMemoryEngineState(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

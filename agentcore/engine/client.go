@@ -130,7 +130,7 @@ func (e *Engine) recordSession(ctx context.Context, s, old *session.Session) err
 	if known {
 		return nil
 	}
-	rec := SessionRecord{SID: s.SID, Company: s.Company, Account: s.Account, Version: s.Version, Extensions: extensionStrings(s.Extensions), Started: now}
+	rec := store.Session{SID: s.SID, Company: s.Company, Account: s.Account, Version: s.Version, Extensions: extensionStrings(s.Extensions), Started: now}
 	if err := e.cfg.State.AddSession(ctx, rec); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// spec 5.2: a sid is never reused. session.Manager makes 128-bit random sids, so

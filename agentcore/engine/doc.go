@@ -25,7 +25,7 @@
 // # What is stored where (DESIGN.md invariants 5 and 7)
 //
 // Secrets (root and delegated private keys, User IDs, Agent IDs, tokens) go only through
-// store.Secrets (the OS keyring). The [State] receives Companies, cached public documents,
+// store.Secrets (the OS keyring). Config.State receives Companies, cached public documents,
 // Session records (the sid is not secret; the User ID is, and is never written there), and
 // exchanges already redacted by agentcore/transport. The engine wraps the handler of the logger
 // it is given so that every attribute passes through redact.ReplaceAttr, even when the caller's
@@ -35,11 +35,10 @@
 //
 // # State
 //
-// The engine does not import the vault (DESIGN.md: agentcore reaches it through interfaces).
-// *vault.State satisfies [Settings] as it is; its other methods take the vault's own record
-// types, which the engine cannot name, so [State] uses record types with the same fields and
-// package main adapts vault.State to it field by field (cli_engine.go). [NewMemoryState] is
-// an in-memory State for tests.
+// Config.State is a store.EngineState, whose records (store.Company, store.CacheEntry,
+// store.Session, store.Exchange) agentcore/store defines: *vault.State, the SQLite file, in the
+// app, passed as it is; store.NewMemoryEngineState in tests. The engine does not import the vault
+// (DESIGN.md: agentcore reaches it through the interfaces of agentcore/store).
 //
 // The exchange log is written by one goroutine in the order exchanges are observed, so a request
 // never waits for an SQLite commit; [Engine.FlushExchanges] waits for it.

@@ -39,9 +39,9 @@ type Config struct {
 	Operator identity.Operator
 	// Secrets keeps keys, User IDs and tokens (the OS keyring through vault.Keyring). Required.
 	Secrets store.Secrets
-	// State keeps what is not secret (vault.State through the adapter in package main, or
-	// [NewMemoryState]). Required.
-	State State
+	// State keeps what is not secret (*vault.State, or store.NewMemoryEngineState in tests).
+	// Required.
+	State store.EngineState
 	// Logger receives the engine's logs. The engine wraps its handler so that every attribute
 	// goes through redact.ReplaceAttr. Nil: text on stderr at Info, redacted.
 	Logger *slog.Logger
@@ -68,7 +68,7 @@ type Config struct {
 	OAuth *oauth.Client
 	// OnExchange, when set, is called with each exchange once it is stored in the exchange
 	// log (for the inspector's live view). It runs on the log's writer goroutine: return fast.
-	OnExchange func(ExchangeRecord)
+	OnExchange func(store.Exchange)
 }
 
 // Extension versions this engine implements and declares when a Company lists them (spec 3.3,
@@ -235,7 +235,7 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 	}
 	e.mu.Unlock()
 	if changed {
-		rec := CompanyRecord{Identifier: c.Identifier, Domain: strings.ToLower(c.Organization.Domain), Document: doc, FetchedAt: e.now()}
+		rec := store.Company{Identifier: c.Identifier, Domain: strings.ToLower(c.Organization.Domain), Document: doc, FetchedAt: e.now()}
 		if err := e.cfg.State.PutCompany(ctx, rec); err != nil {
 			return nil, fmt.Errorf("engine: storing the discovered Company %s: %w", c.Identifier, err)
 		}

@@ -40,7 +40,7 @@ func (c *clock) Add(d time.Duration) {
 type fixture struct {
 	s       *poppytest.Server
 	e       *engine.Engine
-	state   *engine.MemoryState
+	state   *store.MemoryEngineState
 	secrets store.Secrets
 	clock   *clock
 	logs    *bytes.Buffer
@@ -52,7 +52,7 @@ type fixture struct {
 type options struct {
 	faults   []string
 	versions []string
-	state    *engine.MemoryState
+	state    *store.MemoryEngineState
 	secrets  store.Secrets
 	refresh  func(ctx context.Context, company, account, rejected string) (string, error)
 	server   *poppytest.Server
@@ -77,7 +77,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	f.state, f.secrets = o.state, o.secrets
 	if f.state == nil {
-		f.state = engine.NewMemoryState()
+		f.state = store.NewMemoryEngineState()
 	}
 	if f.secrets == nil {
 		f.secrets = store.NewSecrets(store.NewMemoryKV())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -20,17 +21,17 @@ import (
 const exchangeQueue = 512
 
 type sinkItem struct {
-	ex      *ExchangeRecord
+	ex      *store.Exchange
 	flushed chan struct{}
 }
 
-// exchangeSink turns transport observations into ExchangeRecords in the state store.
+// exchangeSink turns transport observations into store.Exchanges in the state store.
 type exchangeSink struct {
-	st       State
+	st       store.EngineState
 	log      *slog.Logger
 	now      func() time.Time
 	company  func(host string) string
-	onRecord func(ExchangeRecord)
+	onRecord func(store.Exchange)
 
 	mu      sync.Mutex // guards closed and sends on ch
 	closed  bool
@@ -39,7 +40,7 @@ type exchangeSink struct {
 	dropped atomic.Int64
 }
 
-func newExchangeSink(st State, log *slog.Logger, now func() time.Time, company func(string) string, onRecord func(ExchangeRecord)) *exchangeSink {
+func newExchangeSink(st store.EngineState, log *slog.Logger, now func() time.Time, company func(string) string, onRecord func(store.Exchange)) *exchangeSink {
 	s := &exchangeSink{st: st, log: log, now: now, company: company, onRecord: onRecord,
 		ch: make(chan sinkItem, exchangeQueue), done: make(chan struct{})}
 	go s.run()
@@ -48,7 +49,7 @@ func newExchangeSink(st State, log *slog.Logger, now func() time.Time, company f
 
 // observe is the transport's Observer. The exchange is already redacted by agentcore/transport.
 func (s *exchangeSink) observe(ex transport.Exchange) {
-	rec := &ExchangeRecord{
+	rec := &store.Exchange{
 		At: s.now().Add(-ex.Duration), Direction: "outgoing", Method: ex.Method, URL: ex.URL, Status: ex.Status,
 		RequestHeaders: ex.RequestHeader, RequestBody: ex.RequestBody,
 		ResponseHeaders: ex.ResponseHeader, ResponseBody: ex.ResponseBody, Duration: ex.Duration,

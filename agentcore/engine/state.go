@@ -6,97 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	neturl "net/url"
 	"strings"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// Settings is the part of the state store that keeps small named values. *vault.State
-// satisfies it as it is; the engine keeps the known issuers there (spec 3.2).
-type Settings interface {
-	// GetSetting returns an error matching fs.ErrNotExist when key is not set.
-	GetSetting(ctx context.Context, key string) (string, error)
-	SetSetting(ctx context.Context, key, value string) error
-}
-
-// State is the engine's non-secret memory (DESIGN.md: SQLite through the vault). Its record
-// types mirror the vault's field for field, so the adapter in package main (cli_engine.go) is a
-// plain copy; [NewMemoryState] is an in-memory State for tests. Nothing the engine writes here
-// is secret (DESIGN.md invariant 5): no token, key, Session JWT, User ID or Agent ID.
-// Errors for absent records match fs.ErrNotExist; AddSession of a used sid matches fs.ErrExist.
-type State interface {
-	Settings
-	GetCacheEntry(ctx context.Context, url string) (CacheRecord, error)
-	PutCacheEntry(ctx context.Context, e CacheRecord) error
-	DeleteCacheEntry(ctx context.Context, url string) error
-	PutCompany(ctx context.Context, c CompanyRecord) error
-	GetCompany(ctx context.Context, identifier string) (CompanyRecord, error)
-	AddSession(ctx context.Context, s SessionRecord) error
-	EndSession(ctx context.Context, sid string, at time.Time) error
-	AddExchange(ctx context.Context, e ExchangeRecord) (int64, error)
-}
-
-// CacheRecord is a cached discovery document (vault.CacheEntry).
-type CacheRecord struct {
-	URL       string
-	Company   string
-	Body      []byte
-	ETag      string
-	FetchedAt time.Time
-	Expires   time.Time
-}
-
-// CompanyRecord is a discovered Company as stored (vault.Company). Document is the JSON the
-// engine writes (see [storedCompany]).
-type CompanyRecord struct {
-	Identifier string
-	Domain     string
-	Document   json.RawMessage
-	FetchedAt  time.Time
-	ETag       string
-	Expires    time.Time
-}
-
-// SessionRecord is one Session (vault.Session): sid, version and extensions. The sid is not
-// secret; the User ID it signs for is, and is never part of this record (spec 5.1).
-type SessionRecord struct {
-	SID        string
-	Company    string
-	Account    string
-	Version    string
-	Extensions []string
-	Started    time.Time
-	Ended      time.Time
-}
-
-// ExchangeRecord is one HTTP exchange for the inspector (vault.Exchange), already redacted by
-// agentcore/transport. When no response arrived, Status is 0 and ResponseBody holds the
-// (redacted) error text.
-type ExchangeRecord struct {
-	ID              int64
-	At              time.Time
-	Company         string
-	Direction       string
-	Method          string
-	URL             string
-	Status          int
-	RequestHeaders  http.Header
-	RequestBody     []byte
-	ResponseHeaders http.Header
-	ResponseBody    []byte
-	Duration        time.Duration
-}
-
-// cacheAdapter is discovery.Cache over State. The vault's cache rows have no column for the
-// final URL after redirects, which discovery needs (spec 3: the document is used only when the
-// final URL's path is exactly /.well-known/poppy.json), so an entry whose final URL differs
-// from its key is stored as a small JSON envelope; an entry that was not redirected is stored
-// as the plain document, readable in the database.
+// cacheAdapter is discovery.Cache over store.EngineState. A store.CacheEntry has no field for
+// the final URL after redirects, which discovery needs (spec 3: the document is used only when
+// the final URL's path is exactly /.well-known/poppy.json), so an entry whose final URL differs
+// from its key is stored as a small JSON envelope; an entry that was not redirected is stored as
+// the plain document, readable in the database.
 type cacheAdapter struct {
-	st  State
+	st  store.EngineState
 	now func() time.Time
 	// company names the Company a URL's host belongs to, so that forgetting a Company removes
 	// its cached documents ("" before its first discovery).
@@ -144,7 +68,7 @@ func (a cacheAdapter) Put(ctx context.Context, url string, e discovery.CacheEntr
 			return err
 		}
 	}
-	rec := CacheRecord{URL: url, Body: body, ETag: e.ETag, FetchedAt: a.now(), Expires: e.Expires}
+	rec := store.CacheEntry{URL: url, Body: body, ETag: e.ETag, FetchedAt: a.now(), Expires: e.Expires}
 	if u, err := neturl.Parse(url); err == nil && a.company != nil {
 		rec.Company = a.company(strings.ToLower(u.Host))
 	}
@@ -155,8 +79,8 @@ func (a cacheAdapter) Delete(ctx context.Context, url string) error {
 	return a.st.DeleteCacheEntry(ctx, url)
 }
 
-// knownAdapter is discovery.KnownStore over Settings: one setting per Company domain.
-type knownAdapter struct{ st Settings }
+// knownAdapter is discovery.KnownStore over store.Settings: one setting per Company domain.
+type knownAdapter struct{ st store.Settings }
 
 const knownPrefix = "discovery.known_issuer:"
 

@@ -120,7 +120,7 @@ func newFixture(t testing.TB, o fopts) *fixture {
 	log := slog.New(slog.DiscardHandler)
 	clientID := s.URL(poppytest.AgentHost, "/agent.json")
 	f.e, err = engine.New(engine.Config{Transport: tc, Identity: identity.Config{ClientID: clientID, ClientName: "Poppydesk modelapi test"},
-		Secrets: f.secrets, State: engine.NewMemoryState(), Logger: log, AgentID: true})
+		Secrets: f.secrets, State: store.NewMemoryEngineState(), Logger: log, AgentID: true})
 	if err != nil {
 		t.Fatal(err)
 	}
