@@ -297,7 +297,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err = approvals.New(approvals.Config{Engine: e, Store: approvalStore{st: st}, Conversations: m, Logger: logger, Now: clock.Now})
+	q, err = approvals.New(approvals.Config{Engine: e, Store: st, Conversations: m, Logger: logger, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -466,13 +466,13 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 }
 
 // approvalsStoreOf opens a second handle on the state file (as a separate process would).
-func approvalsStoreOf(ctx context.Context, t *testing.T, path string) (approvals.Store, error) {
+func approvalsStoreOf(ctx context.Context, t *testing.T, path string) (store.Approvals, error) {
 	st, err := vault.OpenState(ctx, path, vault.StateOptions{})
 	if err != nil {
 		return nil, err
 	}
 	t.Cleanup(func() { st.Close() })
-	return approvalStore{st: st}, nil
+	return st, nil
 }
 
 // TestApprovalsTimingsVault logs (t.Logf; no assertion on time) the two latencies of issue 6 on

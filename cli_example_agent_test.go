@@ -66,7 +66,7 @@ func startModelAPIApp(t *testing.T, signedIn bool) *modelAPIApp {
 		}
 	}
 	a := &modelAPIApp{s: s, created: make(chan string, 10)}
-	a.q, err = approvals.New(approvals.Config{Engine: e, Store: approvals.NewMemoryStore(), Logger: log, OnChange: func(ev approvals.Event) {
+	a.q, err = approvals.New(approvals.Config{Engine: e, Store: store.NewMemoryApprovals(), Logger: log, OnChange: func(ev approvals.Event) {
 		if ev.Kind == "created" {
 			a.created <- ev.ApprovalID
 		}

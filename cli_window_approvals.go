@@ -103,7 +103,7 @@ func approvalsHook(ctx context.Context, rt *windowRuntime, o *windowOptions) err
 	notifier := cfg.Notifier.(*app.DesktopNotifier)
 	var onChange atomic.Pointer[func(approvals.Event)]
 	if w != nil {
-		q, err := approvals.New(approvals.Config{Engine: w.eng, Store: approvalStore{st: w.st}, Logger: rt.log, Conversations: windowConversationSender{rt},
+		q, err := approvals.New(approvals.Config{Engine: w.eng, Store: w.st, Logger: rt.log, Conversations: windowConversationSender{rt},
 			OnChange: func(ev approvals.Event) {
 				if f := onChange.Load(); f != nil {
 					(*f)(ev)

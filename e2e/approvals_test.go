@@ -105,7 +105,7 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	// The window's services, wired as cli_window_approvals.go wires them.
 	relay := &app.Relay{}
 	var onChange atomic.Pointer[func(approvals.Event)]
-	q, err := approvals.New(approvals.Config{Engine: eng, Store: approvals.NewMemoryStore(), Logger: log,
+	q, err := approvals.New(approvals.Config{Engine: eng, Store: store.NewMemoryApprovals(), Logger: log,
 		OnChange: func(ev approvals.Event) {
 			if f := onChange.Load(); f != nil {
 				(*f)(ev)

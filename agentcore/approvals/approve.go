@@ -11,6 +11,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -87,7 +88,7 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 	}
 	note := fmt.Sprintf("the user approved revision %s (%s) in the window", op.Revision, digest)
 	if err := q.transition(ctx, &rec, rec.State, operations.StateApproved, decisionApprove, note); err != nil {
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrConflict) {
 			return nil, fmt.Errorf("approvals: approval %s changed while the user decided (a new revision or another decision); nothing was sent, show the user the item again: %w", id, err)
 		}
 		return nil, fmt.Errorf("approvals: recording the approval failed, so nothing was sent; try again: %w", err)
@@ -99,7 +100,7 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 
 // sawEarlierRequest reports whether digest is that of an earlier stored revision of the item:
 // the user saw the item before the model repeated the call with another request.
-func sawEarlierRequest(rec *Record, digest string) bool {
+func sawEarlierRequest(rec *store.Approval, digest string) bool {
 	for i := 0; i < len(rec.Revisions)-1; i++ {
 		env, err := decodeEnvelope(rec.Revisions[i].Operation)
 		if err != nil {
@@ -114,7 +115,7 @@ func sawEarlierRequest(rec *Record, digest string) bool {
 
 // otherStates lists the states of the other approvals for the same action: the same Company and
 // operation_id, or the same request target (Operations 7, CanAsk).
-func (q *Queue) otherStates(ctx context.Context, rec *Record, op *operations.Operation) ([]operations.State, error) {
+func (q *Queue) otherStates(ctx context.Context, rec *store.Approval, op *operations.Operation) ([]operations.State, error) {
 	recs, err := q.related(ctx, rec.Company, op.OperationID)
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (q *Queue) otherStates(ctx context.Context, rec *Record, op *operations.Ope
 	return out, nil
 }
 
-func mineOperation(r *Record, op *operations.Operation) bool {
+func mineOperation(r *store.Approval, op *operations.Operation) bool {
 	latest, err := revisionOp(r, len(r.Revisions)-1)
 	return err == nil && latest.OperationID == op.OperationID
 }
@@ -153,7 +154,7 @@ func mineOperation(r *Record, op *operations.Operation) bool {
 // checkSession applies "Who can approve it" (Operations 3) to the Session the approval would be
 // sent in now. The User is the same by construction: one Poppydesk keeps one User ID per
 // (Company, account) in the keyring, so the comparison is of Company, account and sid.
-func (q *Queue) checkSession(ctx context.Context, rec *Record) error {
+func (q *Queue) checkSession(ctx context.Context, rec *store.Approval) error {
 	cl, _, err := q.client(ctx, rec.Company, rec.Account)
 	if err != nil {
 		return err
@@ -165,13 +166,13 @@ func (q *Queue) checkSession(ctx context.Context, rec *Record) error {
 
 // transition is the compare-and-set write of one state change with its decision-log entry, then
 // the event. rec.State is updated on success.
-func (q *Queue) transition(ctx context.Context, rec *Record, from string, to operations.State, decision, note string) error {
+func (q *Queue) transition(ctx context.Context, rec *store.Approval, from string, to operations.State, decision, note string) error {
 	if from != string(to) {
 		if _, err := operations.Next(operations.State(from), eventOf(decision)); err != nil && eventOf(decision) != "" {
 			return fmt.Errorf("approvals: %w", err)
 		}
 	}
-	d := Decision{Revision: rec.Revisions[len(rec.Revisions)-1].Revision, To: string(to), Decision: decision, At: q.now(), Note: note}
+	d := store.Decision{Revision: rec.Revisions[len(rec.Revisions)-1].Revision, To: string(to), Decision: decision, At: q.now(), Note: note}
 	// The write must land even when the caller's context ended mid-send.
 	if err := q.cfg.Store.TransitionApproval(context.WithoutCancel(ctx), rec.ID, from, d); err != nil {
 		return err
@@ -227,7 +228,7 @@ func (q *Queue) Decline(ctx context.Context, id, revision string) error {
 		note = "the user withdrew the approval before it was sent"
 	}
 	if err := q.transition(ctx, &rec, rec.State, operations.StateDeclined, decisionDecline, note); err != nil {
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("approvals: approval %s changed meanwhile (it may already be on its way to the Company); read it again: %w", id, err)
 		}
 		return err
@@ -425,7 +426,7 @@ func (q *Queue) backoff(attempt int) time.Duration {
 // Operations 6). After the first send, nothing was performed: the new revision is a new decision
 // for the user (never retried automatically). After a retry, it does not say whether the first
 // send was performed (Operations 7): the item stays outcome_unknown.
-func (q *Queue) answeredWithNewRevision(ctx context.Context, rec *Record, from operations.State, res sendResult, req *request) (*Outcome, error) {
+func (q *Queue) answeredWithNewRevision(ctx context.Context, rec *store.Approval, from operations.State, res sendResult, req *request) (*Outcome, error) {
 	env, err := json.Marshal(envelope{Operation: res.raw, Request: req})
 	if err != nil {
 		return nil, err
@@ -437,14 +438,14 @@ func (q *Queue) answeredWithNewRevision(ctx context.Context, rec *Record, from o
 		newState = operations.StateOutcomeUnknown
 		msg = "the Company answered the repeated approval with new terms, which does not say whether the first approval was performed (Operations 7); the user is not asked about the new terms until that is known — check at the Company (for example the order)"
 	}
-	if err := q.cfg.Store.AddRevision(context.WithoutCancel(ctx), rec.ID, Revision{Revision: next, Operation: env, Received: q.now()}, string(newState)); err != nil {
+	if err := q.cfg.Store.AddRevision(context.WithoutCancel(ctx), rec.ID, store.Revision{Revision: next, Operation: env, Received: q.now()}, string(newState)); err != nil {
 		return nil, fmt.Errorf("approvals: storing the Company's new revision for %s: %w", rec.ID, err)
 	}
-	rec.Revisions = append(rec.Revisions, Revision{Revision: next})
+	rec.Revisions = append(rec.Revisions, store.Revision{Revision: next})
 	rec.State = string(newState)
 	res.note.Message = msg
 	if err := q.cfg.Store.TransitionApproval(context.WithoutCancel(ctx), rec.ID, string(newState),
-		Decision{Revision: next, To: string(newState), Decision: decisionNewRevision, At: q.now(), Note: res.note.encode()}); err != nil {
+		store.Decision{Revision: next, To: string(newState), Decision: decisionNewRevision, At: q.now(), Note: res.note.encode()}); err != nil {
 		q.log.WarnContext(ctx, "approvals: could not log the new revision", "approval", rec.ID, "err", err)
 	}
 	q.emit(EventRevision, rec.ID, rec.State)
@@ -474,7 +475,7 @@ func idempotencyKey(approvalID string, op *operations.Operation) string {
 }
 
 // send sends the SAME request with the approval once and classifies the answer.
-func (q *Queue) send(ctx context.Context, rec *Record, req *request, op *operations.Operation) sendResult {
+func (q *Queue) send(ctx context.Context, rec *store.Approval, req *request, op *operations.Operation) sendResult {
 	if rec.Interface == InterfaceConversation {
 		return q.sendConversation(ctx, rec, req, op) // conversation.go
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // ---- the model's side (requests; none of these can approve) ----
@@ -355,7 +356,7 @@ func heldOutcome(id, state string) *Outcome {
 
 // hasTarget reports whether one of an approval's requests has this action target; a byte search
 // for the JSON-encoded target comes first, so most records are not decoded.
-func hasTarget(rec *Record, target string) bool {
+func hasTarget(rec *store.Approval, target string) bool {
 	enc, _ := json.Marshal(target)
 	found := bytes.Contains(rec.Request, enc)
 	for _, rv := range rec.Revisions {
@@ -365,7 +366,7 @@ func hasTarget(rec *Record, target string) bool {
 }
 
 // targetsOf lists the action targets of an approval's requests.
-func targetsOf(rec *Record) map[string]bool {
+func targetsOf(rec *store.Approval) map[string]bool {
 	out := map[string]bool{}
 	if r, err := decodeRequest(rec); err == nil {
 		out[r.Target] = true
@@ -445,9 +446,9 @@ func (q *Queue) propose(ctx context.Context, p proposal) (*Outcome, error) {
 	}
 	now := q.now()
 	firstReq, _ := json.Marshal(p.req)
-	rec := Record{ID: newID(), Company: p.company, Account: p.account, SID: p.sid, Interface: p.iface, Request: firstReq,
+	rec := store.Approval{ID: newID(), Company: p.company, Account: p.account, SID: p.sid, Interface: p.iface, Request: firstReq,
 		State: string(operations.StatePending), Created: now, Updated: now}
-	if err := q.cfg.Store.CreateApproval(ctx, rec, Revision{Revision: 1, Operation: env, Received: now}); err != nil {
+	if err := q.cfg.Store.CreateApproval(ctx, rec, store.Revision{Revision: 1, Operation: env, Received: now}); err != nil {
 		return nil, fmt.Errorf("approvals: storing the pending approval failed, so the action is not offered for approval; try again: %w", err)
 	}
 	q.emit(EventCreated, rec.ID, rec.State)
@@ -474,7 +475,7 @@ func isUnresolved(state string) bool {
 }
 
 // newRevision handles an operation whose operation_id is already in the queue.
-func (q *Queue) newRevision(ctx context.Context, r *Record, latest *operations.Operation, p proposal, env json.RawMessage) (*Outcome, error) {
+func (q *Queue) newRevision(ctx context.Context, r *store.Approval, latest *operations.Operation, p proposal, env json.RawMessage) (*Outcome, error) {
 	unlock := q.lock("item:" + r.ID)
 	defer unlock()
 	rec, err := q.cfg.Store.GetApproval(ctx, r.ID)
@@ -491,7 +492,7 @@ func (q *Queue) newRevision(ctx context.Context, r *Record, latest *operations.O
 			return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: MessageWaitingForUser}, nil
 		}
 		now := q.now()
-		if err := q.cfg.Store.AddRevision(ctx, rec.ID, Revision{Revision: last.Revision + 1, Operation: env, Received: now}, string(operations.StatePending)); err != nil {
+		if err := q.cfg.Store.AddRevision(ctx, rec.ID, store.Revision{Revision: last.Revision + 1, Operation: env, Received: now}, string(operations.StatePending)); err != nil {
 			return nil, fmt.Errorf("approvals: storing the new revision failed: %w", err)
 		}
 		q.emit(EventRevision, rec.ID, rec.State)
@@ -526,7 +527,7 @@ var activeStates = append([]string{string(operations.StatePending)}, unresolvedS
 // approved, being sent, outcome unknown) and its succeeded ones whose revisions name
 // operationID. Finished approvals of other operations are not read, so the cost does not grow
 // with the history.
-func (q *Queue) related(ctx context.Context, company, operationID string) ([]Record, error) {
+func (q *Queue) related(ctx context.Context, company, operationID string) ([]store.Approval, error) {
 	active, err := q.cfg.Store.ListApprovals(ctx, activeStates...)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
@@ -536,7 +537,7 @@ func (q *Queue) related(ctx context.Context, company, operationID string) ([]Rec
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 	}
 	quoted := []byte(`"` + operationID + `"`) // IDs have no characters JSON escapes (spec 8.2)
-	var out []Record
+	var out []store.Approval
 	for _, r := range active {
 		if r.Company == company {
 			out = append(out, r)

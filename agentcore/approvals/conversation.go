@@ -11,6 +11,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // ConversationSender sends an approval as a conversation message (Operations 6,
@@ -59,7 +60,7 @@ func conversationMessageID(approvalID string, op *operations.Operation) string {
 // sendConversation sends the approval in the conversation that returned the operation. The
 // Company Agent says how it went in a later message (Operations 6), which the window and the
 // model read in the conversation; the queue records that the Company accepted the approval.
-func (q *Queue) sendConversation(ctx context.Context, rec *Record, req *request, op *operations.Operation) sendResult {
+func (q *Queue) sendConversation(ctx context.Context, rec *store.Approval, req *request, op *operations.Operation) sendResult {
 	if q.cfg.Conversations == nil {
 		return sendResult{kind: sentNoAnswer, cause: "conversations are not running in this Poppydesk"}
 	}

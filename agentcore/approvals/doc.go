@@ -10,7 +10,7 @@
 //     MCP tool result (isError with structuredContent.operation) through agentcore/operations; a
 //     malformed operation is an error for the caller, never an approval request.
 //   - Operations 5: the action is never treated as done. The pending approval is stored durably
-//     ([Store]) BEFORE the model's "waiting_for_user" or any event: Company, Session (sid),
+//     (Config.Store) BEFORE the model's "waiting_for_user" or any event: Company, Session (sid),
 //     account, interface, the exact request (method, URL, body / tool and arguments), every
 //     revision, timestamps. Before asking, terms are checked against the request and the model's
 //     intent (Item.Warnings) and a new revision is compared with the previous one (Item.Changes).
@@ -47,12 +47,15 @@
 //     take no approval argument and never change a decision; approval headers, credentials and
 //     _meta in the model's input are refused ([ErrRefused]).
 //
-// Design notes. All state is in the Store; the in-process locks (per action target, then per
-// approval) only order this process's work, so a restarted process (or the kill test's child
-// processes, one at a time) continues from the Store alone. Ideas from peers/: write-before-send
-// and an explicit outcome-unknown state that blocks new approvals for the same target (the
-// control-plane contract), recover never re-propose (the Operations v1 SDK client), check the
-// binding before consuming (the Java framework).
+// Design notes. All state is in Config.Store, a store.Approvals (*vault.State in the app, passed
+// as it is; store.NewMemoryApprovals in tests), whose records and errors agentcore/store defines:
+// store.Approval, store.Revision, store.Decision, and store.ErrConflict for a compare-and-set
+// that lost. The in-process locks (per action target, then per approval) only order this
+// process's work, so a restarted process (or the kill test's child processes, one at a time)
+// continues from the Store alone. Ideas from peers/: write-before-send and an explicit
+// outcome-unknown state that blocks new approvals for the same target (the control-plane
+// contract), recover never re-propose (the Operations v1 SDK client), check the binding before
+// consuming (the Java framework).
 //
 // Nothing here is hand-written where a library exists: operations parsing, rendering, digests
 // and approvals are agentcore/operations (goldmark, httpsfv); HTTP and MCP are agentcore/apis

@@ -37,7 +37,7 @@ type fixture struct {
 	s       *poppytest.Server
 	clk     *clock
 	secrets store.Secrets
-	store   approvals.Store
+	store   store.Approvals
 	company string // identifier
 	openapi string // apis[].url of the OpenAPI description
 	mcp     string // apis[].url of the MCP server
@@ -64,7 +64,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &fixture{clk: &clock{}, secrets: store.NewSecrets(store.NewMemoryKV()), store: approvals.NewMemoryStore()}
+	f := &fixture{clk: &clock{}, secrets: store.NewSecrets(store.NewMemoryKV()), store: store.NewMemoryApprovals()}
 	s, err := poppytest.New(poppytest.Options{Faults: o.faults, Now: f.clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // Interfaces an operation came through (Item.Interface).
@@ -68,8 +69,8 @@ const (
 
 // Config configures a Queue. Engine, Store are required.
 type Config struct {
-	Engine *engine.Engine // discovery, Session-bound clients (agentcore/engine)
-	Store  Store          // persistence (adapted over vault.State in package main)
+	Engine *engine.Engine  // discovery, Session-bound clients (agentcore/engine)
+	Store  store.Approvals // persistence: *vault.State, or store.NewMemoryApprovals in tests
 	Now    func() time.Time
 	Logger *slog.Logger
 	// OnChange is called (never blocking for long) when an item is created or changes state, so
@@ -131,7 +132,7 @@ type keyLock struct {
 // New returns a Queue. It does no I/O; call Recover at start.
 func New(cfg Config) (*Queue, error) {
 	if cfg.Engine == nil || cfg.Store == nil {
-		return nil, errors.New("approvals: Config needs Engine (agentcore/engine) and Store (the state database through package main's adapter)")
+		return nil, errors.New("approvals: Config needs Engine (agentcore/engine) and Store (the state database)")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -214,9 +215,9 @@ func newID() string {
 	return "apr_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// request is the queue's request record, stored as Record.Request: exactly what was sent the
-// first time, unsigned (no Session JWT, no access token), so the approval re-sends the SAME method,
-// URL and body, or the SAME tool and arguments (Operations 6).
+// request is the queue's request record, stored as the Request of its store.Approval: exactly
+// what was sent the first time, unsigned (no Session JWT, no access token), so the approval
+// re-sends the SAME method, URL and body, or the SAME tool and arguments (Operations 6).
 type request struct {
 	// API calls.
 	API         string            `json:"api,omitempty"`          // apis[].url of the openapi API
@@ -240,7 +241,7 @@ type request struct {
 	Conversation string `json:"conversation,omitempty"`
 }
 
-func decodeRequest(rec *Record) (*request, error) {
+func decodeRequest(rec *store.Approval) (*request, error) {
 	var r request
 	if err := json.Unmarshal(rec.Request, &r); err != nil {
 		return nil, fmt.Errorf("approvals: the stored request of approval %s is unreadable: %w", rec.ID, err)
@@ -444,7 +445,7 @@ func (q *Queue) readErr(id string, err error) error {
 }
 
 // revisionOp parses a stored revision. Stored operations were valid when received.
-func revisionOp(rec *Record, i int) (*operations.Operation, error) {
+func revisionOp(rec *store.Approval, i int) (*operations.Operation, error) {
 	env, err := decodeEnvelope(rec.Revisions[i].Operation)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: stored revision %d of approval %s: %w", rec.Revisions[i].Revision, rec.ID, err)
@@ -456,7 +457,7 @@ func revisionOp(rec *Record, i int) (*operations.Operation, error) {
 	return op, nil
 }
 
-func (q *Queue) item(ctx context.Context, rec *Record) (*Item, error) {
+func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if len(rec.Revisions) == 0 {
 		return nil, fmt.Errorf("approvals: approval %s has no revision", rec.ID)
 	}
@@ -533,7 +534,7 @@ func requestValue(r *request) json.RawMessage {
 }
 
 // approvedRevision is the revision number of the last "approve" decision.
-func approvedRevision(decs []Decision) (int, bool) {
+func approvedRevision(decs []store.Decision) (int, bool) {
 	for i := len(decs) - 1; i >= 0; i-- {
 		if decs[i].Decision == decisionApprove {
 			return decs[i].Revision, true
@@ -580,9 +581,9 @@ func (n resultNote) encode() string {
 }
 
 // outcomeOf is the model's and the window's view of an item's state.
-func outcomeOf(rec *Record, decs []Decision) *Outcome {
+func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 	o := &Outcome{ApprovalID: rec.ID}
-	var last *Decision
+	var last *store.Decision
 	if len(decs) > 0 {
 		last = &decs[len(decs)-1]
 		var n resultNote
@@ -659,7 +660,7 @@ func (q *Queue) Wait(ctx context.Context, id string, timeout time.Duration) (*Ou
 	}
 }
 
-func (q *Queue) outcome(ctx context.Context, rec *Record) (*Outcome, error) {
+func (q *Queue) outcome(ctx context.Context, rec *store.Approval) (*Outcome, error) {
 	decs, err := q.cfg.Store.Decisions(ctx, rec.ID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)

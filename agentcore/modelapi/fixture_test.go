@@ -142,7 +142,7 @@ func newFixture(t testing.TB, o fopts) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.q, err = approvals.New(approvals.Config{Engine: f.e, Store: approvals.NewMemoryStore(), Logger: log,
+	f.q, err = approvals.New(approvals.Config{Engine: f.e, Store: store.NewMemoryApprovals(), Logger: log,
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
 		OnChange: func(ev approvals.Event) {
 			f.mu.Lock()
