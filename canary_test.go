@@ -278,7 +278,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	var q *approvals.Queue
 	var convMu sync.Mutex
 	var deltas, authNeeds int
-	m, err := conversation.New(conversation.Config{Engine: e, Store: conversationStore{st: st}, Logger: logger, Now: clock.Now,
+	m, err := conversation.New(conversation.Config{Engine: e, Store: st, Logger: logger, Now: clock.Now,
 		OnUpdate: func(u conversation.Update) {
 			convMu.Lock()
 			defer convMu.Unlock()

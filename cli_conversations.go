@@ -1,10 +1,10 @@
 package main
 
-// Conversations with Company Agents in the window (issue 8): the vault adapter of
-// agentcore/conversation's Store, and the window's conversation Manager, built lazily over the
-// engine and approval queue the approvals hook opened (windowEngineOf), whose operations go to
-// that queue (Operations 4, "Conversations"). The model's conversation tools reach it through
-// windowActions.Conversations (agentcore/modelapi's ConversationProvider).
+// Conversations with Company Agents in the window: the window's conversation Manager, built
+// lazily over the engine, the state database and the approval queue the approvals hook opened
+// (windowEngineOf), whose operations go to that queue (Operations 4, "Conversations"). The model's
+// conversation tools reach it through windowActions.Conversations (agentcore/modelapi's
+// ConversationProvider).
 
 import (
 	"context"
@@ -15,63 +15,8 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
-	"github.com/poppydesk/poppydesk/vault"
 )
-
-// conversationStore adapts *vault.State to conversation.EntryStore field by field (the engine
-// does not import the vault, DESIGN.md). vault.ErrNotFound is fs.ErrNotExist, which the Manager
-// checks. Every write is a committed transaction (synchronous=FULL): messages are persisted
-// before they are sent (spec 8.3), and transcript entries in the same transaction as the cursor
-// that covers them (spec 8.5), so the window shows a conversation's history after a restart.
-type conversationStore struct{ st *vault.State }
-
-var _ conversation.EntryStore = conversationStore{}
-
-func (s conversationStore) PutConversation(ctx context.Context, r conversation.Record) error {
-	return s.st.PutConversation(ctx, store.Conversation(r))
-}
-
-func (s conversationStore) GetConversation(ctx context.Context, company, id string) (conversation.Record, error) {
-	c, err := s.st.GetConversation(ctx, company, id)
-	if err != nil {
-		return conversation.Record{}, err
-	}
-	return conversation.Record(c), nil
-}
-
-func (s conversationStore) ListConversations(ctx context.Context, company string) ([]conversation.Record, error) {
-	cs, err := s.st.ListConversations(ctx, company)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]conversation.Record, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, conversation.Record(c))
-	}
-	return out, nil
-}
-
-func (s conversationStore) SaveConversation(ctx context.Context, r conversation.Record, entries []conversation.EntryRecord) (int, error) {
-	es := make([]store.ConversationEntry, len(entries))
-	for i, e := range entries {
-		es[i] = store.ConversationEntry(e)
-	}
-	return s.st.SaveConversation(ctx, store.Conversation(r), es)
-}
-
-func (s conversationStore) ConversationEntries(ctx context.Context, company, id string, from, limit int) ([]conversation.EntryRecord, int, error) {
-	es, total, err := s.st.ConversationEntries(ctx, company, id, from, limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]conversation.EntryRecord, len(es))
-	for i, e := range es {
-		out[i] = conversation.EntryRecord(e)
-	}
-	return out, total, nil
-}
 
 var windowConversations sync.Map // *windowRuntime → *conversation.Manager
 
@@ -88,7 +33,7 @@ func windowConversationManager(rt *windowRuntime) (*conversation.Manager, error)
 	if w == nil || w.eng == nil || w.st == nil {
 		return nil, errConversationsOff
 	}
-	cfg := conversation.Config{Engine: w.eng, Store: conversationStore{st: w.st}, Logger: rt.log,
+	cfg := conversation.Config{Engine: w.eng, Store: w.st, Logger: rt.log,
 		OnUpdate: func(u conversation.Update) { rt.relay.Emit(EventConversations, app.ConversationChangeOf(u)) }}
 	if q := w.queue; q != nil {
 		cfg.OnOperation = func(ctx context.Context, f conversation.OperationFound) {

@@ -52,7 +52,7 @@ func TestConversationSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := conversation.New(conversation.Config{Engine: eng, Store: conversationStore{st: st}, Logger: log,
+		m, err := conversation.New(conversation.Config{Engine: eng, Store: st, Logger: log,
 			OnUpdate: func(u conversation.Update) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -203,11 +203,10 @@ func seedTranscript(tb testing.TB, path, company, id string, n int) []conversati
 		tb.Fatal(err)
 	}
 	defer st.Close()
-	cs := conversationStore{st: st}
 	all := make([]conversation.Entry, 0, n)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for from := 0; from < n; from += 100 {
-		var recs []conversation.EntryRecord
+		var recs []store.ConversationEntry
 		for i := from; i < min(n, from+100); i++ {
 			e := conversation.Entry{EventID: fmt.Sprintf("evt_%06d", i), Type: conversation.EventMessage, CreatedAt: at.Add(time.Duration(i) * time.Second),
 				MessageID: fmt.Sprintf("msg_%06d", i), Role: "company", Author: &conversation.Author{Type: conversation.AuthorAgent, Name: "Shop"},
@@ -216,11 +215,11 @@ func seedTranscript(tb testing.TB, path, company, id string, n int) []conversati
 				e.Role, e.Author.Type, e.Author.Name, e.Text = "user", conversation.AuthorHuman, "", fmt.Sprintf("Question %d: where is my order?", i)
 			}
 			b, _ := json.Marshal(e)
-			recs = append(recs, conversation.EntryRecord{EventID: e.EventID, Entry: string(b)})
+			recs = append(recs, store.ConversationEntry{EventID: e.EventID, Entry: string(b)})
 			all = append(all, e)
 		}
 		state := `{"endpoint":"https://shop.example/poppy/conversations","status":"idle","responder":"agent"}`
-		if _, err := cs.SaveConversation(ctx, conversation.Record{Company: company, ID: id, Cursor: recs[len(recs)-1].EventID, State: state, Updated: at}, recs); err != nil {
+		if _, err := st.SaveConversation(ctx, store.Conversation{Company: company, ID: id, Cursor: recs[len(recs)-1].EventID, State: state, Updated: at}, recs); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -236,7 +235,7 @@ func newStateManager(tb testing.TB, path string) (*conversation.Manager, *engine
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { closeAll(context.Background()) })
-	m, err := conversation.New(conversation.Config{Engine: eng, Store: conversationStore{st: st}})
+	m, err := conversation.New(conversation.Config{Engine: eng, Store: st})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -292,7 +291,7 @@ func BenchmarkTranscriptPageAfterRestart(b *testing.B) {
 	}
 	b.Run("manager_cold", func(b *testing.B) {
 		for b.Loop() {
-			mc, err := conversation.New(conversation.Config{Engine: eng, Store: conversationStore{st: st}})
+			mc, err := conversation.New(conversation.Config{Engine: eng, Store: st})
 			if err != nil {
 				b.Fatal(err)
 			}

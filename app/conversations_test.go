@@ -123,7 +123,7 @@ func newConvWorld(t *testing.T) *convWorld {
 		t.Fatal(err)
 	}
 	w := &convWorld{s: s, co: co.Identifier}
-	m, err := conversation.New(conversation.Config{Engine: e, Store: conversation.NewMemoryStore(), Logger: log,
+	m, err := conversation.New(conversation.Config{Engine: e, Store: store.NewMemoryConversations(), Logger: log,
 		OnUpdate: func(u conversation.Update) {
 			w.mu.Lock()
 			w.changes = append(w.changes, ConversationChangeOf(u))

@@ -99,7 +99,7 @@ func TestConversationViewInChromium(t *testing.T) {
 
 	// The window's services, wired as cli_conversations.go and cli_window_conversations.go wire them.
 	relay := &app.Relay{}
-	mgr, err := conversation.New(conversation.Config{Engine: eng, Store: conversation.NewMemoryStore(), Logger: log,
+	mgr, err := conversation.New(conversation.Config{Engine: eng, Store: store.NewMemoryConversations(), Logger: log,
 		OnUpdate: func(u conversation.Update) { relay.Emit(app.EventConversationsChanged, app.ConversationChangeOf(u)) }})
 	if err != nil {
 		t.Fatal(err)

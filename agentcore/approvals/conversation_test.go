@@ -10,6 +10,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // TestConversationOperations: an operation in a Company message goes to the same queue; a later
@@ -20,7 +21,7 @@ func TestConversationOperations(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	ctx := context.Background()
 	var q *approvals.Queue
-	m, err := conversation.New(conversation.Config{Engine: f.e, Store: conversation.NewMemoryStore(),
+	m, err := conversation.New(conversation.Config{Engine: f.e, Store: store.NewMemoryConversations(),
 		OnOperation: func(ctx context.Context, op conversation.OperationFound) {
 			if _, err := q.ProposeFromConversation(ctx, op); err != nil {
 				t.Error(err)

@@ -32,7 +32,7 @@ const (
 )
 
 // fixture: a running reference Company, an engine discovered it and signed in to account
-// "alice" (a token in the keyring bundle), and a Queue over a MemoryStore.
+// "alice" (a token in the keyring bundle), and a Queue over a store.MemoryApprovals.
 type fixture struct {
 	s       *poppytest.Server
 	clk     *clock

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -43,7 +44,7 @@ func BenchmarkStreamEvents(b *testing.B) {
 
 	b.Run("engine", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			st := conversation.NewMemoryStore()
+			st := store.NewMemoryConversations()
 			st.PutConversation(ctx, rec0)
 			var n atomic.Int64
 			sctx, cancel := context.WithCancel(ctx)
@@ -96,7 +97,7 @@ func BenchmarkStreamEvents(b *testing.B) {
 	})
 }
 
-func rec0ep(b *testing.B, r conversation.Record) string {
+func rec0ep(b *testing.B, r store.Conversation) string {
 	var st struct {
 		Endpoint string `json:"endpoint"`
 	}

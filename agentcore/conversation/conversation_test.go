@@ -13,6 +13,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 func mustCode(t *testing.T, err error, code string) *conversation.Error {
@@ -59,18 +60,18 @@ func TestStartSendWaitCursor(t *testing.T) {
 
 // failingStore fails every write after fail is set, to check write-before-send.
 type failingStore struct {
-	*conversation.MemoryStore
+	*store.MemoryConversations
 	mu   sync.Mutex
 	fail bool
 }
 
-func (s *failingStore) PutConversation(ctx context.Context, r conversation.Record) error {
+func (s *failingStore) PutConversation(ctx context.Context, r store.Conversation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail {
 		return errors.New("disk full")
 	}
-	return s.MemoryStore.PutConversation(ctx, r)
+	return s.MemoryConversations.PutConversation(ctx, r)
 }
 
 // TestPersistedBeforeSendAndResent: a message is persisted before it is sent (nothing is sent
@@ -85,8 +86,8 @@ func TestPersistedBeforeSendAndResent(t *testing.T) {
 	}
 	id := v.ConversationID
 	// A restart with a store whose writes fail: Send sends nothing.
-	fs := &failingStore{MemoryStore: f.store}
-	f.store = fs.MemoryStore
+	fs := &failingStore{MemoryConversations: f.store}
+	f.store = fs.MemoryConversations
 	m2, err := conversation.New(conversation.Config{Engine: f.e, Store: fs})
 	if err != nil {
 		t.Fatal(err)

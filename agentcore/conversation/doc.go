@@ -25,11 +25,12 @@
 //     reads again at once while has_more, reads from the beginning after cursor_expired, and skips
 //     unknown event types. 8.7: [NormalizeStatus] (unknown → working) and [NormalizeResponder]
 //     (unknown → human); the raw values stay visible.
-//   - 8.5, transcript: with an [EntryStore] (the state database) every handled entry is saved in
-//     the same transaction as the cursor and handled IDs that cover it, keyed by event ID (stored
-//     once), so after a crash or restart the transcript and the cursor agree. After a restart
-//     nothing is loaded until the window or a tool reads: [Manager.View] reads the length (one
-//     index seek) and [Manager.Entries] the page asked for. Text-delta pieces are never stored.
+//   - 8.5, transcript: with a Store that keeps transcripts (a store.Transcripts, such as the state
+//     database) every handled entry is saved in the same transaction as the cursor and handled IDs
+//     that cover it, keyed by event ID (stored once), so after a crash or restart the transcript
+//     and the cursor agree. After a restart nothing is loaded until the window or a tool reads:
+//     [Manager.View] reads the length (one index seek) and [Manager.Entries] the page asked for.
+//     Text-delta pieces are never stored.
 //   - 8.6: [Manager.Stream] asks for text/event-stream, reconnects with Last-Event-ID (the last
 //     event handled), reports text-delta pieces ([UpdateDelta]) that the full message replaces,
 //     drops the pieces of messages not received in full on reconnect ([UpdateDropDeltas]), treats

@@ -25,7 +25,7 @@ const (
 type fixture struct {
 	s       *poppytest.Server
 	secrets store.Secrets
-	store   *conversation.MemoryStore
+	store   *store.MemoryConversations
 	company string
 	e       *engine.Engine
 	m       *conversation.Manager
@@ -47,7 +47,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &fixture{secrets: store.NewSecrets(store.NewMemoryKV()), store: conversation.NewMemoryStore()}
+	f := &fixture{secrets: store.NewSecrets(store.NewMemoryKV()), store: store.NewMemoryConversations()}
 	s, err := poppytest.New(poppytest.Options{})
 	if err != nil {
 		t.Fatal(err)

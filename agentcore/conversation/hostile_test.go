@@ -14,6 +14,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // hostileRun is what a hostile Company's stream did to a Manager: the requests it got, the
@@ -52,7 +53,7 @@ func runHostile(t *testing.T, contentType, body string) hostileRun {
 	}))
 	const id = "conv_hostile"
 	st, _ := json.Marshal(map[string]any{"endpoint": f.s.URL(poppytest.OtherHost, "/poppy/conversations"), "status": "working", "responder": "agent"})
-	if err := f.store.PutConversation(ctx, conversation.Record{Company: f.company, ID: id, State: string(st), Updated: time.Unix(0, 0)}); err != nil {
+	if err := f.store.PutConversation(ctx, store.Conversation{Company: f.company, ID: id, State: string(st), Updated: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	var m *conversation.Manager

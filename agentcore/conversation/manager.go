@@ -22,6 +22,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -34,7 +35,7 @@ const (
 	// sendAttempts bounds how often one message is sent again after a network failure.
 	sendAttempts = 3
 	maxReadBody  = 8 << 20
-	maxEntries   = 20000 // transcript entries kept in memory per conversation (a Store that is no EntryStore), and returned by Get
+	maxEntries   = 20000 // transcript entries kept in memory per conversation (a Store that keeps no transcripts), and returned by Get
 	// maxDeltaText bounds the text-delta text kept for one message being written (spec 8.6):
 	// pieces past it are ignored; the full message event still replaces the text.
 	maxDeltaText = 1 << 20
@@ -87,10 +88,11 @@ type OperationFound struct {
 	Raw                   json.RawMessage // the operation object as sent
 }
 
-// Config configures a Manager. Engine and Store are required.
+// Config configures a Manager. Engine and Store are required. Store is *vault.State in the app
+// (a store.Transcripts, so transcripts are kept), or store.NewMemoryConversations in tests.
 type Config struct {
 	Engine *engine.Engine
-	Store  Store
+	Store  store.Conversations
 	Now    func() time.Time
 	Logger *slog.Logger
 	// Sleep waits between retries and reconnects (nil: a timer).
@@ -110,15 +112,15 @@ type Config struct {
 type Manager struct {
 	cfg Config
 	log *slog.Logger
-	// es is cfg.Store when it keeps transcripts (EntryStore); nil: transcripts of this run only.
-	es EntryStore
+	// es is cfg.Store when it is a store.Transcripts; nil: transcripts of this run only.
+	es store.Transcripts
 
 	mu    sync.Mutex
 	convs map[string]*conv // company \x00 id
 	subs  map[chan struct{}]struct{}
 }
 
-// state is the engine's JSON in Record.State.
+// state is the Manager's JSON in the State of a store.Conversation.
 type state struct {
 	Endpoint    string         `json:"endpoint"`
 	Parent      string         `json:"parent,omitempty"`
@@ -165,11 +167,11 @@ type conv struct {
 	cursor  string
 	st      state
 	handled map[string]bool
-	// entries is the transcript of this run when the Store is no EntryStore.
+	// entries is the transcript of this run when the Store keeps no transcripts.
 	entries []Entry
-	// With an EntryStore: unsaved are entries handled but not yet saved (they are saved with the
-	// cursor that covers them, spec 8.5); stored is how many the Store holds, once storedKnown
-	// (read lazily: a restart loads no transcript until the window or a tool reads it).
+	// With transcripts in the Store: unsaved are entries handled but not yet saved (they are
+	// saved with the cursor that covers them, spec 8.5); stored is how many the Store holds, once
+	// storedKnown (read lazily: a restart loads no transcript until the window or a tool reads it).
 	unsaved     []Entry
 	stored      int
 	storedKnown bool
@@ -226,7 +228,7 @@ const startPrefix = "start."
 // New returns a Manager. It does no I/O; call Resume at start.
 func New(cfg Config) (*Manager, error) {
 	if cfg.Engine == nil || cfg.Store == nil {
-		return nil, errors.New("conversation: Config needs Engine (agentcore/engine) and Store (the state database through package main's adapter)")
+		return nil, errors.New("conversation: Config needs Engine (agentcore/engine) and Store (the state database)")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -254,7 +256,7 @@ func New(cfg Config) (*Manager, error) {
 		}
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conv{}, subs: map[chan struct{}]struct{}{}}
-	m.es, _ = cfg.Store.(EntryStore)
+	m.es, _ = cfg.Store.(store.Transcripts)
 	return m, nil
 }
 
@@ -379,17 +381,17 @@ func (m *Manager) load(ctx context.Context, company, id string) (*conv, error) {
 	return c, nil
 }
 
-// save writes c durably (the caller holds c.mu): with an EntryStore, the entries handled since
-// the last save go in the same transaction as the cursor and handled IDs that cover them, so
-// after a crash the transcript and the cursor agree (spec 8.5); on failure they stay unsaved
-// and go with the next save. The write must land even when the caller's context ended.
+// save writes c durably (the caller holds c.mu): with transcripts in the Store, the entries
+// handled since the last save go in the same transaction as the cursor and handled IDs that cover
+// them, so after a crash the transcript and the cursor agree (spec 8.5); on failure they stay
+// unsaved and go with the next save. The write must land even when the caller's context ended.
 func (m *Manager) save(ctx context.Context, c *conv) error {
 	c.updated = m.cfg.Now()
 	b, err := json.Marshal(c.st)
 	if err != nil {
 		return err
 	}
-	rec := Record{Company: c.company, ID: c.id, Account: c.account, Cursor: c.cursor, State: string(b), Updated: c.updated}
+	rec := store.Conversation{Company: c.company, ID: c.id, Account: c.account, Cursor: c.cursor, State: string(b), Updated: c.updated}
 	ctx = context.WithoutCancel(ctx)
 	if m.es == nil || len(c.unsaved) == 0 {
 		if err := m.cfg.Store.PutConversation(ctx, rec); err != nil {
@@ -397,13 +399,13 @@ func (m *Manager) save(ctx context.Context, c *conv) error {
 		}
 		return nil
 	}
-	recs := make([]EntryRecord, 0, len(c.unsaved))
+	recs := make([]store.ConversationEntry, 0, len(c.unsaved))
 	for _, e := range c.unsaved {
 		eb, err := json.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("conversation: encoding transcript entry %s of conversation %s: %w", e.EventID, c.id, err)
 		}
-		recs = append(recs, EntryRecord{EventID: e.EventID, Entry: string(eb)})
+		recs = append(recs, store.ConversationEntry{EventID: e.EventID, Entry: string(eb)})
 	}
 	n, err := m.es.SaveConversation(ctx, rec, recs)
 	if err != nil {
@@ -413,8 +415,8 @@ func (m *Manager) save(ctx context.Context, c *conv) error {
 	return nil
 }
 
-// count returns the length of c's transcript (the caller holds c.mu). With an EntryStore the
-// stored count is read once (one index seek), then kept by save.
+// count returns the length of c's transcript (the caller holds c.mu). With transcripts in the
+// Store the stored count is read once (one index seek), then kept by save.
 func (m *Manager) count(ctx context.Context, c *conv) (int, error) {
 	if m.es == nil {
 		return len(c.entries), nil
@@ -430,7 +432,7 @@ func (m *Manager) count(ctx context.Context, c *conv) (int, error) {
 }
 
 // entriesRange returns entries [from, from+limit) of c's transcript and its length (the caller
-// holds c.mu): stored entries are read by range from the EntryStore, the unsaved ones follow.
+// holds c.mu): stored entries are read by range from the Store, the unsaved ones follow.
 func (m *Manager) entriesRange(ctx context.Context, c *conv, from, limit int) ([]Entry, int, error) {
 	n, err := m.count(ctx, c)
 	if err != nil {
@@ -1553,8 +1555,9 @@ func (m *Manager) SetAccount(ctx context.Context, company, id, account string) e
 
 // ---- state for the window and the model ----
 
-// Get returns a conversation with its transcript: with an EntryStore the stored transcript (also
-// from before a restart), otherwise the entries handled in this run; at most the last 20000.
+// Get returns a conversation with its transcript: with transcripts in the Store the stored
+// transcript (also from before a restart), otherwise the entries handled in this run; at most
+// the last 20000.
 // The window pages with View and Entries instead.
 func (m *Manager) Get(ctx context.Context, company, id string) (*View, []Entry, error) {
 	c, err := m.load(ctx, company, id)
@@ -1576,7 +1579,7 @@ func (m *Manager) Get(ctx context.Context, company, id string) (*View, []Entry, 
 
 // View returns a conversation's current state (status, invites, text being written) and the
 // length of its transcript without reading the transcript: the window asks for it on every
-// change. After a restart the length is read once from the EntryStore (one index seek).
+// change. After a restart the length is read once from the Store (one index seek).
 func (m *Manager) View(ctx context.Context, company, id string) (*View, int, error) {
 	c, err := m.load(ctx, company, id)
 	if err != nil {
@@ -1591,8 +1594,8 @@ func (m *Manager) View(ctx context.Context, company, id string) (*View, int, err
 	return c.view(), n, nil
 }
 
-// Entries returns entries [from, from+limit) of the transcript and its length. With an
-// EntryStore that is the whole history, also from before a restart, read by range (only the
+// Entries returns entries [from, from+limit) of the transcript and its length. With transcripts
+// in the Store that is the whole history, also from before a restart, read by range (only the
 // page asked for is read); otherwise the entries handled in this run.
 func (m *Manager) Entries(ctx context.Context, company, id string, from, limit int) ([]Entry, int, error) {
 	c, err := m.load(ctx, company, id)

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// storeOnly hides the EntryStore methods of a MemoryStore: a Store without transcripts.
-type storeOnly struct{ conversation.Store }
+// storeOnly hides the store.Transcripts methods of a MemoryConversations: a Store without
+// transcripts.
+type storeOnly struct{ store.Conversations }
 
-// TestTranscriptAfterRestartPaged: with an EntryStore the transcript is saved with the cursor
+// TestTranscriptAfterRestartPaged: with a store.Transcripts the transcript is saved with the cursor
 // and, after a restart (a new engine and Manager over the same Store), View reads its length and
 // Entries any page of it: the same entries in the same order, none twice (spec 8.5). A Store
 // without transcripts keeps the entries of the run only.

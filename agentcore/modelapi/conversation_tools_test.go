@@ -11,6 +11,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // convActions adds the conversation Manager to the engine's actions.
@@ -26,7 +27,7 @@ func (c convActions) Conversations() (*conversation.Manager, error) { return c.m
 func TestConversationTools(t *testing.T) {
 	f := newFixture(t, fopts{})
 	ctx := context.Background()
-	m, err := conversation.New(conversation.Config{Engine: f.e, Store: conversation.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)})
+	m, err := conversation.New(conversation.Config{Engine: f.e, Store: store.NewMemoryConversations(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
