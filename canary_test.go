@@ -266,9 +266,9 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	}
 	// The approval queue (Operations 5-7) and a conversation with the reference Company Agent
 	// (spec 8) over the same SQLite file: the queue's items and decision log, and the
-	// conversation's record and transcript (conversation_entries) through the package-main
-	// adapter the window uses (cli_conversations.go). An operation in a Company message goes to
-	// the queue, and its approval back through the Manager (Operations 4, 6).
+	// conversation's record and transcript (conversation_entries), both with the *vault.State the
+	// window passes them. An operation in a Company message goes to the queue, and its approval
+	// back through the Manager (Operations 4, 6).
 	var openAPI string
 	for _, a := range c.Document.APIs {
 		if a.Type == "openapi" {

@@ -1,7 +1,9 @@
 // Package vault keeps what Poppydesk must remember: secrets in the OS keyring, everything else
-// in one SQLite file. It imports only agentcore/store of Poppydesk (DESIGN.md), whose records its
-// state methods take and return; the engine reaches it through the interfaces store defines, so
-// other packages test with in-memory stores.
+// in one SQLite file. It implements the storage interfaces of agentcore/store with that
+// package's records, and imports nothing else of Poppydesk (DESIGN.md): [Keyring] is a
+// store.KV, and [State] is the store.EngineState, store.Approvals and store.Transcripts that the
+// engine, the approval queue and the conversation manager use as it is. Other packages test with
+// agentcore/store's in-memory implementations of the same interfaces.
 //
 // # What is kept where, and why
 //
