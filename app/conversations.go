@@ -111,8 +111,8 @@ func NewConversations(cfg ConversationsConfig) *Conversations {
 }
 
 // ConversationChange is the data of EventConversationsChanged: which conversation changed and
-// how. For "delta" Text is the text received so far of message MessageID (spec 8.6), already
-// made visible.
+// how. For "entry" MessageID names the handled message (if the entry is one); for "delta" Text
+// is the text received so far of message MessageID (spec 8.6), already made visible.
 type ConversationChange struct {
 	Kind           string `json:"kind"`
 	Company        string `json:"company"`
@@ -124,6 +124,9 @@ type ConversationChange struct {
 // ConversationChangeOf converts a Manager update into the window's event data.
 func ConversationChangeOf(u conversation.Update) ConversationChange {
 	ch := ConversationChange{Kind: u.Kind, Company: u.Company, ConversationID: u.ConversationID, MessageID: u.MessageID}
+	if u.Entry != nil && ch.MessageID == "" {
+		ch.MessageID = u.Entry.MessageID
+	}
 	if u.Kind == conversation.UpdateDelta {
 		ch.Text = visibleText(u.Text)
 	}

@@ -1,21 +1,17 @@
 package e2e
 
-// The approval dialog end to end (issue 6; DESIGN.md invariants 1, 2 and 4; Operations extension
-// v2 sections 3 "Formatting", 5 and 6): the reference Company (agentcore/poppytest) over real TLS
-// on loopback, the real engine, the real approval queue (agentcore/approvals), the real window
-// service (app.Approvals), the real frontend, joined by the browser-testable bridge and driven in
-// headless Chromium. The test asks for the exchange as the model would (Queue.CallAPI), and the
+// The approval dialog end to end (invariants 1, 2 and 4; Operations extension v2 sections 3
+// "Formatting", 5 and 6): the reference Company (agentcore/poppytest) over real TLS on loopback,
+// the Host as `poppydesk` builds it (engine, approval queue, window services), the real frontend,
+// joined by the browser-testable bridge and driven in headless Chromium. The test asks for the exchange as the model would (Queue.CallAPI), and the
 // only approval is a click on the window's Approve button.
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,13 +20,9 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
-	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
-	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
-	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/app/webbridge"
 )
 
@@ -52,120 +44,38 @@ func startApprovalWorld(t *testing.T, faults ...string) *approvalWorld {
 	return startWorld(t, false, faults...)
 }
 
-// startWorld starts the world; withAgent also serves the model interface (agentcore/modelapi)
-// on a Unix socket over the same engine and queue, and puts the window in demo mode with the
-// example agent wired as cli_demo.go wires it (modelapi.RunExampleAgentOnSocket).
+// startWorld starts the world: the reference Company and the Host built as `poppydesk` builds
+// it (apptest), signed in as demoAccount, its window services on the bridge in Chromium.
+// withAgent runs the Host in demo mode with the model's socket, so the Approvals section's
+// "Run the example agent" drives the scripted agent through the model interface.
 func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	t.Helper()
 	dist, chromium := prerequisites(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	log := slog.New(slog.DiscardHandler)
-
-	company, err := poppytest.New(poppytest.Options{Faults: faults})
-	if err != nil {
-		t.Fatal(err)
+	f := apptest.Start(t, apptest.Options{Faults: faults, Demo: withAgent, Socket: withAgent})
+	if !withAgent { // the demo signs its account in itself
+		f.SignIn(t, demoAccount, "orders:read", "orders:write")
 	}
-	if err := company.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { company.Close() })
-
-	// The engine in dev mode for the reference Company, its identity served on agent.localhost.
-	secrets := store.NewSecrets(store.NewMemoryKV())
-	clientID := company.URL(poppytest.AgentHost, "/agent.json")
-	eng, err := engine.New(engine.Config{Transport: company.ClientConfig(), Identity: identity.Config{ClientID: clientID, ClientName: "Poppydesk e2e"},
-		Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
-	company.AddHost(poppytest.AgentHost, eng.Agent().Handler(log))
-	co, err := eng.Discover(ctx, company.Domain)
-	if err != nil {
-		t.Fatalf("discovering the reference Company: %v", err)
-	}
-	// A signed-in account: the exchange needs orders:write (the sign-in flows have their own
-	// tests; here the account's token is put in the keyring as a sign-in would leave it).
-	token := "e2e-" + identity.NewID(16)
-	company.AddAccessToken(token, clientID, "orders:read", "orders:write")
-	if _, err := secrets.UpdateCompany(ctx, co.Identifier, demoAccount, func(b *store.CompanyBundle) error {
-		b.Tokens = append(b.Tokens, store.Token{AccessToken: token, TokenType: "Bearer", Scopes: []string{"orders:read", "orders:write"}})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	co := f.Discover(t)
 	var api string
 	for _, a := range co.Document.APIs {
 		if a.Type == "openapi" {
 			api = a.URL
 		}
 	}
-
-	// The window's services, wired as cli_window_approvals.go wires them.
-	relay := &app.Relay{}
-	var onChange atomic.Pointer[func(approvals.Event)]
-	q, err := approvals.New(approvals.Config{Engine: eng, Store: store.NewMemoryApprovals(), Logger: log,
-		OnChange: func(ev approvals.Event) {
-			if f := onChange.Load(); f != nil {
-				(*f)(ev)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.Close() })
-	cfg := app.ApprovalsConfig{Queue: q, Context: ctx, Emitter: relay, Log: log}
-	if withAgent {
-		actions, err := modelapi.NewEngineActions(eng, q, secrets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msrv, err := modelapi.NewServer(modelapi.Deps{Actions: actions, SignIns: modelapi.NewMemorySignInRequests(nil), Logger: log, Version: testVersion})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir, err := os.MkdirTemp("", "pde") // short: a Unix socket path has a length limit
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		socket := filepath.Join(dir, "run", modelapi.SocketName)
-		ln, err := modelapi.Listen(ctx, socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sctx, stop := context.WithCancel(ctx)
-		served := make(chan struct{})
-		go func() { defer close(served); modelapi.Serve(sctx, ln, msrv, log) }()
-		t.Cleanup(func() { stop(); <-served })
-		cfg.DemoCompany = co.Organization.Name
-		cfg.Demo = func(ctx context.Context, kind string) (string, error) {
-			if kind != app.DemoKindAgent {
-				return "", errors.New("this test offers only the example agent")
-			}
-			say := app.AgentOutput(ctx)
-			return "", modelapi.RunExampleAgentOnSocket(ctx, socket, company.Domain, time.Minute, testVersion, lineWriter(say))
-		}
-	}
-	svc := app.NewApprovals(cfg)
-	h := app.ApprovalChanges(svc)
-	onChange.Store(&h)
-	root := t.TempDir()
-	shell := app.NewShell(app.ShellConfig{Version: testVersion, Paths: app.Paths{Data: root, Config: root, State: root}, Emitter: relay,
-		Counter: app.ApprovalsCounter(svc), Keyring: "memory (test)"}, nil)
-	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: []any{shell, svc}})
+	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: f.Host.Bindings()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	relay.Attach(srv)
+	f.Host.Relay().Attach(srv)
 
 	bctx := windowBrowser(t, ctx, chromium, 1200, 860)
 	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL())); err != nil {
 		t.Fatalf("opening the window page failed: %v", err)
 	}
-	w := &approvalWorld{t: t, company: company, queue: q, ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
+	w := &approvalWorld{t: t, company: f.Company, queue: f.Host.Queue(), ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
 	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
 	return w
 }

@@ -38,6 +38,10 @@ const encodedPrefix = "poppydesk-b64:"
 // used: no Secret Service on the session bus, no session bus, a locked collection, or a timeout.
 var ErrKeyringUnavailable = errors.New("OS keyring (Secret Service) unavailable")
 
+// ErrKeyringLocked is matched, besides ErrKeyringUnavailable, by an error of a keyring whose
+// collection is locked: the Secret Service answers but will not unlock it for Poppydesk.
+var ErrKeyringLocked = errors.New("OS keyring (Secret Service) locked")
+
 // keyringHelp says how to provide a keyring; it ends every ErrKeyringUnavailable message.
 const keyringHelp = "Poppydesk keeps secrets only in the OS keyring and has no plain-text fallback. " +
 	"Start a Secret Service provider in your desktop session and unlock it, for example GNOME Keyring " +
@@ -414,13 +418,22 @@ func (k *Keyring) wrap(verb, name string, err error) error {
 	if errors.As(err, &bad) {
 		return err
 	}
-	return &KeyringError{Op: verb, Item: name, Service: k.service, Err: err}
+	return &KeyringError{Op: verb, Item: name, Service: k.service, Err: err, Locked: isLocked(err)}
+}
+
+// isLocked reports the Secret Service's refusal to unlock a collection. go-keyring reports it
+// only in words ("failed to unlock correct collection"), so the words are what is matched.
+func isLocked(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "unlock") || strings.Contains(s, "is locked")
 }
 
 // KeyringError reports a failed keyring call. It matches ErrKeyringUnavailable.
 type KeyringError struct {
 	Op, Item, Service string
 	Err               error
+	// Locked is set when the Secret Service answered but its collection is locked.
+	Locked bool
 }
 
 func (e *KeyringError) Error() string {
@@ -435,6 +448,9 @@ func (e *KeyringError) Error() string {
 // unwrapped: a missing bus socket is ENOENT, which would otherwise match fs.ErrNotExist and be
 // read as "no such item" by callers (who would then create a new identity).
 func (e *KeyringError) Unwrap() error { return ErrKeyringUnavailable }
+
+// Is matches ErrKeyringLocked when the collection is locked.
+func (e *KeyringError) Is(target error) bool { return e.Locked && target == ErrKeyringLocked }
 
 // errAbsent is what an operation returns for "no such item" (keyring.ErrNotFound); callers turn
 // it into an error matching fs.ErrNotExist. It is distinct so no other error is taken for it.

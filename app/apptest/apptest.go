@@ -1,0 +1,257 @@
+// Package apptest is the product's one test fixture, in the spirit of net/http/httptest: one
+// call gives the reference Company running on loopback TLS (agentcore/poppytest), a Host built
+// by app.New exactly as `poppydesk` builds it — developer mode for the reference Company's hosts
+// and its generated CA, the state database on disk — and one clock both of them read. Cleanup
+// is registered with the test.
+//
+// Sign-ins go through the window's own Sign-in service (app.SignIn.StartDirect), with the
+// reference Company playing the user's browser on the consent page, so a test signs in the way
+// a user does.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/app"
+)
+
+// Options configure a Fixture. The zero value is the reference Company without faults and a
+// Host with in-memory secrets and no model socket.
+type Options struct {
+	// Faults are the reference Company's faults switched on at start.
+	Faults []string
+	// DPoP makes the reference Company's issuer require DPoP-bound tokens (RFC 9449).
+	DPoP bool
+	// Secrets is the Host's secret store (nil: in memory). A test of the real keyring passes
+	// the vault's.
+	Secrets store.Secrets
+	// Dir holds the Host's folders ("": a new t.TempDir()).
+	Dir string
+	// Socket makes the Host serve the model's MCP socket under Dir.
+	Socket bool
+	// Clock is shared by both sides (nil: a new running poppytest.Clock).
+	Clock *poppytest.Clock
+	// Edit changes the Host's Config last, before app.New.
+	Edit func(*app.Config)
+	// Company is an already running reference Company to use instead of starting one.
+	Company *poppytest.Server
+	// Demo builds the Host in demo mode: the Host starts the reference Company itself (with
+	// Faults), and Fixture.Company is that one.
+	Demo bool
+}
+
+// Fixture is a running reference Company and a Host connected to it.
+type Fixture struct {
+	Company *poppytest.Server
+	Host    *app.Host
+	Clock   *poppytest.Clock
+	// Config is what the Host was built from (Restart builds a new Host from it).
+	Config app.Config
+	// Logs holds the Host's JSON log lines.
+	Logs *Buffer
+
+	t      testing.TB
+	closed bool
+	dpop   bool
+}
+
+// Start starts the reference Company and builds a Host over it.
+func Start(t testing.TB, o Options) *Fixture {
+	t.Helper()
+	clk := o.Clock
+	if clk == nil {
+		clk = &poppytest.Clock{}
+	}
+	srv := o.Company
+	if srv == nil && !o.Demo {
+		var err error
+		srv, err = poppytest.New(poppytest.Options{Faults: o.Faults, Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		if err := srv.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	secrets := o.Secrets
+	if secrets == nil {
+		secrets = store.NewSecrets(store.NewMemoryKV())
+	}
+	f := &Fixture{Company: srv, Clock: clk, Logs: &Buffer{}, t: t, dpop: o.DPoP}
+	f.Config = app.Config{
+		Version:  "test",
+		Paths:    app.Paths{Data: filepath.Join(dir, "data"), Config: filepath.Join(dir, "config"), State: filepath.Join(dir, "state")},
+		Logger:   app.NewLogger(f.Logs, slog.LevelDebug),
+		Now:      clk.Now,
+		Getenv:   func(string) string { return "" },
+		Secrets:  secrets,
+		Socket:   app.NoSocket,
+		Opener:   app.OpenerFunc(f.approveAsUser),
+		Notifier: app.NotifierFunc(func(string, string) {}),
+		Tuning:   app.Tuning{DirectTimeout: 30 * time.Second},
+	}
+	if o.Demo {
+		f.Config.Demo = &app.DemoOptions{Faults: o.Faults}
+	} else {
+		cc := srv.ClientConfig()
+		f.Config.ClientID = srv.URL(poppytest.AgentHost, "/agent.json")
+		f.Config.Developer = app.Developer{Hosts: cc.DevHosts, RootCAs: cc.DevRootCAs}
+	}
+	if o.Socket {
+		// Unix socket paths are short (108 bytes): a folder of its own under /tmp.
+		f.Config.Socket = filepath.Join(shortDir(t), "mcp.sock")
+	}
+	if o.Edit != nil {
+		o.Edit(&f.Config)
+	}
+	f.start(t)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func (f *Fixture) start(t testing.TB) {
+	t.Helper()
+	h, err := app.New(context.Background(), f.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Host, f.closed = h, false
+	if f.Config.Demo != nil {
+		f.Company = h.DemoCompany()
+	} else {
+		f.Company.AddHost(poppytest.AgentHost, h.Engine().Agent().Handler(h.Logger()))
+	}
+	if f.dpop {
+		f.Company.SetDPoP(true)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.WaitStarted(ctx); err != nil {
+		t.Fatalf("the Host's start-up work did not finish: %v", err)
+	}
+}
+
+// Close closes the Host (the reference Company stops at the test's cleanup).
+func (f *Fixture) Close() {
+	if f.closed || f.Host == nil {
+		return
+	}
+	f.closed = true
+	if err := f.Host.CloseWithin(app.ShutdownGrace); err != nil {
+		f.t.Errorf("closing the Host: %v", err)
+	}
+}
+
+// Restart closes the Host and builds a new one from the same Config: the same folders, state
+// database and secrets, new Sessions — what a restart of Poppydesk does.
+func (f *Fixture) Restart(t testing.TB) {
+	t.Helper()
+	f.Close()
+	f.start(t)
+}
+
+// Discover discovers the reference Company through the Host's engine.
+func (f *Fixture) Discover(t testing.TB) *discovery.Company {
+	t.Helper()
+	co, err := f.Host.Engine().Discover(context.Background(), f.Company.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return co
+}
+
+// SignIn signs account in to the reference Company with Direct Sign-In through the window's
+// Sign-in service, approving scopes on the Company's consent page as the user would.
+func (f *Fixture) SignIn(t testing.TB, account string, scopes ...string) {
+	t.Helper()
+	co := f.Discover(t)
+	signIn := f.Host.Fronts().SignIn
+	view, err := signIn.StartDirect(co.Identifier, account, scopes, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		v, err := signIn.Flow(view.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v.State {
+		case app.FlowWaiting:
+			time.Sleep(10 * time.Millisecond)
+			continue
+		case app.FlowSucceeded:
+			return
+		}
+		t.Fatalf("the sign-in ended %s: %s (%s)", v.State, v.Message, v.Detail)
+	}
+	t.Fatal("the sign-in did not finish within 30 s")
+}
+
+// approveAsUser is the Host's opener: the reference Company plays the user's browser and
+// approves every scope the authorization URL asks for.
+func (f *Fixture) approveAsUser(authURL string) error {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return err
+	}
+	scopes := strings.Fields(u.Query().Get("scope"))
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.Company.ApproveSignIn(ctx, authURL, "user@shop.example", scopes); err != nil && !errors.Is(err, context.Canceled) {
+			f.t.Logf("the reference Company could not approve the sign-in: %v", err)
+		}
+	}()
+	return nil
+}
+
+// Buffer is a goroutine-safe log buffer.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// shortDir is a temporary folder with a short path, for Unix sockets.
+func shortDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "ppd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}

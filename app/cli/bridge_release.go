@@ -1,0 +1,18 @@
+//go:build production
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+
+	"github.com/poppydesk/poppydesk/app"
+)
+
+// Release builds have no browser-testable bridge and no --e2e-listen flag.
+func bridgeFlags(*flag.FlagSet, *windowOptions) {}
+
+func serveBridge(context.Context, *Env, *app.Host, *windowOptions) error {
+	return errors.New("this release build has no browser-testable mode")
+}

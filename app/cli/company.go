@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+)
+
+// companyServeInfo is the one JSON line `poppydesk company serve` prints.
+type companyServeInfo struct {
+	Listen       string   `json:"listen"`
+	Domain       string   `json:"domain"`
+	Origin       string   `json:"origin"`
+	PoppyJSON    string   `json:"poppy_json"`
+	Issuer       string   `json:"issuer"`
+	Identifier   string   `json:"identifier"`
+	AgentOrigin  string   `json:"agent_origin"`
+	CACert       string   `json:"ca_cert"`
+	DevHosts     []string `json:"dev_hosts"`
+	Faults       []string `json:"faults"`
+	DiscoverHint string   `json:"discover_hint"`
+}
+
+func companyCommand() command {
+	return command{name: "company", summary: "Run the reference Company (a spec-faithful Poppy 0.4 Company on loopback) for demos and tests.",
+		usage: "serve [--listen ADDR] [--fault NAME]...",
+		register: func(fs *flag.FlagSet, env *Env) runFunc {
+			listen := fs.String("listen", "127.0.0.1:0", "loopback `address` to listen on")
+			var faults listFlag
+			fs.Var(&faults, "fault", "switch on a fault (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			return func(ctx context.Context, args []string) error {
+				switch {
+				case len(args) == 0 || args[0] != "serve":
+					return usageError{"the only company subcommand is `serve`"}
+				case len(args) > 1:
+					return errUnexpected(args[1])
+				}
+				if err := checkFaults(faults); err != nil {
+					return err
+				}
+				return companyServe(ctx, *listen, faults, env.Stdout)
+			}
+		}}
+}
+
+func companyServe(ctx context.Context, listen string, faults []string, stdout io.Writer) error {
+	s, err := poppytest.New(poppytest.Options{Listen: listen, Faults: faults})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	defer s.Close()
+	dir, err := os.MkdirTemp("", "poppydesk-company-")
+	if err != nil {
+		return fmt.Errorf("creating a temporary folder for the CA certificate: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	caPath, err := s.WriteCAFile(dir)
+	if err != nil {
+		return fmt.Errorf("writing the CA certificate: %w", err)
+	}
+	info := companyServeInfo{
+		Listen: fmt.Sprintf("127.0.0.1:%d", s.Port), Domain: s.Domain, Origin: s.Origin(), PoppyJSON: s.PoppyJSONURL(),
+		Issuer: s.Issuer(), Identifier: s.Identifier(), AgentOrigin: s.URL(poppytest.AgentHost, ""), CACert: caPath,
+		DevHosts: poppytest.DevHosts, Faults: append([]string{}, s.ActiveFaults()...),
+		DiscoverHint: fmt.Sprintf("poppydesk discover %s --dev-ca %s --dev-allow-loopback", s.Domain, caPath),
+	}
+	line, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}

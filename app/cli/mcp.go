@@ -1,0 +1,124 @@
+//go:build unix
+
+package cli
+
+// `poppydesk mcp` is what MCP clients launch (`{"command": "poppydesk", "args": ["mcp"]}`). It
+// relays the client's stdio to the running app's Unix socket (agentcore/modelapi), starting the
+// app first when no socket answers. The app, not this process, holds the engine: this process
+// never sees a key, token or approval. Windows named pipes are not implemented, so on other
+// systems the command says so (mcp_other.go).
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+)
+
+// defaultStartWait is how long `poppydesk mcp` waits for a started app's socket.
+const defaultStartWait = 15 * time.Second
+
+func mcpCommand() command {
+	return command{name: "mcp", summary: "Serve Poppydesk's model interface (MCP) on stdio for an MCP client, relaying to the running app (started if needed).",
+		usage: "[--socket PATH] [--no-start] [--start-wait DURATION]",
+		register: func(fs *flag.FlagSet, env *Env) runFunc {
+			socket := fs.String("socket", "", "the app's model socket `path` (default: $XDG_RUNTIME_DIR/poppydesk/mcp.sock, else under the data folder)")
+			noStart := fs.Bool("no-start", false, "fail instead of starting the app when no socket answers")
+			startWait := fs.Duration("start-wait", defaultStartWait, "how long to wait for a started app to listen")
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return errNoArguments(args)
+				}
+				path := *socket
+				if path == "" {
+					paths, err := env.Paths()
+					if err != nil {
+						return err
+					}
+					path = modelapi.SocketPath(env.Getenv, paths.Data)
+				}
+				conn, err := modelapi.Dial(ctx, path)
+				if err != nil {
+					if *noStart {
+						return fmt.Errorf("no Poppydesk app answers at %s (%v); start Poppydesk, or drop --no-start", path, err)
+					}
+					if conn, err = startAppAndDial(ctx, env, path, *startWait); err != nil {
+						return err
+					}
+				}
+				return modelapi.Relay(ctx, conn, env.Stdin, env.Stdout)
+			}
+		}}
+}
+
+// startAppAndDial starts `poppydesk` (the window) detached from this process and waits up to
+// wait for its socket. If the app exits first (no display, no desktop build), its own error is
+// reported.
+func startAppAndDial(ctx context.Context, env *Env, socket string, wait time.Duration) (net.Conn, error) {
+	exe, err := env.executable()
+	if err != nil {
+		return nil, fmt.Errorf("no Poppydesk app answers at %s, and starting it failed: %w", socket, err)
+	}
+	cmd := exec.Command(exe)
+	errFile, err := os.CreateTemp("", "poppydesk-start-*.log")
+	if err != nil {
+		return nil, fmt.Errorf("no Poppydesk app answers at %s, and starting it failed: %w", socket, err)
+	}
+	defer os.Remove(errFile.Name())
+	defer errFile.Close()
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, errFile, errFile
+	// A new session: the app outlives this relay (and the MCP client that launched it).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("no Poppydesk app answers at %s, and starting %s failed: %w", socket, cmd.Path, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c, err := modelapi.Dial(ctx, socket); err == nil {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case err := <-exited:
+			out, _ := os.ReadFile(errFile.Name())
+			why := strings.TrimSpace(string(lastLines(out, 5)))
+			if why == "" && err != nil {
+				why = err.Error()
+			}
+			if why == "" {
+				why = "the app exited at once"
+			}
+			return nil, fmt.Errorf("Poppydesk was not running, and starting it failed: %s. Start the Poppydesk window yourself (it needs a desktop session), then run the MCP client again", why)
+		case <-deadline.C:
+			return nil, fmt.Errorf("Poppydesk was started but did not open its model socket %s within %s; check its log, or start the window yourself", socket, wait)
+		case <-tick.C:
+		}
+	}
+}
+
+func lastLines(b []byte, n int) []byte {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return bytes.Join(lines, []byte(" "))
+}

@@ -1,0 +1,154 @@
+package cli
+
+// The window (run when poppydesk gets no subcommand) and the demo: both build the Host
+// (app.New) and show it in the Wails window, or, in development builds with --e2e-listen, serve
+// the same services to a browser.
+//
+// Build tags decide what the binary can do:
+//
+//   - desktop (added by `wails build`, i.e. `make build`) or dev (added by `wails dev`): the
+//     Wails window (window_wails.go) with the frontend that package main embeds.
+//   - bindings (added by Wails while it generates frontend/wailsjs): the Wails app over zero
+//     values of the bound services (app.BindingTypes), so the generator can read their types.
+//   - !production (every build except `wails build`'s release build): the --e2e-listen flag
+//     and the browser-testable bridge (bridge.go). Release binaries do not contain it.
+//
+// A plain `go build` therefore has no window: `poppydesk` then says how to build one.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"strings"
+
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/app"
+)
+
+// errNoWindow is what a binary built without the desktop tag says when asked for the window.
+var errNoWindow = errors.New("this binary was built without the desktop window; build it with `make build` (which runs `wails build -tags webkit2_41`)")
+
+type windowOptions struct {
+	demo      bool
+	debug     bool
+	faults    listFlag
+	e2eListen string
+	e2eDist   string
+}
+
+func windowCommand() command {
+	return command{name: "window", summary: "Open the Poppydesk window (the default when no subcommand is given).", usage: "[FLAGS]", hidden: true,
+		register: func(fs *flag.FlagSet, env *Env) runFunc { return windowFlags(fs, env, &windowOptions{}) }}
+}
+
+func demoCommand() command {
+	return command{name: "demo", summary: "Open the window connected to the reference Company (a local demo).", usage: "[--fault NAME]... [FLAGS]",
+		register: func(fs *flag.FlagSet, env *Env) runFunc {
+			o := &windowOptions{demo: true}
+			fs.Var(&o.faults, "fault", "switch on one of the reference Company's faults (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			return windowFlags(fs, env, o)
+		}}
+}
+
+func windowFlags(fs *flag.FlagSet, env *Env, o *windowOptions) runFunc {
+	fs.BoolVar(&o.debug, "debug", false, "write debug-level entries to the log file")
+	bridgeFlags(fs, o)
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return errNoArguments(args)
+		}
+		if o.demo {
+			if err := checkFaults(o.faults); err != nil {
+				return err
+			}
+		}
+		return runWindow(ctx, env, o)
+	}
+}
+
+func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
+	if generatingBindings {
+		return runWails(ctx, env, windowRun{bind: app.BindingTypes(), log: slog.New(slog.DiscardHandler)})
+	}
+	if o.e2eListen == "" && !windowAvailable {
+		return errNoWindow
+	}
+	paths, err := env.Paths()
+	if err != nil {
+		return err
+	}
+	if err := paths.Create(); err != nil {
+		return err
+	}
+	lf, err := app.OpenRotatingFile(paths.LogFile(), app.DefaultLogMaxBytes, app.DefaultLogKeep)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	level := slog.LevelInfo
+	if o.debug {
+		level = slog.LevelDebug
+	}
+	log := app.NewLogger(lf, level)
+	cfg := app.Config{Version: env.Version, Paths: paths, Logger: log, Getenv: env.Getenv, Secrets: env.Secrets,
+		KeyringService: env.KeyringService()}
+	if o.demo {
+		cfg.Demo = &app.DemoOptions{Faults: o.faults}
+	}
+	h, err := app.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := h.CloseWithin(app.ShutdownGrace); err != nil {
+			log.Warn("shutdown was not clean", "err", err)
+		}
+	}()
+	if o.e2eListen != "" {
+		return serveBridge(ctx, env, h, o)
+	}
+	return runWails(ctx, env, windowRun{bind: h.Bindings(), relay: h.Relay(), log: log,
+		shutdown: func() {
+			if err := h.CloseWithin(app.ShutdownGrace); err != nil {
+				log.Warn("shutdown was not clean", "err", err)
+			}
+		}})
+}
+
+// windowRun is what the Wails window shows: the bound services, the relay their events go
+// through, and what closes the Host when the window closes.
+type windowRun struct {
+	bind     []any
+	relay    *app.Relay // nil while generating bindings
+	log      *slog.Logger
+	shutdown func()
+}
+
+// listFlag is a repeatable flag whose values may also be comma-separated.
+type listFlag []string
+
+func (f *listFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *listFlag) Set(v string) error {
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			*f = append(*f, n)
+		}
+	}
+	return nil
+}
+
+// checkFaults refuses a fault name the reference Company does not know.
+func checkFaults(names []string) error {
+	for _, n := range names {
+		known := false
+		for _, f := range poppytest.Faults {
+			known = known || f == n
+		}
+		if !known {
+			return usageError{"unknown fault " + n + "; the reference Company's faults are: " + strings.Join(poppytest.Faults, ", ")}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,496 @@
+package app
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
+	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/browser"
+	"github.com/poppydesk/poppydesk/vault"
+)
+
+// StateFile is the name of the state database in the data folder.
+const StateFile = "poppydesk.sqlite"
+
+// SettingClientID is the state setting that holds the Personal Agent's published client_id
+// (spec 4.1), recorded by `poppydesk identity export`.
+const SettingClientID = "identity.client_id"
+
+// ShutdownGrace is how long [Host.Close] waits for in-flight work by default.
+const ShutdownGrace = 5 * time.Second
+
+// Config is what a [Host] is built from. Every field is a plain value; nothing is registered
+// anywhere else.
+type Config struct {
+	// Version is Poppydesk's version (Settings, the MCP initialize result).
+	Version string
+	// Paths are the user's folders. The state database, the controlled browsers' profiles and
+	// (by default) the model's socket live under Paths.Data.
+	Paths Paths
+	// Logger receives the Host's logs (nil: discarded). Secrets never reach it.
+	Logger *slog.Logger
+	// Now is the clock of every part (nil: time.Now).
+	Now func() time.Time
+	// Getenv reads the environment (nil: os.Getenv): the session bus, XDG_RUNTIME_DIR.
+	Getenv func(string) string
+	// Secrets keeps keys, User IDs and tokens. Nil: the OS keyring (the Secret Service through
+	// [vault.Keyring]) under KeyringService.
+	Secrets store.Secrets
+	// KeyringService is the Secret Service "service" attribute ("": vault.DefaultService).
+	KeyringService string
+	// ClientID is the Personal Agent's published client_id (spec 4.1). "": the one recorded
+	// in the state database under [SettingClientID].
+	ClientID string
+	// ClientName is the client_name of the published metadata ("": "Poppydesk").
+	ClientName string
+	// Developer names the hosts that may be reached on loopback and the CAs trusted for them
+	// only. Zero: production rules (spec 3: HTTPS, public addresses, the system's roots).
+	Developer Developer
+	// Demo, when set, runs the reference Company on loopback and connects to it: a
+	// throwaway state database, secrets in memory, the reference Company's CA trusted for its
+	// hosts only.
+	Demo *DemoOptions
+	// Socket is the Unix socket of the model's MCP server ("": modelapi.SocketPath under
+	// Paths.Data; [NoSocket]: the server runs without a listener).
+	Socket string
+	// Opener opens URLs in the user's browser (nil: the desktop's opener, xdg-open on Linux).
+	Opener URLOpener
+	// Notifier shows desktop notifications (nil: the freedesktop notification server on the
+	// session bus named by DBUS_SESSION_BUS_ADDRESS).
+	Notifier Notifier
+	// Browser configures the controlled Chromium (ExecPath, Visible, WindowWidth…); ProfileDir
+	// is set per Session under Paths.Data/browser.
+	Browser browser.Options
+	// Tuning adjusts timings for tests; zero values are the product's defaults.
+	Tuning Tuning
+}
+
+// NoSocket in Config.Socket runs the model's MCP server without a Unix socket (Host.ModelServer
+// still serves connections given to it).
+const NoSocket = "-"
+
+// Developer is developer mode: the hosts of Companies under development and the certificate
+// authorities trusted for them only.
+type Developer struct {
+	// Hosts are host names (no port) that map to 127.0.0.1; "*.suffix" matches subdomains.
+	// Only they may reach loopback.
+	Hosts []string
+	// RootCAs are trusted for Hosts only, never for another host.
+	RootCAs []*x509.Certificate
+}
+
+// On reports whether developer mode names any host.
+func (d Developer) On() bool { return len(d.Hosts) > 0 }
+
+// Tuning holds the waits a test shortens. Zero values keep the defaults.
+type Tuning struct {
+	// Sleep replaces the real waits of the transport (429 Retry-After), the approval queue
+	// (backoff, in progress) and the sign-in polling.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// ApprovalAttempts is how many times an approval is sent before its outcome is unknown.
+	ApprovalAttempts int
+	// DirectTimeout bounds a Direct Sign-In.
+	DirectTimeout time.Duration
+	// Observer sees every exchange of the engine's transport (after the exchange log).
+	Observer func(transport.Exchange)
+}
+
+// Problem says why the engine does not run: no keyring, a locked keyring, or no identity. The
+// window shows Text; the model hears it too.
+type Problem struct {
+	Kind string
+	Text string
+}
+
+// Kinds of [Problem].
+const (
+	ProblemNoKeyring     = "no_keyring"
+	ProblemKeyringLocked = "keyring_locked"
+	ProblemNoIdentity    = "no_identity"
+)
+
+// problemText is each Problem in the words the window and the model get.
+var problemText = map[string]string{
+	ProblemNoKeyring: "Poppydesk keeps its keys and sign-ins in the system keyring, and none is reachable, so it cannot act at Companies. " +
+		"Start a Secret Service (for example GNOME Keyring, or KeePassXC with Secret Service integration), unlock it, and restart Poppydesk.",
+	ProblemKeyringLocked: "The system keyring is locked, so Poppydesk cannot read its keys and sign-ins and cannot act at Companies. " +
+		"Unlock the keyring (your login keyring, in GNOME Keyring or KeePassXC), then restart Poppydesk.",
+	ProblemNoIdentity: "Poppydesk has no published identity yet (a client_id, spec 4.1), so it cannot act at Companies. " +
+		"Try `poppydesk demo` to see the reference Company, or publish an identity with `poppydesk identity export`.",
+}
+
+func problem(kind string) *Problem { return &Problem{Kind: kind, Text: problemText[kind]} }
+
+// Error is the Problem as an error (what a refused call returns).
+func (p *Problem) Error() string { return p.Text }
+
+// Host is the running Poppydesk: the state database, the secrets, the identity, the engine with
+// its sign-in layer, the approval queue, the conversations, the controlled browsers, the sign-in
+// flows, the model's MCP server, and the window's services over them. [New] builds all of it in
+// one place; [Host.Close] closes it in reverse order. The window (Wails), the browser-testable
+// bridge, `poppydesk mcp`'s socket and the tests all use this one composition.
+type Host struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	getenv func(string) string
+	life   *Lifecycle
+	relay  *Relay
+	status *StatusLine
+
+	demo     *demoCompany
+	stateDir string
+	state    *vault.State
+	secrets  store.Secrets
+	keyring  string // what the window says about the keyring
+	problem  *Problem
+	clientID string
+
+	engine        *engine.Engine
+	oauth         *oauth.Client
+	queue         *approvals.Queue
+	conversations *conversation.Manager
+	browsers      *browser.Manager
+	signIns       *modelapi.MemorySignInRequests
+	activity      *modelapi.Activity
+	model         *mcp.Server
+	socket        string
+	listener      net.Listener
+	socketErr     error
+	notifier      Notifier
+
+	// approvalsChanged is the window's handler of the queue's changes (set with the fronts).
+	approvalsChanged func(approvals.Event)
+
+	fronts       Fronts
+	modelBrowser modelapi.BrowserActions
+	// started is closed when the start-up work (recovery, resumption) has finished.
+	started chan struct{}
+
+	// closers run in reverse order in Close.
+	closers []closer
+}
+
+type closer struct {
+	name string
+	fn   func(ctx context.Context) error
+}
+
+// New builds the running Poppydesk from cfg. Parts that cannot run (no keyring, a locked
+// keyring, no identity) leave the Host without an engine: the window opens and says why
+// ([Host.Problem]); errors are returned only for what must stop the start (an unusable data
+// folder or state database, a demo that cannot start).
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	h := &Host{cfg: cfg, log: cfg.Logger, now: cfg.Now, getenv: cfg.Getenv, relay: &Relay{}, started: make(chan struct{})}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.getenv == nil {
+		h.getenv = os.Getenv
+	}
+	h.life = NewLifecycle(ctx, h.log)
+	h.status = NewStatusLine(h.relay, "")
+	steps := []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"the data folder", h.openFolders},
+		{"the reference Company", h.startDemo},
+		{"the state database", h.openState},
+		{"the secrets", h.openSecrets},
+		{"the identity", h.openIdentity},
+		{"the engine", h.openEngine},
+		{"the approval queue", h.openQueue},
+		{"the conversations", h.openConversations},
+		{"the controlled browsers", h.openBrowsers},
+		{"the model's interface", h.openModelAPI},
+		{"the window's services", h.openFronts},
+		{"the start-up work", h.startWork},
+	}
+	for _, s := range steps {
+		if err := s.run(ctx); err != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+			defer cancel()
+			if cerr := h.Close(cctx); cerr != nil {
+				h.log.Warn("closing after a failed start was not clean", "err", cerr)
+			}
+			return nil, fmt.Errorf("starting Poppydesk failed at %s: %w", s.name, err)
+		}
+	}
+	h.log.Info("poppydesk started", "version", cfg.Version, "data", cfg.Paths.Data, "demo", h.demo != nil,
+		"developer_mode", h.cfg.Developer.On(), "engine", h.problem == nil)
+	return h, nil
+}
+
+func (h *Host) onClose(name string, fn func(ctx context.Context) error) {
+	h.closers = append(h.closers, closer{name, fn})
+}
+
+// Close stops the Host: the root context is cancelled, in-flight work (an approval being written
+// before it is sent) is awaited, and every part is closed in the reverse order of its start, all
+// within ctx. It is safe to call more than once.
+func (h *Host) Close(ctx context.Context) error {
+	var errs []error
+	if err := h.life.Shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	for i := len(h.closers) - 1; i >= 0; i-- {
+		c := h.closers[i]
+		if err := c.fn(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("closing %s: %w", c.name, err))
+		}
+	}
+	h.closers = nil
+	return errors.Join(errs...)
+}
+
+// CloseWithin is Close with a deadline d from now.
+func (h *Host) CloseWithin(d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return h.Close(ctx)
+}
+
+// Context is the Host's root context, cancelled when Close begins.
+func (h *Host) Context() context.Context { return h.life.Context() }
+
+// Relay is where the Host's services send events to the window; the window (Wails) or the
+// browser-testable bridge attaches to it.
+func (h *Host) Relay() *Relay { return h.relay }
+
+// Logger is the Host's logger.
+func (h *Host) Logger() *slog.Logger { return h.log }
+
+// Problem says why the engine does not run (nil when it runs).
+func (h *Host) Problem() *Problem { return h.problem }
+
+// Engine is the protocol engine, with its sign-in layer (nil when Problem is set).
+func (h *Host) Engine() *engine.Engine { return h.engine }
+
+// OAuth is the engine's sign-in layer (nil when Problem is set).
+func (h *Host) OAuth() *oauth.Client { return h.oauth }
+
+// Queue is the approval queue (nil when Problem is set).
+func (h *Host) Queue() *approvals.Queue { return h.queue }
+
+// Conversations is the conversation manager (nil when Problem is set).
+func (h *Host) Conversations() *conversation.Manager { return h.conversations }
+
+// State is the state database.
+func (h *Host) State() *vault.State { return h.state }
+
+// Secrets is the secret store (nil without a keyring).
+func (h *Host) Secrets() store.Secrets { return h.secrets }
+
+// ClientID is the identity Poppydesk signs with ("" without one).
+func (h *Host) ClientID() string { return h.clientID }
+
+// Socket is the Unix socket the model's MCP server listens on ("" when it does not listen).
+func (h *Host) Socket() string {
+	if h.listener == nil {
+		return ""
+	}
+	return h.socket
+}
+
+// ModelServer is the model's MCP server (agentcore/modelapi) over this Host.
+func (h *Host) ModelServer() *mcp.Server { return h.model }
+
+// SignInRequests are the model's open sign-in requests, shown on the Sign-in screen.
+func (h *Host) SignInRequests() *modelapi.MemorySignInRequests { return h.signIns }
+
+// Bindings are the window's services, bound by Wails and by the browser-testable bridge.
+func (h *Host) Bindings() []any { return h.fronts.list() }
+
+// Status is the window's status line.
+func (h *Host) Status() *StatusLine { return h.status }
+
+// ---- the start, step by step ----
+
+func (h *Host) openFolders(context.Context) error {
+	if h.cfg.Paths.Data == "" {
+		return errors.New("no data folder was given")
+	}
+	return h.cfg.Paths.Create()
+}
+
+func (h *Host) openState(ctx context.Context) error {
+	dir := h.cfg.Paths.Data
+	if h.stateDir != "" {
+		dir = h.stateDir
+	}
+	path := filepath.Join(dir, StateFile)
+	st, err := vault.OpenState(ctx, path, vault.StateOptions{Now: h.now, Logger: h.log})
+	if err != nil {
+		return fmt.Errorf("opening the state database %s failed: %w; check the data folder's permissions", path, err)
+	}
+	h.state = st
+	h.onClose("the state database", func(context.Context) error { return st.Close() })
+	return nil
+}
+
+func (h *Host) openSecrets(ctx context.Context) error {
+	switch {
+	case h.demo != nil:
+		h.secrets, h.keyring = store.NewSecrets(store.NewMemoryKV()), "demo (in memory)"
+		return nil
+	case h.cfg.Secrets != nil:
+		h.secrets, h.keyring = h.cfg.Secrets, "connected"
+		return nil
+	}
+	kr := vault.NewKeyring(vault.KeyringOptions{Service: h.cfg.KeyringService, Logger: h.log})
+	// One call finds out early, with a clear message, when no Secret Service answers or it is
+	// locked.
+	if _, err := kr.Names(ctx); err != nil {
+		h.log.Warn("the system keyring is unavailable; Poppydesk runs without its engine", "err", err)
+		if errors.Is(err, vault.ErrKeyringLocked) {
+			h.problem, h.keyring = problem(ProblemKeyringLocked), "locked"
+		} else {
+			h.problem, h.keyring = problem(ProblemNoKeyring), "not available"
+		}
+		return nil
+	}
+	h.secrets, h.keyring = store.NewSecrets(kr), "connected"
+	return nil
+}
+
+func (h *Host) openIdentity(ctx context.Context) error {
+	if h.problem != nil {
+		return nil
+	}
+	id := h.cfg.ClientID
+	if h.demo != nil {
+		id = h.demo.clientID()
+	}
+	if id == "" {
+		v, err := h.state.GetSetting(ctx, SettingClientID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("reading the recorded identity failed: %w", err)
+		}
+		id = v
+	}
+	if id == "" {
+		h.problem = problem(ProblemNoIdentity)
+		return nil
+	}
+	h.clientID = id
+	return nil
+}
+
+// transportConfig is the engine's HTTP policy: production rules, or developer mode's hosts and
+// CAs (the demo's reference Company is one such Company).
+func (h *Host) transportConfig() transport.Config {
+	dev := h.cfg.Developer
+	if h.demo != nil {
+		dev = h.demo.developer()
+	}
+	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs, Sleep: h.cfg.Tuning.Sleep, Observer: h.cfg.Tuning.Observer}
+}
+
+func (h *Host) openEngine(ctx context.Context) error {
+	if h.problem != nil {
+		return nil
+	}
+	name := h.cfg.ClientName
+	if name == "" {
+		name = "Poppydesk"
+	}
+	if h.demo != nil {
+		name = "Poppydesk (demo)"
+	}
+	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: identity.Config{ClientID: h.clientID, ClientName: name},
+		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now})
+	if err != nil {
+		return err
+	}
+	h.onClose("the engine", e.Close)
+	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: h.secrets, Logger: e.Logger(), Now: h.now,
+		Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout})
+	if err != nil {
+		return fmt.Errorf("building the sign-in layer: %w", err)
+	}
+	e.SetOAuth(oc)
+	h.engine, h.oauth = e, oc
+	if h.demo != nil {
+		return h.demo.connect(ctx, h)
+	}
+	return nil
+}
+
+func (h *Host) openQueue(context.Context) error {
+	if h.problem != nil {
+		return nil
+	}
+	q, err := approvals.New(approvals.Config{Engine: h.engine, Store: h.state, Logger: h.log, Now: h.now,
+		Sleep: h.cfg.Tuning.Sleep, MaxAttempts: h.cfg.Tuning.ApprovalAttempts, Conversations: conversationSender{h},
+		OnChange: h.approvalChanged})
+	if err != nil {
+		return fmt.Errorf("starting the approval queue failed: %w", err)
+	}
+	h.queue = q
+	h.onClose("the approval queue", func(context.Context) error { return q.Close() })
+	return nil
+}
+
+func (h *Host) openConversations(context.Context) error {
+	if h.problem != nil {
+		return nil
+	}
+	m, err := conversation.New(conversation.Config{Engine: h.engine, Store: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep,
+		OnUpdate: func(u conversation.Update) { h.relay.Emit(EventConversationsChanged, ConversationChangeOf(u)) },
+		OnOperation: func(ctx context.Context, f conversation.OperationFound) {
+			if _, err := h.queue.ProposeFromConversation(ctx, f); err != nil {
+				h.log.Warn("an operation in a conversation could not be put in the approval queue", "company", f.Company, "conversation", f.ConversationID, "err", err)
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	h.conversations = m
+	return nil
+}
+
+// conversationSender sends approvals in conversations through the Host's Manager (the queue is
+// built before the Manager, which proposes operations to it).
+type conversationSender struct{ h *Host }
+
+func (s conversationSender) SendApproval(ctx context.Context, company, id, messageID string, a operations.Approval, wait time.Duration) (*conversation.View, error) {
+	if s.h.conversations == nil {
+		return nil, errors.New("conversations are not running in this Poppydesk")
+	}
+	return s.h.conversations.SendApproval(ctx, company, id, messageID, a, wait)
+}
+
+func (h *Host) openBrowsers(context.Context) error {
+	opts := h.cfg.Browser
+	if opts.Logger == nil {
+		opts.Logger = h.log
+	}
+	if h.demo != nil {
+		opts.TrustSPKI = append(opts.TrustSPKI, h.demo.spki()...)
+	}
+	m := &browser.Manager{Root: filepath.Join(h.cfg.Paths.Data, "browser"), Base: opts}
+	h.browsers = m
+	h.onClose("the controlled browsers", func(context.Context) error { m.Close(); return nil })
+	return nil
+}

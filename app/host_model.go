@@ -1,0 +1,120 @@
+package app
+
+// The model's MCP server over the Host (agentcore/modelapi): the same engine, approval queue,
+// conversations and controlled browsers the window shows, so what the model asks for is what
+// the window decides.
+
+import (
+	"context"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+)
+
+func (h *Host) openModelAPI(context.Context) error {
+	h.activity = modelapi.NewActivity(0)
+	h.signIns = modelapi.NewMemorySignInRequests(func() { h.relay.Emit(EventSignInRequests) })
+	srv, err := modelapi.NewServer(modelapi.Deps{Actions: h.modelActions(), SignIns: h.signIns, Activity: h.activity,
+		Logger: h.log, Now: h.now, Version: h.cfg.Version})
+	if err != nil {
+		return err
+	}
+	h.model = srv
+	if h.cfg.Socket == NoSocket {
+		return nil
+	}
+	h.socket = h.cfg.Socket
+	if h.socket == "" {
+		h.socket = modelapi.SocketPath(h.getenv, h.cfg.Paths.Data)
+	}
+	ln, err := modelapi.Listen(h.life.Context(), h.socket)
+	if err != nil {
+		// The window still opens: the Inspector says why the model's interface is off.
+		h.log.Warn("the model interface could not start", "socket", h.socket, "err", err)
+		h.socketErr = err
+		return nil
+	}
+	h.listener = ln
+	if err := h.life.Go("model interface (MCP on "+h.socket+")", func(ctx context.Context) {
+		if err := modelapi.Serve(ctx, ln, srv, h.log); err != nil {
+			h.log.Warn("the model interface stopped", "err", err)
+		}
+	}); err != nil {
+		ln.Close()
+		h.listener = nil
+		return err
+	}
+	h.onClose("the model's socket", func(context.Context) error {
+		if err := ln.Close(); err != nil && !isClosed(err) {
+			return err
+		}
+		return nil
+	})
+	h.log.Info("model interface listening", "socket", h.socket)
+	return nil
+}
+
+// modelActions is what the model's tools reach: the engine and queue of this Host, or, when the
+// engine does not run, a refusal that says why.
+func (h *Host) modelActions() modelapi.Actions {
+	if h.problem != nil {
+		return unavailable{h.problem}
+	}
+	a, err := modelapi.NewEngineActions(h.engine, h.queue, h.secrets)
+	if err != nil {
+		return unavailable{&Problem{Kind: "engine", Text: err.Error()}}
+	}
+	return hostActions{EngineActions: a, h: h}
+}
+
+// hostActions adds the Host's conversations and controlled browsers to the engine's actions
+// (modelapi.ConversationProvider, modelapi.BrowserProvider).
+type hostActions struct {
+	*modelapi.EngineActions
+	h *Host
+}
+
+func (a hostActions) Conversations() (*conversation.Manager, error) { return a.h.conversations, nil }
+
+func (a hostActions) Browser() modelapi.BrowserActions { return a.h.modelBrowser }
+
+// unavailable answers every model request while the engine does not run.
+type unavailable struct{ p *Problem }
+
+func (u unavailable) err() error {
+	return &modelRefusal{u.p.Text + " Nothing was done; tell the user."}
+}
+
+type modelRefusal struct{ s string }
+
+func (e *modelRefusal) Error() string { return e.s }
+
+func (u unavailable) Discover(context.Context, string) (*discovery.Company, error) {
+	return nil, u.err()
+}
+func (u unavailable) Company(context.Context, string) (*discovery.Company, error) {
+	return nil, u.err()
+}
+func (u unavailable) Accounts(context.Context, string) ([]string, error) { return nil, u.err() }
+func (u unavailable) Operations(context.Context, string, discovery.API) (*apis.Description, error) {
+	return nil, u.err()
+}
+func (u unavailable) Tools(context.Context, string, string, discovery.API) ([]apis.Tool, error) {
+	return nil, u.err()
+}
+func (u unavailable) CallAPI(context.Context, modelapi.APICall) (*modelapi.Outcome, error) {
+	return nil, u.err()
+}
+func (u unavailable) CallTool(context.Context, modelapi.ToolCall) (*modelapi.Outcome, error) {
+	return nil, u.err()
+}
+func (u unavailable) Approval(context.Context, string) (*modelapi.ApprovalView, error) {
+	return nil, u.err()
+}
+func (u unavailable) Wait(context.Context, string, time.Duration) (*modelapi.Outcome, error) {
+	return nil, u.err()
+}
+func (u unavailable) Conversations() (*conversation.Manager, error) { return nil, u.err() }
