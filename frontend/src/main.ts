@@ -1,6 +1,6 @@
 import "./style.css";
+import * as api from "./api";
 import { mountShell } from "./app";
-import { goBackend } from "./backend";
 import { approvalsView, goApprovals, raiseWindow } from "./views/approvals";
 import { goSignIn, signInView } from "./views/signin"; // sign-in screens
 import { companiesView, goCompanies } from "./views/companies"; // sign-in screens
@@ -8,7 +8,7 @@ import { activityView, goActivity } from "./views/activity";
 import { browserView, goBrowser } from "./views/browser"; // the controlled browser (issue 9)
 import { conversationsView, goConversations } from "./views/conversations"; // conversations (issue 8)
 
-mountShell(document, goBackend, {
+mountShell(document, api.shell, {
   approvals: approvalsView(goApprovals, { raise: raiseWindow }),
   signin: signInView(goSignIn), // sign-in screens
   companies: companiesView(goCompanies), // sign-in screens
