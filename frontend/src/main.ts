@@ -1,7 +1,7 @@
 import "./style.css";
 import * as api from "./api";
 import { mountShell } from "./app";
-import { approvalsView, goApprovals, raiseWindow } from "./views/approvals";
+import { approvalsView } from "./views/approvals";
 import { signInView } from "./views/signin";
 import { companiesView } from "./views/companies";
 import { activityView } from "./views/activity";
@@ -9,7 +9,7 @@ import { browserView } from "./views/browser";
 import { conversationsView, goConversations } from "./views/conversations"; // conversations (issue 8)
 
 mountShell(document, api.shell, {
-  approvals: approvalsView(goApprovals, { raise: raiseWindow }),
+  approvals: approvalsView(api.approvals, { raise: api.raiseWindow }),
   signin: signInView(api.signIn),
   companies: companiesView(api.companies),
   browser: browserView(api.browser),
