@@ -6,13 +6,13 @@ import { signInView } from "./views/signin";
 import { companiesView } from "./views/companies";
 import { activityView } from "./views/activity";
 import { browserView } from "./views/browser";
-import { conversationsView, goConversations } from "./views/conversations"; // conversations (issue 8)
+import { conversationsView } from "./views/conversations";
 
 mountShell(document, api.shell, {
   approvals: approvalsView(api.approvals, { raise: api.raiseWindow }),
   signin: signInView(api.signIn),
   companies: companiesView(api.companies),
   browser: browserView(api.browser),
-  conversations: conversationsView(goConversations), // conversations (issue 8)
+  conversations: conversationsView(api.conversations),
   inspector: activityView(api.activity), // the model's activity (agentcore/modelapi)
 });
