@@ -13,8 +13,11 @@ const devStyles: Plugin = {
 // The window's Content-Security-Policy forbids inline script (DESIGN.md invariant 4), so the
 // build must emit only external files: no module-preload polyfill (Vite would add it to the
 // entry, which is fine, but nothing here needs it) and no inlined assets that become scripts.
-export default defineConfig({
+export default defineConfig(({ mode }) => ({
   plugins: [devStyles],
+  // The unit tests read the Go event constants in ../app to check that src/api/events.ts names
+  // the same events; nothing else may be read outside the frontend.
+  server: mode === "test" ? { fs: { allow: [".", "../app"] } } : undefined,
   build: {
     target: "es2022",
     modulePreload: { polyfill: false },
@@ -26,4 +29,4 @@ export default defineConfig({
     environment: "jsdom",
     include: ["src/**/*.test.ts"],
   },
-});
+}));

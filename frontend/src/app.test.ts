@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { mountShell } from "./app";
-import type { AppInfo, Backend, Section } from "./backend";
+import type { AppInfo, Section, ShellAPI } from "./api";
+import { FakeEvents } from "./api/testing";
 import { SECTIONS } from "./sections";
 // The real index.html, so the tests see the same skeleton the window loads.
 import indexHTML from "../index.html?raw";
@@ -8,8 +9,7 @@ import indexHTML from "../index.html?raw";
 const bodyHTML = /<body>([\s\S]*)<\/body>/.exec(indexHTML)![1];
 
 // A backend backed by plain data: the same interface the Wails bindings and the bridge serve.
-class FakeBackend implements Backend {
-  listeners = new Map<string, ((...d: unknown[]) => void)[]>();
+class FakeBackend extends FakeEvents implements ShellAPI {
   counts: Record<string, number> = {};
   statusText = "";
   failWith: string | null = null;
@@ -36,13 +36,6 @@ class FakeBackend implements Backend {
   frontendReady(): Promise<void> {
     this.readyCalls++;
     return Promise.resolve();
-  }
-  on(event: string, cb: (...d: unknown[]) => void): () => void {
-    this.listeners.set(event, [...(this.listeners.get(event) ?? []), cb]);
-    return () => {};
-  }
-  emit(event: string, ...data: unknown[]): void {
-    for (const cb of this.listeners.get(event) ?? []) cb(...data);
   }
 }
 

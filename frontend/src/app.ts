@@ -1,7 +1,6 @@
 // The window's frame: header with status line, navigation rail, and the current section.
 
-import type { AppInfo, Backend, Section } from "./backend";
-import { EVENT_SECTIONS, EVENT_STATUS } from "./backend";
+import { type AppInfo, EVENTS, type Section, type ShellAPI, describeError } from "./api";
 import { append, el, icon } from "./dom";
 import { navKey } from "./nav";
 import { SECTIONS, type SectionDef, sectionById, sectionFromHash } from "./sections";
@@ -13,7 +12,7 @@ export interface Shell {
 }
 
 // A section view fills the main area for one section. Views are registered per section id by
-// the feature modules (frontend/src/views/*.ts) in main.ts; a section without a view shows its
+// the feature modules (frontend/src/views/) in main.ts; a section without a view shows its
 // empty state. `empty` builds that empty state so a view can show it when it has nothing.
 // The returned function, if any, is called when the user leaves the section.
 export interface ViewContext {
@@ -25,11 +24,7 @@ export interface ViewContext {
 }
 export type SectionView = (host: HTMLElement, ctx: ViewContext) => void | (() => void);
 
-function describeError(err: unknown): string {
-  return typeof err === "string" ? err : err instanceof Error ? err.message : String(err);
-}
-
-export function mountShell(doc: Document, backend: Backend, views: Record<string, SectionView> = {}): Shell {
+export function mountShell(doc: Document, backend: ShellAPI, views: Record<string, SectionView> = {}): Shell {
   const win = doc.defaultView as Window;
   const rail = doc.getElementById("rail") as HTMLElement;
   const main = doc.getElementById("main") as HTMLElement;
@@ -137,7 +132,7 @@ export function mountShell(doc: Document, backend: Backend, views: Record<string
   }
 
   function setBadge(sectionId: string, count: number): void {
-    applySections([{ id: sectionId, count } as Section]);
+    applySections([{ id: sectionId, count }]);
   }
 
   function settingsDetails(): HTMLElement {
@@ -165,8 +160,8 @@ export function mountShell(doc: Document, backend: Backend, views: Record<string
     status.textContent = text || "Ready";
   }
 
-  function applySections(list: Section[]): void {
-    for (const s of list) {
+  function applySections(list: readonly Pick<Section, "id" | "count">[] | null): void {
+    for (const s of list ?? []) {
       const b = badges.get(s.id);
       const link = doc.getElementById(`nav-${s.id}`);
       if (!b || !link) continue;
@@ -186,8 +181,8 @@ export function mountShell(doc: Document, backend: Backend, views: Record<string
   win.addEventListener("hashchange", () => render(sectionFromHash(win.location.hash)));
   show(sectionFromHash(win.location.hash));
 
-  backend.on(EVENT_STATUS, (text) => setStatus(String(text ?? "")));
-  backend.on(EVENT_SECTIONS, () => {
+  backend.on(EVENTS.shellStatus, (text) => setStatus(String(text ?? "")));
+  backend.on(EVENTS.shellSections, () => {
     backend.sections().then(applySections, (err) => setStatus(`Could not read the sections: ${describeError(err)}`));
   });
 

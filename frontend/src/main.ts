@@ -1,18 +1,18 @@
 import "./style.css";
+import * as api from "./api";
 import { mountShell } from "./app";
-import { goBackend } from "./backend";
-import { approvalsView, goApprovals, raiseWindow } from "./views/approvals";
-import { goSignIn, signInView } from "./views/signin"; // sign-in screens
-import { companiesView, goCompanies } from "./views/companies"; // sign-in screens
-import { activityView, goActivity } from "./views/activity";
-import { browserView, goBrowser } from "./views/browser"; // the controlled browser (issue 9)
-import { conversationsView, goConversations } from "./views/conversations"; // conversations (issue 8)
+import { approvalsView } from "./views/approvals";
+import { signInView } from "./views/signin";
+import { companiesView } from "./views/companies";
+import { activityView } from "./views/activity";
+import { browserView } from "./views/browser";
+import { conversationsView } from "./views/conversations";
 
-mountShell(document, goBackend, {
-  approvals: approvalsView(goApprovals, { raise: raiseWindow }),
-  signin: signInView(goSignIn), // sign-in screens
-  companies: companiesView(goCompanies), // sign-in screens
-  browser: browserView(goBrowser), // the controlled browser (issue 9)
-  conversations: conversationsView(goConversations), // conversations (issue 8)
-  inspector: activityView(goActivity), // the model's activity (agentcore/modelapi)
+mountShell(document, api.shell, {
+  approvals: approvalsView(api.approvals, { raise: api.raiseWindow }),
+  signin: signInView(api.signIn),
+  companies: companiesView(api.companies),
+  browser: browserView(api.browser),
+  conversations: conversationsView(api.conversations),
+  inspector: activityView(api.activity), // the model's activity (agentcore/modelapi)
 });

@@ -1,26 +1,18 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { type ActivityBackend, type ActivityEntry, activityView, durationOf, statusKind, statusWords, EVENT_ACTIVITY } from "./activity";
+import { type ActivityEntry, EVENTS } from "../api";
+import { FakeEvents } from "../api/testing";
+import { type ActivityBackend, activityView, durationOf, statusKind, statusWords } from "./activity";
 import type { ViewContext } from "../app";
 
-class FakeActivity implements ActivityBackend {
+class FakeActivity extends FakeEvents implements ActivityBackend {
   entries: ActivityEntry[] = [];
   fail: string | null = null;
-  listeners = new Map<string, (() => void)[]>();
   list(): Promise<ActivityEntry[] | null> {
     if (this.fail) return Promise.reject(new Error(this.fail));
     return Promise.resolve(this.entries.length ? this.entries : null);
   }
   info() {
     return Promise.resolve({ socket: "/run/user/1000/poppydesk/mcp.sock", listening: true, problem: "" });
-  }
-  on(event: string, cb: () => void) {
-    const l = this.listeners.get(event) ?? [];
-    l.push(cb);
-    this.listeners.set(event, l);
-    return () => this.listeners.set(event, (this.listeners.get(event) ?? []).filter((x) => x !== cb));
-  }
-  emit(event: string) {
-    for (const cb of this.listeners.get(event) ?? []) cb();
   }
 }
 
@@ -104,11 +96,11 @@ describe("activity view", () => {
     expect(rows[0].querySelector(".activity-company")?.textContent).toBe('<img src=x onerror="alert(1)">');
     expect(host.querySelector("img")).toBeNull();
     be.entries = [entry(3), ...be.entries];
-    be.emit(EVENT_ACTIVITY);
+    be.emit(EVENTS.activityChanged);
     await flush();
     expect(host.querySelectorAll("tbody tr").length).toBe(3);
     if (typeof leave === "function") leave();
-    expect(be.listeners.get(EVENT_ACTIVITY)?.length).toBe(0);
+    expect(be.listening(EVENTS.activityChanged)).toBe(0);
   });
 
   it("says when the activity cannot be read", async () => {

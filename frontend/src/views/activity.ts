@@ -4,58 +4,12 @@
 // arguments and nothing a Company wrote; every text is set with textContent (dom.ts). Nothing
 // here decides anything.
 
+import { type ActivityAPI, type ActivityEntry, EVENTS, describeError } from "../api";
 import { el } from "../dom";
 import type { SectionView } from "../app";
 
-// ---- the JSON app.Activity returns (app/activity.go) ----
-
-export interface ActivityEntry {
-  seq: number;
-  tool: string;
-  company: string;
-  at: string; // RFC 3339
-  status: string;
-  durationMs: number;
-  approvalId: string;
-}
-
-export interface ActivityInfo {
-  socket: string;
-  listening: boolean;
-  problem: string;
-}
-
-export const EVENT_ACTIVITY = "activity:changed";
-
-export interface ActivityBackend {
-  list(limit: number): Promise<ActivityEntry[] | null>;
-  info(): Promise<ActivityInfo>;
-  on(event: string, cb: (...data: unknown[]) => void): () => void;
-}
-
-interface GoActivity {
-  List(limit: number): Promise<ActivityEntry[] | null>;
-  Info(): Promise<ActivityInfo>;
-}
-
-function goService(): GoActivity {
-  // A local view of window.go (no global declaration, so other views can declare theirs).
-  const svc = (window as unknown as { go?: { app?: { Activity?: GoActivity } } }).go?.app?.Activity;
-  if (!svc) throw new Error("the Activity service is not bound in this window");
-  return svc;
-}
-
-// goActivity reaches app.Activity the way the generated Wails bindings do (window.go.app.*), in
-// the desktop window and in the browser-testable bridge alike.
-export const goActivity: ActivityBackend = {
-  // Through a promise, so a window without the service shows why instead of failing to render.
-  list: (limit) => Promise.resolve().then(() => goService().List(limit)),
-  info: () => Promise.resolve().then(() => goService().Info()),
-  on(event, cb) {
-    const off = window.runtime?.EventsOnMultiple(event, cb, -1);
-    return typeof off === "function" ? off : () => {};
-  },
-};
+// ActivityBackend is what the view needs from Go: app.Activity (api.activity, or a test's fake).
+export type ActivityBackend = ActivityAPI;
 
 // ---- pure helpers (tested in activity.test.ts) ----
 
@@ -157,7 +111,7 @@ export function activityView(backend: ActivityBackend): SectionView {
         const e = ctx.empty();
         e.classList.add("problem");
         const text = e.querySelector(".empty-text");
-        if (text) text.textContent = "The model's activity could not be read: " + (err instanceof Error ? err.message : String(err));
+        if (text) text.textContent = "The model's activity could not be read: " + describeError(err);
         body.replaceChildren(e);
       }
     };
@@ -171,7 +125,7 @@ export function activityView(backend: ActivityBackend): SectionView {
       .catch(() => {
         where.textContent = "";
       });
-    const off = backend.on(EVENT_ACTIVITY, () => void load());
+    const off = backend.on(EVENTS.activityChanged, () => void load());
     void load();
     return () => {
       gen++;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { browserView, joinLine, safeShot, EVENT_BROWSER, type BrowserBackend, type BrowserState } from "./browser";
+import { type BrowserState, EVENTS } from "../api";
+import { FakeEvents } from "../api/testing";
+import { browserView, joinLine, safeShot, type BrowserBackend } from "./browser";
 import type { ViewContext } from "../app";
 
 const base: BrowserState = {
@@ -8,13 +10,11 @@ const base: BrowserState = {
   screenshot: "data:image/png;base64,iVBORw0KGgo=", visible: false, updated: "", problem: "",
 };
 
-class Fake implements BrowserBackend {
+class Fake extends FakeEvents implements BrowserBackend {
   s: BrowserState = base;
   shown = 0;
-  cbs: (() => void)[] = [];
   state() { return Promise.resolve(this.s); }
   showWindow() { this.shown++; return Promise.resolve(); }
-  on(_e: string, cb: () => void) { this.cbs.push(cb); return () => {}; }
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
@@ -41,11 +41,10 @@ describe("browser view", () => {
     expect(host.querySelector("#browser-shot")?.getAttribute("src")).toBe(base.screenshot);
     expect(host.querySelector("b")).toBeNull();
     f.s = { ...base, url: "https://shop.localhost:8443/account", signedIn: false };
-    f.cbs.forEach((cb) => cb());
+    f.emit(EVENTS.browserChanged);
     await flush();
     expect(host.querySelector("#browser-url")?.textContent).toBe("https://shop.localhost:8443/account");
     (host.querySelector("#browser-show") as HTMLButtonElement).click();
     expect(f.shown).toBe(1);
-    expect(EVENT_BROWSER).toBe("browser:changed");
   });
 });

@@ -4,52 +4,12 @@
 // watch. Every text is set with textContent (dom.ts); the screenshot is only ever a data: PNG.
 // Nothing here decides anything or authorizes a join.
 
+import { type BrowserAPI, type BrowserState, EVENTS, describeError } from "../api";
 import { el } from "../dom";
 import type { SectionView } from "../app";
 
-export interface BrowserState {
-  open: boolean;
-  company: string;
-  companyName: string;
-  account: string;
-  url: string;
-  joined: boolean;
-  signedIn: boolean;
-  scopes: string[] | null;
-  joinText: string;
-  screenshot: string;
-  visible: boolean;
-  updated: string;
-  problem: string;
-}
-
-export const EVENT_BROWSER = "browser:changed";
-
-export interface BrowserBackend {
-  state(): Promise<BrowserState>;
-  showWindow(): Promise<void>;
-  on(event: string, cb: (...data: unknown[]) => void): () => void;
-}
-
-interface GoBrowser {
-  State(): Promise<BrowserState>;
-  ShowWindow(): Promise<void>;
-}
-
-function goService(): GoBrowser {
-  const svc = (window as unknown as { go?: { app?: { Browser?: GoBrowser } } }).go?.app?.Browser;
-  if (!svc) throw new Error("the Browser service is not bound in this window");
-  return svc;
-}
-
-export const goBrowser: BrowserBackend = {
-  state: () => Promise.resolve().then(() => goService().State()),
-  showWindow: () => Promise.resolve().then(() => goService().ShowWindow()),
-  on(event, cb) {
-    const off = window.runtime?.EventsOnMultiple(event, cb, -1);
-    return typeof off === "function" ? off : () => {};
-  },
-};
+// BrowserBackend is what the view needs from Go: app.Browser (api.browser, or a test's fake).
+export type BrowserBackend = BrowserAPI;
 
 // joinLine says the join state in plain words.
 export function joinLine(s: BrowserState): string {
@@ -79,7 +39,7 @@ export function browserView(backend: BrowserBackend): SectionView {
       const note = el("p", { class: "browser-note" });
       button.addEventListener("click", () => {
         backend.showWindow().catch((err) => {
-          note.textContent = "The window could not open: " + (err instanceof Error ? err.message : String(err));
+          note.textContent = "The window could not open: " + describeError(err);
         });
       });
       const parts: HTMLElement[] = [
@@ -104,11 +64,11 @@ export function browserView(backend: BrowserBackend): SectionView {
         const e = ctx.empty();
         e.classList.add("problem");
         const text = e.querySelector(".empty-text");
-        if (text) text.textContent = "The browser's state could not be read: " + (err instanceof Error ? err.message : String(err));
+        if (text) text.textContent = "The browser's state could not be read: " + describeError(err);
         body.replaceChildren(e);
       }
     };
-    const off = backend.on(EVENT_BROWSER, () => void load());
+    const off = backend.on(EVENTS.browserChanged, () => void load());
     void load();
     return () => {
       gen++;

@@ -6,25 +6,11 @@
 
 import { append, el } from "../dom";
 import type { SectionView, ViewContext } from "../app";
-import * as Go from "../../wailsjs/go/app/Companies";
-import { type AccountStatus, type CompanyCard, EVENT_COMPANIES_CHANGED, describeError, offeredWords, openSignIn } from "./signin";
+import { type AccountStatus, type CompaniesAPI, type CompanyEntry, type CompanyList, EVENTS, describeError } from "../api";
+import { offeredWords, openSignIn } from "./signin";
 
-export interface CompanyEntry {
-  company: CompanyCard;
-  accounts: AccountStatus[] | null;
-  problem?: string;
-}
-export interface CompanyList {
-  companies: CompanyEntry[] | null;
-}
-
-export interface CompaniesBackend {
-  list(): Promise<CompanyList>;
-  discover(domain: string): Promise<CompanyEntry>;
-  signOut(company: string, account: string): Promise<void>;
-  forget(company: string): Promise<void>;
-  on(event: string, cb: (...data: unknown[]) => void): () => void;
-}
+// CompaniesBackend is what the view needs from Go: app.Companies (api.companies, or a test's fake).
+export type CompaniesBackend = CompaniesAPI;
 
 // accountWords describes one signed-in account.
 export function accountWords(a: AccountStatus): string {
@@ -158,7 +144,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
       list.replaceChildren(ul);
     }
 
-    const off = backend.on(EVENT_COMPANIES_CHANGED, () => void load());
+    const off = backend.on(EVENTS.companiesChanged, () => void load());
     void load();
     return () => {
       gone = true;
@@ -171,27 +157,3 @@ export function companiesView(backend: CompaniesBackend): SectionView {
 export function cssId(s: string): string {
   return s.replace(/[^A-Za-z0-9_-]/g, "_");
 }
-
-function safe<T>(f: () => Promise<T>): Promise<T> {
-  try {
-    return f();
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
-
-interface RuntimeEvents {
-  EventsOnMultiple(name: string, cb: (...data: unknown[]) => void, max: number): (() => void) | void;
-}
-
-export const goCompanies: CompaniesBackend = {
-  list: () => safe(() => Go.List() as unknown as Promise<CompanyList>),
-  discover: (d) => safe(() => Go.Discover(d) as unknown as Promise<CompanyEntry>),
-  signOut: (c, a) => safe(() => Go.SignOut(c, a)),
-  forget: (c) => safe(() => Go.Forget(c)),
-  on(event, cb) {
-    const rt = (window as unknown as { runtime?: RuntimeEvents }).runtime;
-    const off = rt?.EventsOnMultiple(event, cb, -1);
-    return typeof off === "function" ? off : () => {};
-  },
-};

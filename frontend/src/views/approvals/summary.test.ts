@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { renderSummary, type Summary } from "./summary";
+import type { Summary } from "../../api";
+import { renderSummary } from "./summary";
 
 // What agentcore/operations.RenderSummary returns for the reference Company's summary-hostile
 // fault (links, an image, raw HTML, bidi controls, a zero-width space, a heading).

@@ -7,32 +7,7 @@
 // strong, span, pre. Links, images and HTML therefore appear as the literal text the Company
 // wrote, and nothing in a summary can load content or send the User elsewhere.
 
-// The JSON shape of operations.Summary (agentcore/operations/render.go).
-export interface SummaryInline {
-  text: string;
-  emphasis?: boolean;
-  strong?: boolean;
-  literal?: boolean;
-  invisible?: boolean;
-}
-export interface SummaryBlock {
-  kind: "paragraph" | "list" | "literal" | string;
-  inlines?: SummaryInline[] | null;
-  ordered?: boolean;
-  start?: number;
-  items?: { blocks: SummaryBlock[] | null }[] | null;
-}
-export interface SummaryWarning {
-  code: string;
-  code_point: string;
-  count: number;
-  message: string;
-}
-export interface Summary {
-  blocks: SummaryBlock[] | null;
-  plain_text: string;
-  warnings?: SummaryWarning[] | null;
-}
+import type { Summary, SummaryBlock, SummaryInline } from "../../api";
 
 // The deepest list nesting rendered as lists; deeper content is flattened into its item (the
 // engine already caps nesting at operations.MaxListDepth).

@@ -1,0 +1,8 @@
+// The one way the window reaches Go: the bound services, their data types, the events and the
+// wording of failures. Views import from here, never from wailsjs/ or window.go.
+
+export * from "./types";
+export { EVENTS, onEvent, type ApprovalChange, type ConversationChange, type EventData, type EventName, type Listener, type Subscribe } from "./events";
+export { describeError } from "./errors";
+export { raiseWindow } from "./runtime";
+export * from "./services";

@@ -1,0 +1,67 @@
+// What the window finds on `window`: the bound Go services (window.go.app.<Service>.<Method>,
+// defined by Wails in the desktop window and by the shim of app/webbridge in the
+// browser-testable mode) and the runtime's events and window functions. The services' types are
+// those of the generated bindings in wailsjs/go/app/.
+
+import type * as Activity from "../../wailsjs/go/app/Activity";
+import type * as Approvals from "../../wailsjs/go/app/Approvals";
+import type * as Browser from "../../wailsjs/go/app/Browser";
+import type * as Companies from "../../wailsjs/go/app/Companies";
+import type * as Conversations from "../../wailsjs/go/app/Conversations";
+import type * as Shell from "../../wailsjs/go/app/Shell";
+import type * as SignIn from "../../wailsjs/go/app/SignIn";
+
+// GoServices are the structs app/ binds to the window, by name.
+export interface GoServices {
+  Shell: typeof Shell;
+  Approvals: typeof Approvals;
+  SignIn: typeof SignIn;
+  Companies: typeof Companies;
+  Conversations: typeof Conversations;
+  Browser: typeof Browser;
+  Activity: typeof Activity;
+}
+export type ServiceName = keyof GoServices;
+
+// The part of the Wails runtime the window uses. EventsOnMultiple is declared as Wails declares
+// it (wailsjs/runtime/runtime.d.ts): the runtime calls a listener with the JSON values Go
+// emitted, unchecked. What each event carries is declared once, in events.ts, and only onEvent
+// calls this.
+export interface WailsRuntime {
+  EventsOnMultiple(name: string, cb: (...data: any[]) => void, max: number): (() => void) | void;
+  WindowShow?: () => void;
+  WindowUnminimise?: () => void;
+}
+
+declare global {
+  interface Window {
+    // A window may bind only some services (a test page binding only the shell, an older core),
+    // so each service, and each method, may be missing.
+    go?: { app?: { [S in ServiceName]?: Partial<GoServices[S]> } };
+    runtime?: WailsRuntime;
+  }
+}
+
+// isBound says whether the service is bound to this window.
+export function isBound(service: ServiceName): boolean {
+  return !!window.go?.app?.[service];
+}
+
+// call runs f, a call of the generated binding of service. It rejects, rather than throws, when
+// the service is not bound or the binding throws, so every caller handles one kind of failure.
+export function call<T>(service: ServiceName, f: () => Promise<T>): Promise<T> {
+  if (!isBound(service)) return Promise.reject(new Error(`the ${service} service is not bound in this window`));
+  try {
+    return f();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+// raiseWindow brings the desktop window forward; the browser-testable bridge has no such
+// functions, so it does nothing there.
+export function raiseWindow(): void {
+  const rt = window.runtime;
+  rt?.WindowUnminimise?.();
+  rt?.WindowShow?.();
+}

@@ -1,0 +1,116 @@
+// The bound Go services, one object each, wrapping every method of the generated bindings
+// (wailsjs/go/app/*): the method's name in lower camel case, the same arguments, a promise of
+// its data (types.ts). Each object also carries `on`, the window's one event subscription, so a
+// view gets all it needs from Go in one argument and a test fakes it in one object.
+
+import * as Activity from "../../wailsjs/go/app/Activity";
+import * as Approvals from "../../wailsjs/go/app/Approvals";
+import * as Browser from "../../wailsjs/go/app/Browser";
+import * as Companies from "../../wailsjs/go/app/Companies";
+import * as Conversations from "../../wailsjs/go/app/Conversations";
+import * as Shell from "../../wailsjs/go/app/Shell";
+import * as SignIn from "../../wailsjs/go/app/SignIn";
+import { onEvent, type Subscribe } from "./events";
+import { call, isBound } from "./runtime";
+import type * as T from "./types";
+
+// Wrapping is what a service object must provide for the generated module M: one function per
+// bound method, taking that method's arguments. `satisfies` checks that none is missing or extra.
+type Wrapping<M> = {
+  [K in keyof M as Uncapitalize<K & string>]: M[K] extends (...args: infer A) => unknown ? (...args: A) => Promise<unknown> : never;
+};
+type Service<M> = Wrapping<M> & { on: Subscribe };
+
+const shellCalls = {
+  info: (): Promise<T.AppInfo> => call("Shell", () => Shell.Info()),
+  sections: (): Promise<T.Section[] | null> => call("Shell", () => Shell.Sections()),
+  status: (): Promise<string> => call("Shell", () => Shell.Status()),
+  // frontendReady reports that the window has shown its first data.
+  frontendReady: (): Promise<void> => call("Shell", () => Shell.FrontendReady()),
+} satisfies Wrapping<typeof Shell>;
+export const shell = { ...shellCalls, on: onEvent } satisfies Service<typeof Shell>;
+export type ShellAPI = typeof shell;
+
+// A window without app.Approvals (an older core, a test page binding only the shell) shows the
+// plain empty state: no problem to report and nothing listed.
+const approvalsCalls = {
+  status: (): Promise<T.ApprovalsStatus> =>
+    isBound("Approvals")
+      ? call("Approvals", () => Approvals.Status())
+      : Promise.resolve({ available: false, problem: "", demo: false, demoCompany: "" }),
+  list: (): Promise<T.ApprovalItem[] | null> => (isBound("Approvals") ? call("Approvals", () => Approvals.List()) : Promise.resolve([])),
+  get: (id: string): Promise<T.ApprovalItem> => call("Approvals", () => Approvals.Get(id)),
+  // approve sends the decision for the revision and digest the user saw.
+  approve: (id: string, revision: string, digest: string): Promise<T.Outcome> =>
+    call("Approvals", () => Approvals.Approve(id, revision, digest)),
+  decline: (id: string, revision: string): Promise<void> => call("Approvals", () => Approvals.Decline(id, revision)),
+  checkOutcome: (id: string): Promise<T.Outcome> => call("Approvals", () => Approvals.CheckOutcome(id)),
+  startDemoExchange: (kind: string): Promise<string> => call("Approvals", () => Approvals.StartDemoExchange(kind)),
+  // runExampleAgent starts the scripted example agent (demo mode; a user gesture).
+  runExampleAgent: (): Promise<void> => call("Approvals", () => Approvals.RunExampleAgent()),
+  exampleAgent: (): Promise<T.ExampleAgentRun> => call("Approvals", () => Approvals.ExampleAgent()),
+} satisfies Wrapping<typeof Approvals>;
+export const approvals = { ...approvalsCalls, on: onEvent } satisfies Service<typeof Approvals>;
+export type ApprovalsAPI = typeof approvals;
+
+const signInCalls = {
+  // plan says what a sign-in would ask for; it starts nothing.
+  plan: (company: string, account: string, requestId: string): Promise<T.SignInPlan> =>
+    call("SignIn", () => SignIn.Plan(company, account, requestId)),
+  startDirect: (company: string, account: string, scopes: string[], requestId: string): Promise<T.FlowView> =>
+    call("SignIn", () => SignIn.StartDirect(company, account, scopes, requestId)),
+  startDevice: (company: string, account: string, scopes: string[], requestId: string): Promise<T.FlowView> =>
+    call("SignIn", () => SignIn.StartDevice(company, account, scopes, requestId)),
+  cancel: (id: string): Promise<void> => call("SignIn", () => SignIn.Cancel(id)),
+  current: (): Promise<T.FlowView | null> => call("SignIn", () => SignIn.Current()),
+  flow: (id: string): Promise<T.FlowView> => call("SignIn", () => SignIn.Flow(id)),
+  requests: (): Promise<T.ModelRequest[] | null> => call("SignIn", () => SignIn.Requests()),
+  dismissRequest: (id: string): Promise<void> => call("SignIn", () => SignIn.DismissRequest(id)),
+} satisfies Wrapping<typeof SignIn>;
+export const signIn = { ...signInCalls, on: onEvent } satisfies Service<typeof SignIn>;
+export type SignInAPI = typeof signIn;
+
+const companiesCalls = {
+  list: (): Promise<T.CompanyList> => call("Companies", () => Companies.List()),
+  discover: (domain: string): Promise<T.CompanyEntry> => call("Companies", () => Companies.Discover(domain)),
+  signOut: (company: string, account: string): Promise<void> => call("Companies", () => Companies.SignOut(company, account)),
+  forget: (company: string): Promise<void> => call("Companies", () => Companies.Forget(company)),
+} satisfies Wrapping<typeof Companies>;
+export const companies = { ...companiesCalls, on: onEvent } satisfies Service<typeof Companies>;
+export type CompaniesAPI = typeof companies;
+
+const conversationsCalls = {
+  status: (): Promise<T.ConversationsStatus> => call("Conversations", () => Conversations.Status()),
+  companies: (): Promise<T.ConversationCompany[] | null> => call("Conversations", () => Conversations.Companies()),
+  list: (company: string): Promise<T.ConversationState[] | null> => call("Conversations", () => Conversations.List(company)),
+  open: (company: string, id: string): Promise<T.ConversationState> => call("Conversations", () => Conversations.Open(company, id)),
+  state: (company: string, id: string): Promise<T.ConversationState> => call("Conversations", () => Conversations.State(company, id)),
+  entries: (company: string, id: string, from: number, limit: number): Promise<T.ConversationPage> =>
+    call("Conversations", () => Conversations.Entries(company, id, from, limit)),
+  start: (company: string, text: string): Promise<T.ConversationState> => call("Conversations", () => Conversations.Start(company, text)),
+  send: (company: string, id: string, text: string): Promise<T.ConversationState> =>
+    call("Conversations", () => Conversations.Send(company, id, text)),
+  handoff: (company: string, id: string): Promise<T.ConversationState> => call("Conversations", () => Conversations.Handoff(company, id)),
+  close: (company: string, id: string): Promise<T.ConversationState> => call("Conversations", () => Conversations.Close(company, id)),
+  // acceptUserRequest is the only way a Direct Conversation is accepted (spec 8.10).
+  acceptUserRequest: (company: string, parentId: string, eventId: string): Promise<T.ConversationState> =>
+    call("Conversations", () => Conversations.AcceptUserRequest(company, parentId, eventId)),
+  declineUserRequest: (company: string, parentId: string, eventId: string): Promise<T.ConversationState> =>
+    call("Conversations", () => Conversations.DeclineUserRequest(company, parentId, eventId)),
+} satisfies Wrapping<typeof Conversations>;
+export const conversations = { ...conversationsCalls, on: onEvent } satisfies Service<typeof Conversations>;
+export type ConversationsAPI = typeof conversations;
+
+const browserCalls = {
+  state: (): Promise<T.BrowserState> => call("Browser", () => Browser.State()),
+  showWindow: (): Promise<void> => call("Browser", () => Browser.ShowWindow()),
+} satisfies Wrapping<typeof Browser>;
+export const browser = { ...browserCalls, on: onEvent } satisfies Service<typeof Browser>;
+export type BrowserAPI = typeof browser;
+
+const activityCalls = {
+  list: (limit: number): Promise<T.ActivityEntry[] | null> => call("Activity", () => Activity.List(limit)),
+  info: (): Promise<T.ActivityInfo> => call("Activity", () => Activity.Info()),
+} satisfies Wrapping<typeof Activity>;
+export const activity = { ...activityCalls, on: onEvent } satisfies Service<typeof Activity>;
+export type ActivityAPI = typeof activity;

@@ -1,0 +1,89 @@
+// Test fixtures of the Approvals section: an approval item as app.Approvals sends it, a fake
+// app.Approvals, and DOM helpers.
+
+import type { ApprovalItem, Outcome } from "../../api";
+import { FakeEvents } from "../../api/testing";
+import type { ApprovalsBackend } from "./view";
+
+export const T0 = Date.parse("2026-10-08T19:00:00Z");
+
+export function item(over: Partial<ApprovalItem> = {}, rev = "1791487200-k3Jd9Qx2mW8v", expiresInMs = 10 * 60_000): ApprovalItem {
+  return {
+    id: "apr_1",
+    company: "https://auth.shop.localhost:8443",
+    companyName: "Poppy Outfitters",
+    companyDomain: "shop.localhost:8443",
+    account: "acct_demo",
+    sid: "sid_abc",
+    interface: "api",
+    state: "pending",
+    decidable: true,
+    current: {
+      operationId: "exc_5Rt2",
+      revision: rev,
+      summary: { blocks: [{ kind: "paragraph", inlines: [{ text: "Exchange the Stormline Jacket (M) for $70.00 more." }] }], plain_text: "Exchange…" },
+      summaryText: "Exchange the Stormline Jacket (M) for $70.00 more.",
+      terms: [
+        { path: "/order_id", value: '"ord_7Hk2"' },
+        { path: "/price_difference/amount", value: '"70.00"' },
+      ],
+      expiresAt: new Date(T0 + expiresInMs).toISOString(),
+      digest: "digest-" + rev,
+    },
+    warnings: [],
+    request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_4Qa"}', tool: "", arguments: "" },
+    created: new Date(T0).toISOString(),
+    updated: new Date(T0).toISOString(),
+    ...over,
+  };
+}
+
+export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
+  items: ApprovalItem[] = [];
+  approvals: [string, string, string][] = [];
+  declines: [string, string][] = [];
+  outcome: Outcome = { status: "done", approvalId: "apr_1", httpStatus: 201, body: '{"exchange":{"status":"confirmed"}}', text: "Exchange confirmed.", message: "Done: the Company performed it." };
+  demo = false;
+  status() {
+    return Promise.resolve({ available: true, problem: "", demo: this.demo, demoCompany: "Poppy Outfitters" });
+  }
+  list() {
+    return Promise.resolve(this.items);
+  }
+  get(id: string) {
+    const it = this.items.find((i) => i.id === id);
+    return it ? Promise.resolve(it) : Promise.reject("no such approval");
+  }
+  approve(id: string, revision: string, digest: string) {
+    this.approvals.push([id, revision, digest]);
+    return Promise.resolve(this.outcome);
+  }
+  decline(id: string, revision: string) {
+    this.declines.push([id, revision]);
+    return Promise.resolve();
+  }
+  checkOutcome() {
+    return Promise.resolve(this.outcome);
+  }
+  startDemoExchange(kind: string) {
+    return Promise.resolve("requested " + kind);
+  }
+  agentRuns = 0;
+  runExampleAgent() {
+    this.agentRuns++;
+    return Promise.resolve();
+  }
+  exampleAgent() {
+    return Promise.resolve({ running: false, lines: [] as string[], error: "" });
+  }
+}
+
+export function key(target: Element, k: string, shift = false): KeyboardEvent {
+  const ev = new KeyboardEvent("keydown", { key: k, shiftKey: shift, bubbles: true, cancelable: true });
+  target.dispatchEvent(ev);
+  return ev;
+}
+
+export const $ = (id: string) => document.getElementById(id) as HTMLElement;
+export const approveBtn = () => $("approve-button") as HTMLButtonElement;
+

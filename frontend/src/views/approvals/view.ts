@@ -1,0 +1,158 @@
+// The Approvals section: the list of approvals (list.ts), the dialog (dialog.ts) and, in demo
+// mode, the demo card (demo.ts). It listens, for the window's whole life, for new approvals: one
+// arriving brings the window forward and opens the dialog (switching to the Approvals section if
+// needed).
+
+import { type ApprovalChange, type ApprovalItem, type ApprovalsAPI, type ApprovalsStatus, EVENTS, describeError } from "../../api";
+import type { SectionView, ViewContext } from "../../app";
+import { el } from "../../dom";
+import { DemoCard, agentRunOf } from "./demo";
+import { ApprovalDialog, type DialogOptions } from "./dialog";
+import { approvalGroups } from "./list";
+
+// ApprovalsBackend is what the section needs from Go: app.Approvals (api.approvals, or a test's
+// fake).
+export type ApprovalsBackend = ApprovalsAPI;
+
+export interface ApprovalsOptions extends DialogOptions {
+  // raise brings the window to the front when a new approval arrives (the Wails runtime in the
+  // desktop window; nothing in the browser-testable bridge).
+  raise?: () => void;
+}
+
+const isFresh = (ev: ApprovalChange): boolean => ev.kind === "created" || ev.kind === "revision";
+
+export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions = {}): SectionView {
+  let mounted: { refresh: (ev?: ApprovalChange) => void } | null = null;
+  let pendingOpen = "";
+  let dialog: ApprovalDialog | null = null;
+
+  backend.on(EVENTS.approvalsChanged, (data) => {
+    const ev: ApprovalChange = data ?? { kind: "", id: "", state: "" };
+    const fresh = isFresh(ev);
+    if (fresh) {
+      try {
+        opts.raise?.();
+      } catch (err) {
+        console.error("bringing the window forward failed", err);
+      }
+    }
+    if (mounted) {
+      mounted.refresh(ev);
+    } else if (fresh && ev.id) {
+      pendingOpen = ev.id;
+      const win = document.defaultView;
+      if (win) win.location.hash = "#/approvals";
+    }
+  });
+
+  return (host: HTMLElement, ctx: ViewContext) => {
+    // The empty state at once (replaced when the list has loaded), so the section never flashes
+    // blank.
+    const listHost = el("div", { class: "approvals-list", id: "approvals-list" }, ctx.empty());
+    host.append(listHost);
+    if (!dialog) dialog = new ApprovalDialog(document, backend, opts);
+    const dlg = dialog;
+    const demo = new DemoCard(backend);
+    let status: ApprovalsStatus = { available: true, problem: "", demo: false, demoCompany: "" };
+    let gone = false;
+
+    const openItem = async (id: string) => {
+      try {
+        const item = await backend.get(id);
+        if (gone) return;
+        if (dlg.isOpen && dlg.current?.id === id) dlg.update(item);
+        else dlg.open(item);
+      } catch (err) {
+        ctx.setStatus(`Could not open the approval: ${describeError(err)}`);
+      }
+    };
+    dlg.onDecided = () => void load();
+    dlg.onClosed = () => void load();
+
+    const load = async (): Promise<ApprovalItem[]> => {
+      let items: ApprovalItem[] = [];
+      try {
+        items = (await backend.list()) ?? [];
+      } catch (err) {
+        if (!gone) listHost.replaceChildren(el("p", { class: "result-error", role: "alert" }, `Could not read the approvals: ${describeError(err)}`));
+        return [];
+      }
+      if (gone) return items;
+      ctx.setBadge("approvals", items.filter((i) => i.decidable).length);
+      renderList(items);
+      return items;
+    };
+
+    const renderList = (items: ApprovalItem[]) => {
+      if (items.length === 0) {
+        const empty = ctx.empty();
+        if (!status.available && status.problem) {
+          const p = empty.querySelector(".empty-text");
+          if (p) p.textContent = status.problem;
+          empty.classList.add("problem");
+        }
+        const nodes: Node[] = [empty];
+        if (status.available && status.demo) nodes.push(demo.card(status.demoCompany));
+        listHost.replaceChildren(...nodes);
+        return;
+      }
+      const nodes: Node[] = approvalGroups(items, {
+        open: (id) => void openItem(id),
+        check: (id) => void openItem(id).then(() => dlg.checkNow()),
+      });
+      if (status.demo) nodes.push(demo.card(status.demoCompany));
+      listHost.replaceChildren(...nodes);
+    };
+
+    const offAgent = backend.on(EVENTS.exampleAgent, (data) => {
+      if (!gone) demo.show(agentRunOf(data));
+    });
+
+    mounted = {
+      refresh: (ev?: ApprovalChange) => {
+        void load().then(() => {
+          if (!ev || !ev.id || gone) return;
+          const fresh = isFresh(ev);
+          if (dlg.isOpen && dlg.current?.id === ev.id) void openItem(ev.id);
+          else if (fresh && !dlg.isOpen) void openItem(ev.id);
+          else if (fresh) ctx.setStatus("Another approval arrived; it is in the Approvals list.");
+        });
+      },
+    };
+
+    void backend.status().then(
+      (s) => {
+        status = s;
+        if (!s.available && s.problem) ctx.setStatus(s.problem);
+        if (s.demo) {
+          void backend.exampleAgent().then(
+            (r) => {
+              if (gone || !r) return;
+              demo.show(agentRunOf(r));
+            },
+            () => undefined,
+          );
+        }
+        return load();
+      },
+      (err) => {
+        ctx.setStatus(`Approvals are unavailable: ${describeError(err)}`);
+        return load();
+      },
+    ).then(() => {
+      if (pendingOpen && !gone) {
+        const id = pendingOpen;
+        pendingOpen = "";
+        void openItem(id);
+      }
+    });
+
+    return () => {
+      gone = true;
+      mounted = null;
+      offAgent();
+      dlg.close();
+    };
+  };
+}

@@ -1,0 +1,3 @@
+// The Conversations section.
+
+export { conversationsView, type ConversationsBackend, type ConversationsOptions } from "./view";
