@@ -58,8 +58,6 @@ type BrowserProvider interface {
 	Browser() BrowserActions
 }
 
-func init() { Register(registerBrowserTools) }
-
 const browserCompanyProps = `"company": {"type": "string", "description": "The Company's identifier or domain, as discover_company returned it."},
     "account": {"type": "string", "description": "The account label to browse as (its own Session); omit to browse signed out."}`
 
@@ -82,7 +80,7 @@ func MissingScopes(alerts []string) []string {
 	return out
 }
 
-func registerBrowserTools(s *mcp.Server, d Deps) {
+func addBrowserTools(s *mcp.Server, d Deps) {
 	get := func() (BrowserActions, *Reply) {
 		if p, ok := d.Actions.(BrowserProvider); ok {
 			if b := p.Browser(); b != nil {
