@@ -117,17 +117,6 @@ func Describe(co *discovery.Company, names, held []string) []ScopeInfo {
 	return out
 }
 
-// PlanSignIn returns what a sign-in for the task's needed scopes would request at the Company
-// for account, with descriptions and hints, for the window to show before the User decides
-// (spec 4.7). It starts nothing.
-func (c *Client) PlanSignIn(ctx context.Context, co *discovery.Company, account string, needed []string) ([]ScopeInfo, error) {
-	held, err := c.Held(ctx, co.Identifier, account)
-	if err != nil {
-		return nil, err
-	}
-	return Describe(co, Plan(needed, held), held), nil
-}
-
 // ScopeChoice is one scope on the sign-in screen (spec 4.7): the scope as [Describe] gives it,
 // whether the model's sign-in request names it, and whether its checkbox starts ticked.
 type ScopeChoice struct {
