@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -479,7 +477,7 @@ func convertRevision(v *approvals.OperationView) ApprovalRevision {
 		Revision:    v.Revision,
 		Summary:     v.Summary,
 		SummaryText: visible(v.SummaryText),
-		Terms:       TermRows(v.Terms),
+		Terms:       termRowsOf(operations.TermRows(v.Terms)),
 		ExpiresAt:   timeText(v.ExpiresAt),
 		Digest:      v.Digest,
 	}
@@ -513,99 +511,14 @@ func jsonText(raw json.RawMessage) string {
 	return visible(b.String())
 }
 
-// TermRows flattens terms (a JSON object) into rows of JSON Pointer → value, in the order the
-// Company wrote them. Values are JSON text (strings quoted, numbers as written), with invisible
-// characters made visible. Terms that are not valid JSON come back as one row for "" holding
-// the text.
-func TermRows(raw json.RawMessage) []TermRow {
-	rows := []TermRow{}
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return rows
+// termRowsOf converts the terms' rows (operations.TermRows: JSON Pointer → value as JSON text,
+// in the Company's order, invisible characters made visible) for the dialog.
+func termRowsOf(rows []operations.TermRow) []TermRow {
+	out := make([]TermRow, len(rows))
+	for i, r := range rows {
+		out[i] = TermRow{Path: r.Path, Value: r.Value}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := walkTerms(dec, "", &rows, 0); err != nil {
-		return []TermRow{{Path: "", Value: visible(string(raw))}}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return []TermRow{{Path: "", Value: visible(string(raw))}}
-	}
-	return rows
-}
-
-const maxTermDepth = 32
-
-func walkTerms(dec *json.Decoder, path string, rows *[]TermRow, depth int) error {
-	if depth > maxTermDepth {
-		return errors.New("terms nested too deep")
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			empty := true
-			for dec.More() {
-				empty = false
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := k.(string)
-				if err := walkTerms(dec, path+"/"+pointerToken(key), rows, depth+1); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			if empty {
-				*rows = append(*rows, TermRow{Path: visible(path), Value: "{}"})
-			}
-		case '[':
-			i := 0
-			for dec.More() {
-				if err := walkTerms(dec, path+"/"+strconv.Itoa(i), rows, depth+1); err != nil {
-					return err
-				}
-				i++
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			if i == 0 {
-				*rows = append(*rows, TermRow{Path: visible(path), Value: "[]"})
-			}
-		default:
-			return fmt.Errorf("unexpected %v", t)
-		}
-	case string:
-		*rows = append(*rows, TermRow{Path: visible(path), Value: visible(quoteJSON(t))})
-	case json.Number:
-		*rows = append(*rows, TermRow{Path: visible(path), Value: t.String()})
-	case bool:
-		*rows = append(*rows, TermRow{Path: visible(path), Value: strconv.FormatBool(t)})
-	case nil:
-		*rows = append(*rows, TermRow{Path: visible(path), Value: "null"})
-	}
-	return nil
-}
-
-// pointerToken escapes a key for a JSON Pointer (RFC 6901 section 3).
-func pointerToken(s string) string { return pointerEscaper.Replace(s) }
-
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-
-// quoteJSON writes s as a JSON string without HTML escaping (the window shows it as text).
-func quoteJSON(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	return out
 }
 
 // visible is operations.Visible with a fast path for printable ASCII, which has no invisible

@@ -15,31 +15,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 )
 
-func TestTermRows(t *testing.T) {
-	for _, tc := range []struct {
-		name, terms string
-		want        []TermRow
-	}{
-		{"absent", ``, []TermRow{}},
-		{"null", `null`, []TermRow{}},
-		{"the spec's jacket terms, in the order written", `{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m","price_difference":{"amount":"70.00","currency":"USD"}}`,
-			[]TermRow{{"/order_id", `"ord_7Hk2"`}, {"/item_id", `"itm_4Qa"`}, {"/replacement_sku", `"stormline-insulated-m"`}, {"/price_difference/amount", `"70.00"`}, {"/price_difference/currency", `"USD"`}}},
-		{"numbers as written, arrays, empties, booleans, null", `{"n":70.00,"big":1e400,"a":[1,"x"],"e":{},"z":[],"t":true,"nil":null}`,
-			[]TermRow{{"/n", "70.00"}, {"/big", "1e400"}, {"/a/0", "1"}, {"/a/1", `"x"`}, {"/e", "{}"}, {"/z", "[]"}, {"/t", "true"}, {"/nil", "null"}}},
-		{"pointer escaping", `{"a/b":{"c~d":1}}`, []TermRow{{"/a~1b/c~0d", "1"}}},
-		{"markup stays text, invisible characters made visible", `{"note":"<a href=x>y</a>\u202e"}`, []TermRow{{"/note", `"<a href=x>y</a>⟦U+202E⟧"`}}},
-		{"not JSON", `{"a":`, []TermRow{{"", `{"a":`}}},
-		{"trailing data", `{"a":1} {"b":2}`, []TermRow{{"", `{"a":1} {"b":2}`}}},
-		{"too deep", strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40), []TermRow{{"", strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40)}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := TermRows(json.RawMessage(tc.terms)); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("TermRows(%s) = %q, want %q", tc.terms, got, tc.want)
-			}
-		})
-	}
-}
-
 var t0 = time.Date(2026, 10, 8, 19, 0, 0, 0, time.UTC)
 
 func sampleItem(id, state string, expires time.Time) approvals.Item {
@@ -235,39 +210,6 @@ func TestApprovalChanges(t *testing.T) {
 		t.Errorf("notification for a state change: %q", n)
 	case <-time.After(100 * time.Millisecond):
 	}
-}
-
-// FuzzTermRows: terms are Company input (Operations 3); flattening never panics, and every row
-// is a JSON Pointer or the raw text.
-func FuzzTermRows(f *testing.F) {
-	for _, s := range []string{`{"order_id":"ord_7Hk2","price_difference":{"amount":"70.00","currency":"USD"}}`, `[1,[2,{}]]`, `{"a/b~":null}`, `{`, `"x"`, ``} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		rows := TermRows(json.RawMessage(s))
-		for _, r := range rows {
-			if r.Path != "" && !strings.HasPrefix(r.Path, "/") {
-				t.Fatalf("row path %q is not a JSON Pointer", r.Path)
-			}
-		}
-	})
-}
-
-var jacketTerms = json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m","price_difference":{"amount":"70.00","currency":"USD"}}`)
-
-// BenchmarkTermRows compares flattening the spec's terms with decoding them (the baseline).
-func BenchmarkTermRows(b *testing.B) {
-	b.Run("baseline json.Unmarshal", func(b *testing.B) {
-		for b.Loop() {
-			var v any
-			_ = json.Unmarshal(jacketTerms, &v)
-		}
-	})
-	b.Run("TermRows", func(b *testing.B) {
-		for b.Loop() {
-			TermRows(jacketTerms)
-		}
-	})
 }
 
 // BenchmarkApprovalsList measures converting 50 items for the window against copying them

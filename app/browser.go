@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
-	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/browser"
@@ -49,17 +47,15 @@ type BrowserConfig struct {
 	Now     func() time.Time
 }
 
-// Browser is the bound service of the window's Browser view, and (through the value NewBrowser
-// also returns) the model's browser tools. The window can only watch and open the same Session
-// visibly; it authorizes nothing.
+// Browser is the bound service of the window's Browser view: it keeps what the view shows of
+// the model's browsing (agentcore/browserjoin's Browsers, which NewBrowser also returns). The
+// window can only watch and open the same Session visibly; it authorizes nothing.
 type Browser struct {
 	cfg BrowserConfig
 
-	mu     sync.Mutex
-	joiner *browserjoin.Joiner
-	eng    *engine.Engine
-	state  BrowserState
-	key    string
+	mu    sync.Mutex
+	state BrowserState
+	key   string
 }
 
 // NewBrowser returns the window's service and the model's BrowserActions over the same browsers.
@@ -71,7 +67,11 @@ func NewBrowser(cfg BrowserConfig) (*Browser, modelapi.BrowserActions) {
 		cfg.Now = time.Now
 	}
 	b := &Browser{cfg: cfg}
-	return b, modelBrowser{b}
+	bc := browserjoin.BrowsersConfig{Engine: cfg.Engine, Observe: b.observe, Now: cfg.Now, Logger: cfg.Log}
+	if cfg.Manager != nil {
+		bc.Sessions = browserSessions{cfg.Manager}
+	}
+	return b, browserjoin.NewBrowsers(bc)
 }
 
 // State is what the view shows.
@@ -114,137 +114,72 @@ func (b *Browser) emit() {
 	}
 }
 
-func (b *Browser) joinerFor(e *engine.Engine, status browserjoin.StatusFunc) *browserjoin.Joiner {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.joiner == nil || b.eng != e {
-		b.joiner, b.eng = &browserjoin.Joiner{Engine: e, Status: status, Now: b.cfg.Now, Logger: b.cfg.Log}, e
+// observe converts the report of a model's action into the view (with a screenshot of the page
+// now) and tells the window.
+func (b *Browser) observe(ctx context.Context, r browserjoin.Report) {
+	st := BrowserState{Open: r.Session != nil, Company: r.Company, CompanyName: r.CompanyName, Account: r.Account,
+		JoinText: r.Words, Updated: b.cfg.Now().UTC().Format(time.RFC3339)}
+	if r.Joined != nil {
+		st.Joined, st.SignedIn, st.Scopes = r.Joined.Endpoint != "", r.Joined.SignedIn, r.Joined.Scopes
 	}
-	return b.joiner
-}
-
-// joinWords says the join state in plain words.
-func joinWords(j browserjoin.Joined) string {
-	switch {
-	case j.Endpoint == "":
-		return "browsing as a signed-out visitor (the Company offers no browser join)"
-	case j.SignedIn:
-		return "joined to the Session, signed in as " + j.Account.Account + " with " + strings.Join(j.Scopes, " ")
-	case j.Downgraded:
-		return "joined to the Session, signed out: the Company did not accept the sign-in of " + j.Requested.Account +
-			" for the browser; sign in again to browse signed in"
+	if r.Err != nil {
+		st.Problem = r.Err.Error()
 	}
-	return "joined to the Session, signed out"
-}
-
-// browse runs one model action: the Company's Session browser, joined as browserjoin decides,
-// then the action, then the live view.
-func (b *Browser) browse(ctx context.Context, req modelapi.BrowseRequest) (*modelapi.BrowseResult, error) {
-	if b.cfg.Manager == nil || b.cfg.Engine == nil {
-		return nil, errors.New("the controlled browser is not configured in this window")
-	}
-	e, status := b.cfg.Engine()
-	if e == nil {
-		return nil, errors.New("Poppydesk's engine is not running in this window, so nothing was done")
-	}
-	co, err := e.Company(ctx, req.Company)
-	if err != nil {
-		if co, err = e.Discover(ctx, req.Company); err != nil {
-			return nil, fmt.Errorf("the Company %q is not known and could not be discovered: %w", req.Company, err)
-		}
-	}
-	endpoint, site := browserjoin.Endpoint(co)
-	key := co.Identifier + "\x00" + req.Account
-	s, err := b.cfg.Manager.Get(key, []string{site}, endpoint)
-	if err != nil {
-		return nil, err
-	}
-	j, err := b.joinerFor(e, status).Ensure(ctx, s, co.Identifier, req.Account)
-	if err != nil {
-		b.update(co, req.Account, key, nil, "", nil, err)
-		return nil, err
-	}
-	res := &modelapi.BrowseResult{Company: co.Identifier, CompanyName: co.Organization.Name, Joined: joinWords(j)}
-	var p browser.Page
-	switch req.Action {
-	case "open":
-		p, err = s.Open(ctx, req.URL)
-	case "read":
-		p, err = s.Read(ctx)
-	case "submit":
-		p, err = s.Submit(ctx, req.Form, req.Fields)
-	case "back":
-		p, err = s.Back(ctx)
-	case "screenshot":
-		res.PNG, res.URL, err = s.Screenshot(ctx)
-	default:
-		err = fmt.Errorf("unknown browser action %q", req.Action)
-	}
-	if err == nil && endpoint != "" && (req.Action == "open" || req.Action == "back" || req.Action == "submit") {
-		// The page may show that the website no longer recognizes the Session (it dropped the
-		// Session's cookie): join again at once (spec 6), and load a page that was a GET again.
-		var again browserjoin.Joined
-		var rejoined bool
-		if again, rejoined, err = b.rejoinIfForgotten(ctx, e, status, s, co.Identifier, req.Account); err == nil && rejoined {
-			j, res.Joined = again, joinWords(again)
-			if req.Action == "submit" {
-				res.Joined += "; the website did not recognize the Session when the form was sent, so the browser joined again: send the form again if it is still needed"
-			} else {
-				p, err = s.Open(ctx, p.URL)
-			}
-		}
-	}
-	if err != nil {
-		b.update(co, req.Account, key, s, joinWords(j), &j, err)
-		return nil, err
-	}
-	if req.Action != "screenshot" {
-		res.Page, res.Alerts, res.URL = p, p.Alerts, p.URL
-	}
-	b.update(co, req.Account, key, s, joinWords(j), &j, nil)
-	return res, nil
-}
-
-// rejoinIfForgotten joins s again when the cookies its last join set are gone (the website no
-// longer recognizes the Session, spec 6). It reports whether it joined.
-func (b *Browser) rejoinIfForgotten(ctx context.Context, e *engine.Engine, status browserjoin.StatusFunc, s *browser.Session, company, account string) (browserjoin.Joined, bool, error) {
-	ok, err := s.Recognized(ctx)
-	if err != nil || ok {
-		return browserjoin.Joined{}, false, err
-	}
-	b.cfg.Log.InfoContext(ctx, "browser: the website no longer recognizes the Session; joining again (spec 6)", "company", company)
-	j, err := b.joinerFor(e, status).Ensure(ctx, s, company, account)
-	return j, err == nil, err
-}
-
-// update refreshes the window's view after an action (a screenshot of the page now).
-func (b *Browser) update(co *discovery.Company, account, key string, s *browser.Session, words string, j *browserjoin.Joined, problem error) {
-	st := BrowserState{Open: s != nil, Company: co.Identifier, CompanyName: co.Organization.Name, Account: account,
-		JoinText: words, Updated: b.cfg.Now().UTC().Format(time.RFC3339)}
-	if j != nil {
-		st.Joined, st.SignedIn, st.Scopes = j.Endpoint != "", j.SignedIn, j.Scopes
-	}
-	if problem != nil {
-		st.Problem = problem.Error()
-	}
-	if s != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		png, loc, err := s.Screenshot(ctx)
+	if bs, ok := r.Session.(browserSession); ok {
+		// The view's screenshot is taken even when the model's call was cancelled meanwhile.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		png, loc, err := bs.Screenshot(ctx)
 		cancel()
 		if err == nil {
 			st.Screenshot, st.URL = "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png), loc
 		}
-		st.Visible = s.Visible()
+		st.Visible = bs.s.Visible()
 	}
 	b.mu.Lock()
-	b.state, b.key = st, key
+	b.state, b.key = st, r.Key
 	b.mu.Unlock()
 	b.emit()
 }
 
-// modelBrowser is the model's side (modelapi.BrowserActions); it is not bound to the window.
-type modelBrowser struct{ b *Browser }
+// browserSessions adapts *browser.Manager to browserjoin.Sessions.
+type browserSessions struct{ m *browser.Manager }
 
-func (m modelBrowser) Browse(ctx context.Context, req modelapi.BrowseRequest) (*modelapi.BrowseResult, error) {
-	return m.b.browse(ctx, req)
+func (p browserSessions) Get(key string, website []string, endpoint string) (browserjoin.Session, error) {
+	s, err := p.m.Get(key, website, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return browserSession{s}, nil
+}
+
+// browserSession adapts *browser.Session to browserjoin.Session: it converts browser.Page. It is
+// a value holding the pointer, so the same browser is always the same browserjoin.Browser (the
+// key of the Joiner's join state).
+type browserSession struct{ s *browser.Session }
+
+func pageOf(p browser.Page, err error) (browserjoin.Page, error) {
+	if err != nil {
+		return browserjoin.Page{}, err
+	}
+	return browserjoin.Page{URL: p.URL, Alerts: p.Alerts, Data: p}, nil
+}
+
+func (bs browserSession) Join(ctx context.Context, endpoint string, authorize browserjoin.AuthorizeFunc) error {
+	return bs.s.Join(ctx, endpoint, authorize)
+}
+func (bs browserSession) Recognized(ctx context.Context) (bool, error) { return bs.s.Recognized(ctx) }
+func (bs browserSession) Open(ctx context.Context, url string) (browserjoin.Page, error) {
+	return pageOf(bs.s.Open(ctx, url))
+}
+func (bs browserSession) Read(ctx context.Context) (browserjoin.Page, error) {
+	return pageOf(bs.s.Read(ctx))
+}
+func (bs browserSession) Submit(ctx context.Context, form string, fields map[string]string) (browserjoin.Page, error) {
+	return pageOf(bs.s.Submit(ctx, form, fields))
+}
+func (bs browserSession) Back(ctx context.Context) (browserjoin.Page, error) {
+	return pageOf(bs.s.Back(ctx))
+}
+func (bs browserSession) Screenshot(ctx context.Context) ([]byte, string, error) {
+	return bs.s.Screenshot(ctx)
 }

@@ -37,11 +37,19 @@ func TestBrowserWithoutEngine(t *testing.T) {
 			}
 		})
 	}
-	if joinWords(browserjoin.Joined{}) == "" || !strings.Contains(joinWords(browserjoin.Joined{Endpoint: "x", Account: browserjoin.Account{Account: "a", SignedIn: true, Scopes: []string{"s"}}}), "signed in as a with s") {
-		t.Error("join words")
+}
+
+// TestBrowserSessionIsTheJoinKey: the adapter of one browser is always the same
+// browserjoin.Browser, since the Joiner keys the join state by it (a browser that compared
+// unequal would be joined again on every action).
+func TestBrowserSessionIsTheJoinKey(t *testing.T) {
+	one, other := &browser.Session{}, &browser.Session{}
+	var a, b, c browserjoin.Browser = browserSession{one}, browserSession{one}, browserSession{other}
+	if a != b || a == c {
+		t.Errorf("same browser equal: %v, other browser equal: %v", a == b, a == c)
 	}
-	down := browserjoin.Joined{Endpoint: "x", Downgraded: true, Requested: browserjoin.Account{Account: "a", SignedIn: true}}
-	if w := joinWords(down); !strings.Contains(w, "signed out") || !strings.Contains(w, "did not accept the sign-in of a") {
-		t.Errorf("downgraded join words %q", w)
+	state := map[browserjoin.Browser]int{a: 1}
+	if state[b] != 1 {
+		t.Error("the same browser is another map key")
 	}
 }

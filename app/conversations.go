@@ -4,8 +4,8 @@ package app
 //
 // Conversations is the window's side of agentcore/conversation's Manager: it lists the
 // conversations with each Company, pages a transcript out (the window renders only the rows on
-// screen), follows open conversations with server-sent events (spec 8.6) so text-delta pieces
-// reach the window as they arrive, and carries the user's own actions: a message typed in the
+// screen), follows open conversations with server-sent events (spec 8.6; conversation.Followers)
+// so text-delta pieces reach the window as they arrive, and carries the user's own actions: a message typed in the
 // window (author.type "human", spec 8.8), Hand off (8.9), Close (8.12), and the answer to a
 // Company's request to talk with the user (8.10). AcceptUserRequest is reachable ONLY from here,
 // i.e. from the user's click in the window; no model tool can accept for the user.
@@ -24,7 +24,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
@@ -69,7 +68,8 @@ type ConversationsConfig struct {
 	Log *slog.Logger
 	// CallTimeout bounds one call from the window (default 60 s).
 	CallTimeout time.Duration
-	// MaxFollowed bounds the conversations followed at once with a stream (default 8).
+	// MaxFollowed bounds the conversations followed at once with a stream (default
+	// conversation.DefaultMaxFollowed).
 	MaxFollowed int
 }
 
@@ -78,14 +78,7 @@ type ConversationsConfig struct {
 type Conversations struct {
 	cfg ConversationsConfig
 
-	mu        sync.Mutex
-	followers map[string]*follower // company \x00 id
-	seq       int
-}
-
-type follower struct {
-	cancel context.CancelFunc
-	seq    int
+	followers *conversation.Followers
 }
 
 // NewConversations returns the service.
@@ -99,15 +92,13 @@ func NewConversations(cfg ConversationsConfig) *Conversations {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = time.Minute
 	}
-	if cfg.MaxFollowed <= 0 {
-		cfg.MaxFollowed = 8
-	}
 	if cfg.Manager == nil {
 		cfg.Manager = func() (ConversationManager, error) {
 			return nil, errors.New("conversations are unavailable because Poppydesk's engine is not running in this window")
 		}
 	}
-	return &Conversations{cfg: cfg, followers: map[string]*follower{}}
+	return &Conversations{cfg: cfg, followers: conversation.NewFollowers(conversation.FollowersConfig{
+		Context: cfg.Context, Max: cfg.MaxFollowed, Logger: cfg.Log})}
 }
 
 // ConversationChange is the data of EventConversationsChanged: which conversation changed and
@@ -285,7 +276,7 @@ func (c *Conversations) Open(company, id string) (ConversationState, error) {
 		return ConversationState{}, err
 	}
 	if v.Status != conversation.StatusClosed {
-		c.follow(m, company, id)
+		c.followers.Follow(m, company, id)
 	}
 	return stateOf(v, n), nil
 }
@@ -337,7 +328,7 @@ func (c *Conversations) Start(company, text string) (ConversationState, error) {
 	if err != nil {
 		return ConversationState{}, err
 	}
-	c.follow(m, v.Company, v.ConversationID)
+	c.followers.Follow(m, v.Company, v.ConversationID)
 	_, n, _ := m.View(ctx, v.Company, v.ConversationID)
 	return stateOf(v, n), nil
 }
@@ -357,7 +348,7 @@ func (c *Conversations) Send(company, id, text string) (ConversationState, error
 	if err != nil {
 		return ConversationState{}, err
 	}
-	c.follow(m, company, id)
+	c.followers.Follow(m, company, id)
 	_, n, _ := m.View(ctx, company, id)
 	return stateOf(v, n), nil
 }
@@ -371,7 +362,7 @@ func (c *Conversations) Handoff(company, id string) (ConversationState, error) {
 func (c *Conversations) Close(company, id string) (ConversationState, error) {
 	st, err := c.simple(company, id, ConversationManager.Close)
 	if err == nil {
-		c.unfollow(company, id)
+		c.followers.Unfollow(company, id)
 	}
 	return st, err
 }
@@ -402,7 +393,7 @@ func (c *Conversations) AcceptUserRequest(company, parentID, eventID string) (Co
 	if err != nil {
 		return ConversationState{}, err
 	}
-	c.follow(m, v.Company, v.ConversationID)
+	c.followers.Follow(m, v.Company, v.ConversationID)
 	_, n, _ := m.View(ctx, v.Company, v.ConversationID)
 	return stateOf(v, n), nil
 }
@@ -422,75 +413,13 @@ func (c *Conversations) DeclineUserRequest(company, parentID, eventID string) (C
 	return stateOf(v, n), nil
 }
 
-// follow keeps a stream open on a conversation (spec 8.6) until it is closed, the service stops,
-// or more than MaxFollowed conversations are followed (the least recently followed stops).
-func (c *Conversations) follow(m ConversationManager, company, id string) {
-	k := company + "\x00" + id
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	if f := c.followers[k]; f != nil {
-		f.seq = c.seq
-		return
-	}
-	if c.cfg.Context.Err() != nil {
-		return
-	}
-	for len(c.followers) >= c.cfg.MaxFollowed {
-		oldK, oldest := "", 0
-		for kk, f := range c.followers {
-			if oldK == "" || f.seq < oldest {
-				oldK, oldest = kk, f.seq
-			}
-		}
-		c.followers[oldK].cancel()
-		delete(c.followers, oldK)
-	}
-	ctx, cancel := context.WithCancel(c.cfg.Context)
-	f := &follower{cancel: cancel, seq: c.seq}
-	c.followers[k] = f
-	go func() {
-		defer func() {
-			c.mu.Lock()
-			if c.followers[k] == f {
-				delete(c.followers, k)
-			}
-			c.mu.Unlock()
-			cancel()
-		}()
-		if err := m.Stream(ctx, company, id); err != nil && ctx.Err() == nil {
-			c.cfg.Log.Warn("following a conversation stopped", "company", company, "conversation", id, "err", err)
-		}
-	}()
-}
-
 // ConversationsFollowing reports how many conversations c follows with a stream. (A function,
 // not a method: every method of the service is callable from the window.)
-func ConversationsFollowing(c *Conversations) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.followers)
-}
-
-func (c *Conversations) unfollow(company, id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.followers[company+"\x00"+id]; f != nil {
-		f.cancel()
-		delete(c.followers, company+"\x00"+id)
-	}
-}
+func ConversationsFollowing(c *Conversations) int { return c.followers.Len() }
 
 // StopConversations ends every stream c follows (at shutdown). A function, not a method, so the
 // window cannot call it.
-func StopConversations(c *Conversations) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, f := range c.followers {
-		f.cancel()
-		delete(c.followers, k)
-	}
-}
+func StopConversations(c *Conversations) { c.followers.Stop() }
 
 func (c *Conversations) account(ctx context.Context, company string) string {
 	if c.cfg.Account == nil {

@@ -267,21 +267,21 @@ func TestConversationsWithTheReferenceCompanyAgent(t *testing.T) {
 	}
 }
 
+// TestConversationsFollowIsBounded: the window follows what it opens and starts, at most
+// MaxFollowed conversations at once (conversation.Followers decides which stop), and
+// StopConversations ends every stream.
 func TestConversationsFollowIsBounded(t *testing.T) {
 	w := newConvWorld(t)
-	m, _ := w.svc.cfg.Manager()
-	w.svc.cfg.MaxFollowed = 2
-	var ids []string
+	cfg := w.svc.cfg
+	cfg.MaxFollowed = 2
+	w.svc = NewConversations(cfg)
 	for i := 0; i < 3; i++ {
-		st, err := w.svc.Start(w.co, "Which jacket is warmer?")
-		if err != nil {
+		if _, err := w.svc.Start(w.co, "Which jacket is warmer?"); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, st.ID)
-		w.svc.follow(m, w.co, st.ID)
-	}
-	if n := ConversationsFollowing(w.svc); n != 2 {
-		t.Errorf("Following() = %d, want at most MaxFollowed (2)", n)
+		if n, want := ConversationsFollowing(w.svc), min(i+1, 2); n != want {
+			t.Errorf("Following() = %d after %d starts, want %d (at most MaxFollowed)", n, i+1, want)
+		}
 	}
 	StopConversations(w.svc)
 	if n := ConversationsFollowing(w.svc); n != 0 {

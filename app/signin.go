@@ -59,7 +59,7 @@ const (
 
 // SignInClient is the part of agentcore/oauth's *Client the screens use.
 type SignInClient interface {
-	PlanSignIn(ctx context.Context, co *discovery.Company, account string, needed []string) ([]oauth.ScopeInfo, error)
+	SignInChoices(ctx context.Context, co *discovery.Company, account string, requested []string) ([]oauth.ScopeChoice, error)
 	StartDirect(ctx context.Context, req oauth.SignInRequest) (*oauth.DirectFlow, error)
 	StartDevice(ctx context.Context, req oauth.SignInRequest) (*oauth.DeviceFlow, error)
 	Accounts(ctx context.Context, company string) ([]oauth.AccountStatus, error)
@@ -179,7 +179,8 @@ type PlanScope struct {
 	PersonalData bool   `json:"personal_data"`
 	Hinted       bool   `json:"hinted"`
 	Held         bool   `json:"held"`
-	// Checked: the box starts ticked (the model asked for it, or the account holds it).
+	// Checked: the box starts ticked (oauth.Choices: the model asked for it or the account
+	// holds it; with neither, its hints say it changes nothing).
 	Checked bool `json:"checked"`
 	// Requested: the model's request names it.
 	Requested bool `json:"requested"`
@@ -331,12 +332,8 @@ func (s *SignIn) request(ctx context.Context, id string) (*ModelRequest, error) 
 
 // Plan returns what the screen shows for signing in to company as account (default
 // "personal"): the verified Company, its scopes with descriptions and hints, and which boxes
-// start ticked. requestID, when set, names the model's request being answered. It starts nothing.
-//
-// Every scope the Company describes (poppy.json auth.scopes, scopes_supported) is listed. The
-// boxes of scopes the model asked for and of scopes the account holds start ticked; with neither,
-// the scopes whose hint says they change nothing start ticked (RFC 9700 §2.3: request only what
-// is needed). Held scopes are always requested again (spec 4.7).
+// start ticked, as oauth.Choices decides (spec 4.7, RFC 9700 §2.3). requestID, when set, names
+// the model's request being answered. It starts nothing.
 func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
 	if !s.connected() {
 		return SignInPlan{}, errNotConnected
@@ -355,17 +352,11 @@ func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
 	if req != nil && req.Company != co.Identifier {
 		return SignInPlan{}, fmt.Errorf("your agent's request %s is for another Company (%s)", req.ID, req.Company)
 	}
-	var names []string
-	for _, sc := range co.Scopes {
-		names = append(names, sc.Name)
-	}
-	if co.AuthorizationServer != nil {
-		names = append(names, co.AuthorizationServer.ScopesSupported...)
-	}
+	var requested []string
 	if req != nil {
-		names = append(names, req.Scopes...)
+		requested = req.Scopes
 	}
-	infos, err := s.cfg.OAuth.PlanSignIn(ctx, co, account, names)
+	choices, err := s.cfg.OAuth.SignInChoices(ctx, co, account, requested)
 	if err != nil {
 		return SignInPlan{}, fmt.Errorf("reading the account's sign-in state failed: %w", err)
 	}
@@ -377,18 +368,9 @@ func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
 		accounts = []oauth.AccountStatus{}
 	}
 	plan := SignInPlan{Company: s.card(ctx, co), Account: account, Accounts: accounts, Request: req, Scopes: []PlanScope{}}
-	ticked := false
-	for _, si := range infos {
-		ps := PlanScope{Name: si.Name, Description: si.Description, Changes: si.Changes, PersonalData: si.PersonalData,
-			Hinted: si.Hinted, Held: si.Held, Requested: req != nil && slices.Contains(req.Scopes, si.Name)}
-		ps.Checked = si.Held || ps.Requested
-		ticked = ticked || ps.Checked
-		plan.Scopes = append(plan.Scopes, ps)
-	}
-	if !ticked {
-		for i := range plan.Scopes {
-			plan.Scopes[i].Checked = plan.Scopes[i].Hinted && plan.Scopes[i].Changes == "none"
-		}
+	for _, c := range choices {
+		plan.Scopes = append(plan.Scopes, PlanScope{Name: c.Name, Description: c.Description, Changes: c.Changes, PersonalData: c.PersonalData,
+			Hinted: c.Hinted, Held: c.Held, Checked: c.Checked, Requested: c.Requested})
 	}
 	return plan, nil
 }

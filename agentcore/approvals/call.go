@@ -276,16 +276,25 @@ type mcpConn struct {
 	sess *apis.MCPSession
 }
 
-var mcpConns sync.Map // *Queue+key → *mcpConn (per queue, see mcpKey)
+// mcpKey names the MCP connection of one Session (Company and account) to one MCP server.
+type mcpKey struct{ company, account, server string }
 
-func (q *Queue) mcpKey(cl *engine.Client, server string) string {
-	return fmt.Sprintf("%p|%s|%s|%s", q, cl.Identifier(), cl.Account(), server)
+// mcpConnOf returns the queue's connection entry for cl's Session and server, making it on first use.
+func (q *Queue) mcpConnOf(cl *engine.Client, server string) *mcpConn {
+	k := mcpKey{company: cl.Identifier(), account: cl.Account(), server: server}
+	q.mcpMu.Lock()
+	defer q.mcpMu.Unlock()
+	mc := q.mcps[k]
+	if mc == nil {
+		mc = &mcpConn{}
+		q.mcps[k] = mc
+	}
+	return mc
 }
 
 // callTool calls a tool on a cached MCP connection, reconnecting once when the connection fails.
 func (q *Queue) callTool(ctx context.Context, cl *engine.Client, api discovery.API, call apis.ToolCall) (*apis.ToolResult, error) {
-	v, _ := mcpConns.LoadOrStore(q.mcpKey(cl, api.URL), &mcpConn{})
-	mc := v.(*mcpConn)
+	mc := q.mcpConnOf(cl, api.URL)
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	for attempt := 0; ; attempt++ {
@@ -314,21 +323,19 @@ func (q *Queue) callTool(ctx context.Context, cl *engine.Client, api discovery.A
 
 // Close ends the queue's MCP connections. The Queue must not be used afterwards.
 func (q *Queue) Close() error {
-	prefix := fmt.Sprintf("%p|", q)
+	q.mcpMu.Lock()
+	conns := q.mcps
+	q.mcps = map[mcpKey]*mcpConn{}
+	q.mcpMu.Unlock()
 	var errs []error
-	mcpConns.Range(func(k, v any) bool {
-		if strings.HasPrefix(k.(string), prefix) {
-			mc := v.(*mcpConn)
-			mc.mu.Lock()
-			if mc.sess != nil {
-				errs = append(errs, mc.sess.Close())
-				mc.sess = nil
-			}
-			mc.mu.Unlock()
-			mcpConns.Delete(k)
+	for _, mc := range conns {
+		mc.mu.Lock()
+		if mc.sess != nil {
+			errs = append(errs, mc.sess.Close())
+			mc.sess = nil
 		}
-		return true
-	})
+		mc.mu.Unlock()
+	}
 	return errors.Join(errs...)
 }
 

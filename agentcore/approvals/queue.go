@@ -122,6 +122,9 @@ type Queue struct {
 
 	waitMu  sync.Mutex
 	changed chan struct{}
+
+	mcpMu sync.Mutex
+	mcps  map[mcpKey]*mcpConn // one cached MCP connection per Session and MCP server
 }
 
 type keyLock struct {
@@ -156,7 +159,7 @@ func New(cfg Config) (*Queue, error) {
 		cfg.MaxPoll = DefaultMaxPoll
 	}
 	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, descs: map[string]*apis.Description{},
-		locks: map[string]*keyLock{}, changed: make(chan struct{})}, nil
+		locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -563,3 +563,57 @@ func sameApproval(t *testing.T, reqs []poppytest.Request) {
 		}
 	}
 }
+
+// TestMCPConnectionsBelongToTheQueue: a Queue keeps one MCP connection per Session and server
+// and reuses it; another Queue over the same engine opens its own; Close ends the Queue's
+// connections, so a Queue built afterwards connects again.
+func TestMCPConnectionsBelongToTheQueue(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	initializes := func() int {
+		n := 0
+		for _, r := range f.s.RequestsTo(poppytest.ShopHost, poppytest.MCPPath) {
+			if strings.Contains(string(r.Body), `"method":"initialize"`) {
+				n++
+			}
+		}
+		return n
+	}
+	search := approvals.ToolCall{Company: f.company, Account: account, Server: f.mcp, Tool: "search_products", Arguments: json.RawMessage(`{"query":"jacket"}`)}
+	other, err := approvals.New(approvals.Config{Engine: f.e, Store: f.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name string
+		q    *approvals.Queue
+		want int // MCP initialize requests so far
+	}{
+		{"first call connects", f.q, 1},
+		{"second call reuses the connection", f.q, 1},
+		{"another Queue connects on its own", other, 2},
+		{"and reuses its own", other, 2},
+		{"the first Queue still has its own", f.q, 2},
+	} {
+		if o, err := step.q.CallTool(ctx, search); err != nil || o.Status != approvals.StatusDone {
+			t.Fatalf("%s: CallTool = %+v, %v", step.name, o, err)
+		}
+		if n := initializes(); n != step.want {
+			t.Errorf("%s: %d MCP initialize requests, want %d", step.name, n, step.want)
+		}
+	}
+	if err := other.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	again, err := approvals.New(approvals.Config{Engine: f.e, Store: f.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	if _, err := again.CallTool(ctx, search); err != nil {
+		t.Fatal(err)
+	}
+	if n := initializes(); n != 3 {
+		t.Errorf("%d MCP initialize requests after Close and a new Queue, want 3", n)
+	}
+}

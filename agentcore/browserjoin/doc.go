@@ -25,5 +25,18 @@
 //     [DowngradeRetry] has passed, so a Company that keeps refusing the token doesn't get a
 //     join on every call. The engine exposes no token to this package, so a new sign-in with
 //     the very same scopes is seen only when DowngradeRetry has passed.
+//   - 6 "The cookie", 10.1: [Browsers] is the model's browser. Each action (open, read, submit,
+//     back, screenshot; [Request]) runs in the controlled browser of the Company Session
+//     (company, account), which [Sessions] finds or launches, after the Joiner joined it as
+//     Decide says. After open, back and submit it asks the browser whether the website still
+//     recognizes the Session and joins again at once when it doesn't: a page that was loaded
+//     is loaded again, a form is never sent again (the model is told to send it again if it
+//     still needs to). [Joined.Words] says the join state in plain words for the model and the
+//     window, and [Report] tells the window's view what happened. The page reaches the model
+//     as data ([Page].Data, Company content); the code, cookies and tokens never do.
 //   - 10.2: codes are never logged; errors name the step and the Company's error code only.
+//
+// This package never imports package browser (chromedp) or the app: [Session] and [Sessions]
+// are the small interfaces it needs of a controlled browser, and the app adapts package
+// browser's Manager and Session to them.
 package browserjoin

@@ -35,7 +35,9 @@
 //     event handled), reports text-delta pieces ([UpdateDelta]) that the full message replaces,
 //     drops the pieces of messages not received in full on reconnect ([UpdateDropDeltas]), treats
 //     the Company closing the stream as normal, and reads a JSON answer as a read. The cursor is
-//     saved after each event, batched while more bytes are already buffered.
+//     saved after each event, batched while more bytes are already buffered. [Followers] keeps a
+//     stream open on each conversation a reader (the window) is looking at, at most a bounded
+//     number at once: following one more stops the least recently followed.
 //   - 8.9 [Manager.Handoff], 8.10 Direct Conversations: Start with Parent; user_requested events
 //     become Invites that only [Manager.AcceptUserRequest] (the window, after the user agreed)
 //     or [Manager.DeclineUserRequest] answer; direct_opened / direct_closed track the open Direct

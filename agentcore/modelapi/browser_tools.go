@@ -19,46 +19,30 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 )
 
-// BrowseRequest is one browser action the model asks for.
-type BrowseRequest struct {
-	// Action is open, read, screenshot, submit or back.
-	Action  string
-	Company string
-	Account string
-	URL     string            // open
-	Form    string            // submit
-	Fields  map[string]string // submit
-}
+// BrowseRequest is one browser action the model asks for (open, read, screenshot, submit or
+// back).
+type BrowseRequest = browserjoin.Request
 
 // BrowseResult is what the browser gives back: the page (Company content), a screenshot, and
 // the join state in Poppydesk's words.
-type BrowseResult struct {
-	CompanyName string
-	Company     string // identifier
-	// Page is the page as data (package browser's Page: url, title, text, links, forms, alerts).
-	Page any
-	// Alerts are the page's visible error messages (also inside Page).
-	Alerts []string
-	PNG    []byte
-	URL    string
-	// Joined says how the browser is joined, e.g. "joined to the Session, signed in as
-	// personal with orders:read" or "browsing as a signed-out visitor (no browser_session_endpoint)".
-	Joined string
-}
+type BrowseResult = browserjoin.Result
 
-// BrowserActions is the controlled browser behind the tools.
+// BrowserActions is the controlled browser behind the tools; *browserjoin.Browsers is the one
+// the app wires.
 type BrowserActions interface {
 	Browse(ctx context.Context, req BrowseRequest) (*BrowseResult, error)
 }
+
+var _ BrowserActions = (*browserjoin.Browsers)(nil)
 
 // BrowserProvider is implemented by Actions that have a controlled browser.
 type BrowserProvider interface {
 	Browser() BrowserActions
 }
-
-func init() { Register(registerBrowserTools) }
 
 const browserCompanyProps = `"company": {"type": "string", "description": "The Company's identifier or domain, as discover_company returned it."},
     "account": {"type": "string", "description": "The account label to browse as (its own Session); omit to browse signed out."}`
@@ -82,7 +66,7 @@ func MissingScopes(alerts []string) []string {
 	return out
 }
 
-func registerBrowserTools(s *mcp.Server, d Deps) {
+func addBrowserTools(s *mcp.Server, d Deps) {
 	get := func() (BrowserActions, *Reply) {
 		if p, ok := d.Actions.(BrowserProvider); ok {
 			if b := p.Browser(); b != nil {

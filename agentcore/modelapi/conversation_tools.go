@@ -1,7 +1,7 @@
 package modelapi
 
 // The model's conversation tools (issue 8; spec 8, 10.1): start, send, read/wait, hand off and
-// close conversations with Company Agents. They are registered with Register and work when
+// close conversations with Company Agents. They are one of the tool groups of NewServer and work when
 // Deps.Actions also implements [ConversationProvider]. The model writes as the agent
 // (author.type "agent", spec 8.8): only the window sends the user's own words. No tool accepts
 // a Company's request to talk with the user (spec 8.10) or approves an operation in a message
@@ -26,8 +26,6 @@ type ConversationProvider interface {
 
 // maxToolWait caps wait_seconds of the conversation tools.
 const maxToolWait = 25
-
-func init() { Register(addConversationTools) }
 
 const convRef = `"company": {"type": "string", "description": "The Company: its identifier or domain, as discover_company returned."},
     "conversation_id": {"type": "string", "description": "The conversation's ID, from start_conversation."}`

@@ -9,8 +9,10 @@
 // operations of their OpenAPI APIs and the tools of their MCP servers (spec 7), call them
 // through the approval queue (agentcore/approvals; Operations 4-7), ask the USER to sign in
 // (request_sign_in records a request that the window shows; it never starts a sign-in), read and
-// wait for the state of a pending approval, and read its own recent activity. Later issues add
-// tools through [Register].
+// wait for the state of a pending approval, and read its own recent activity. They also browse a
+// Company's website in the controlled browser joined to the Session (spec 6; browser_tools.go)
+// and talk with Company Agents (spec 8; conversation_tools.go). NewServer adds these three
+// groups from one list; nothing registers tools from init.
 //
 // The tools and their MCP annotations (readOnly, destructive, idempotent, openWorld):
 //

@@ -281,16 +281,36 @@ func TestDirectSignInTimesOut(t *testing.T) {
 	}
 }
 
-func TestPlanSignIn(t *testing.T) {
+// TestSignInChoices: the sign-in screen's rows read the scopes the account holds from the
+// keyring: before signing in only the requested scope starts ticked; after signing in with it,
+// asking for more keeps it ticked (held scopes are requested again, spec 4.7).
+func TestSignInChoices(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	ctx := context.Background()
-	plan, err := f.c.PlanSignIn(ctx, f.co, "personal", []string{"orders:read"})
-	if err != nil || len(plan) != 1 || plan[0].Changes != "none" || !plan[0].PersonalData || plan[0].Description == "" {
-		t.Fatalf("plan before sign-in %+v, %v", plan, err)
+	type row struct {
+		name                     string
+		held, requested, checked bool
+	}
+	rows := func(cs []oauth.ScopeChoice) []row {
+		var out []row
+		for _, c := range cs {
+			out = append(out, row{c.Name, c.Held, c.Requested, c.Checked})
+		}
+		return out
+	}
+	cs, err := f.c.SignInChoices(ctx, f.co, "personal", []string{"orders:read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rows(cs), []row{{"orders:read", false, true, true}, {"orders:write", false, false, false}}; !slices.Equal(got, want) {
+		t.Fatalf("before sign-in %+v, want %+v", got, want)
+	}
+	if cs[0].Changes != "none" || !cs[0].PersonalData || cs[0].Description == "" || cs[1].Changes != "irreversible" {
+		t.Errorf("descriptions and hints %+v", cs)
 	}
 	f.signIn(t, "personal", []string{"orders:read"})
-	plan, _ = f.c.PlanSignIn(ctx, f.co, "personal", []string{"orders:write"})
-	if len(plan) != 2 || !plan[0].Held || plan[1].Name != "orders:write" || plan[1].Changes != "irreversible" {
-		t.Fatalf("plan for more access %+v", plan)
+	cs, _ = f.c.SignInChoices(ctx, f.co, "personal", []string{"orders:write"})
+	if got, want := rows(cs), []row{{"orders:read", true, false, true}, {"orders:write", false, true, true}}; !slices.Equal(got, want) {
+		t.Fatalf("for more access %+v, want %+v", got, want)
 	}
 }

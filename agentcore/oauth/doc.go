@@ -39,7 +39,10 @@
 //     that replaces a refresh token revokes the replaced one (4.7), which is not sign-out.
 //   - 4.7 scopes: [Plan] requests every scope still needed (the union with what is held), never
 //     only the missing ones; [Describe] gives the window descriptions and hints (an unknown
-//     changes value, or no hints at all, is shown as irreversible). A token response must grant
+//     changes value, or no hints at all, is shown as irreversible); [Choices] is the sign-in
+//     screen's policy: every scope the Company describes or the model requested is listed, the
+//     requested and held ones start ticked, and with neither only the scopes hinted to change
+//     nothing (RFC 9700 §2.3: request only what is needed). A token response must grant
 //     at least one scope and none beyond those requested; scope may be absent only when exactly
 //     the requested scopes were granted, so absence is read as exactly the requested set.
 //   - 5.4 separate accounts at one Company use separate bundles (the account label).

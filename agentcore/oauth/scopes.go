@@ -117,13 +117,56 @@ func Describe(co *discovery.Company, names, held []string) []ScopeInfo {
 	return out
 }
 
-// PlanSignIn returns what a sign-in for the task's needed scopes would request at the Company
-// for account, with descriptions and hints, for the window to show before the User decides
-// (spec 4.7). It starts nothing.
-func (c *Client) PlanSignIn(ctx context.Context, co *discovery.Company, account string, needed []string) ([]ScopeInfo, error) {
+// ScopeChoice is one scope on the sign-in screen (spec 4.7): the scope as [Describe] gives it,
+// whether the model's sign-in request names it, and whether its checkbox starts ticked.
+type ScopeChoice struct {
+	ScopeInfo
+	// Requested is set when the model's request names the scope.
+	Requested bool `json:"requested"`
+	// Checked is set when the box starts ticked.
+	Checked bool `json:"checked"`
+}
+
+// Choices is the sign-in screen's scope policy (spec 4.7; RFC 9700 §2.3: request only what is
+// needed). It lists every scope the Company describes (poppy.json auth.scopes and the issuer's
+// scopes_supported), the scopes the model requested and the scopes the account holds, sorted
+// and without duplicates, with their descriptions and hints. The boxes of requested and held
+// scopes start ticked (held scopes are always requested again, spec 4.7); when there are
+// neither, the boxes of the scopes whose hints say they change nothing start ticked, and no
+// other. co may be nil (no Company scopes are known then).
+func Choices(co *discovery.Company, requested, held []string) []ScopeChoice {
+	var names []string
+	if co != nil {
+		for _, sc := range co.Scopes {
+			names = append(names, sc.Name)
+		}
+		if co.AuthorizationServer != nil {
+			names = append(names, co.AuthorizationServer.ScopesSupported...)
+		}
+	}
+	names = append(names, requested...)
+	out := []ScopeChoice{}
+	ticked := false
+	for _, si := range Describe(co, Plan(names, held), held) {
+		c := ScopeChoice{ScopeInfo: si, Requested: slices.Contains(requested, si.Name)}
+		c.Checked = c.Held || c.Requested
+		ticked = ticked || c.Checked
+		out = append(out, c)
+	}
+	if !ticked {
+		for i := range out {
+			out[i].Checked = out[i].Hinted && out[i].Changes == "none"
+		}
+	}
+	return out
+}
+
+// SignInChoices returns [Choices] for signing in to co as account, with the scopes account holds
+// there, for the window to show before the User decides (spec 4.7). It starts nothing.
+func (c *Client) SignInChoices(ctx context.Context, co *discovery.Company, account string, requested []string) ([]ScopeChoice, error) {
 	held, err := c.Held(ctx, co.Identifier, account)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the scopes the account %q holds at %s: %w", account, co.Identifier, err)
 	}
-	return Describe(co, Plan(needed, held), held), nil
+	return Choices(co, requested, held), nil
 }

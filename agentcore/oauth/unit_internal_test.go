@@ -88,6 +88,72 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestChoices: which scopes the sign-in screen lists and which boxes start ticked (spec 4.7,
+// RFC 9700 §2.3).
+func TestChoices(t *testing.T) {
+	yes, no := true, false
+	co := &discovery.Company{
+		Scopes: []discovery.Scope{
+			{Name: "orders:read", Description: "See your orders", Changes: "none", PersonalData: &yes},
+			{Name: "orders:write", Description: "Change your orders", Changes: "reversible", PersonalData: &yes},
+			{Name: "catalog:read", Description: "The catalog", Changes: "none", PersonalData: &no},
+			{Name: "notes", Description: "described, no hints"},
+		},
+		AuthorizationServer: &discovery.ASMetadata{ScopesSupported: []string{"orders:read", "payments"}},
+	}
+	all := []string{"catalog:read", "notes", "orders:read", "orders:write", "payments"}
+	for _, tc := range []struct {
+		name             string
+		co               *discovery.Company
+		requested, held  []string
+		names            []string // listed, in order
+		checked, flagged []string // ticked; Requested set
+	}{
+		{"nothing requested or held: the hinted scopes that change nothing", co, nil, nil,
+			all, []string{"catalog:read", "orders:read"}, nil},
+		{"the model's request", co, []string{"orders:write"}, nil,
+			all, []string{"orders:write"}, []string{"orders:write"}},
+		{"held scopes are requested again", co, nil, []string{"orders:write"},
+			all, []string{"orders:write"}, nil},
+		{"requested and held", co, []string{"orders:read"}, []string{"payments"},
+			all, []string{"orders:read", "payments"}, []string{"orders:read"}},
+		{"a requested scope the Company does not describe is listed", co, []string{"gift:cards"}, nil,
+			[]string{"catalog:read", "gift:cards", "notes", "orders:read", "orders:write", "payments"}, []string{"gift:cards"}, []string{"gift:cards"}},
+		{"a held scope the Company no longer describes is listed", co, nil, []string{"legacy"},
+			[]string{"catalog:read", "legacy", "notes", "orders:read", "orders:write", "payments"}, []string{"legacy"}, nil},
+		{"no hint says none: nothing starts ticked", &discovery.Company{Scopes: []discovery.Scope{{Name: "notes"}, {Name: "w", Changes: "reversible", PersonalData: &no}}}, nil, nil,
+			[]string{"notes", "w"}, nil, nil},
+		{"an unknown changes hint is not none", &discovery.Company{Scopes: []discovery.Scope{{Name: "x", Changes: "None", PersonalData: &no}}}, nil, nil,
+			[]string{"x"}, nil, nil},
+		{"no Company", nil, []string{"orders:read"}, nil,
+			[]string{"orders:read"}, []string{"orders:read"}, []string{"orders:read"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Choices(tc.co, tc.requested, tc.held)
+			var names, checked, flagged []string
+			for _, c := range got {
+				names = append(names, c.Name)
+				if c.Checked {
+					checked = append(checked, c.Name)
+				}
+				if c.Requested {
+					flagged = append(flagged, c.Name)
+				}
+				if c.Held != slices.Contains(tc.held, c.Name) {
+					t.Errorf("%s: Held = %v", c.Name, c.Held)
+				}
+			}
+			if !slices.Equal(names, tc.names) || !slices.Equal(checked, tc.checked) || !slices.Equal(flagged, tc.flagged) {
+				t.Errorf("Choices:\n listed %v\n ticked %v\n requested %v\nwant\n listed %v\n ticked %v\n requested %v",
+					names, checked, flagged, tc.names, tc.checked, tc.flagged)
+			}
+		})
+	}
+	if got := Choices(co, nil, nil); got[2].Description != "See your orders" || got[2].Changes != "none" || !got[2].Hinted {
+		t.Errorf("the description and hints are not Describe's: %+v", got[2])
+	}
+}
+
 func TestCheckDeviceLink(t *testing.T) {
 	co := &discovery.Company{Issuer: "https://auth.shop.example", Organization: discovery.Organization{Name: "Shop"},
 		AuthorizationServer: &discovery.ASMetadata{ProtectedResources: []string{"https://shop.example", "https://mcp.shop.example/mcp"}}}

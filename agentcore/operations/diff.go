@@ -76,10 +76,6 @@ func Diff(prev, next *Operation) Changes {
 	return c
 }
 
-func pointerToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
 func diffValues(path string, a, b any, out *[]TermChange) {
 	ao, aObj := a.(map[string]any)
 	bo, bObj := b.(map[string]any)
@@ -97,7 +93,7 @@ func diffValues(path string, a, b any, out *[]TermChange) {
 		}
 		sort.Strings(sorted)
 		for _, k := range sorted {
-			p := path + "/" + pointerToken(k)
+			p := memberPointer(path, k)
 			av, inA := ao[k]
 			bv, inB := bo[k]
 			switch {

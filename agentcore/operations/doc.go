@@ -11,7 +11,8 @@
 //     (1 to 256 characters from the URL-safe base64 alphabet: letters, digits, "-" and "_");
 //     "Formatting" (RenderSummary: only emphasis, strong emphasis, paragraphs and lists are
 //     rendered; links, images, HTML and everything else are shown as their literal source text);
-//     "New terms" (Diff); "Who can approve it" (CanApproveIn).
+//     "New terms" (Diff); "Who can approve it" (CanApproveIn); the terms as the approval dialog
+//     lists them (TermRows: one row per value, by JSON Pointer, in the Company's order).
 //   - Operations 4: recognizing an operation in an API response (FromAPIResponse), an MCP tool
 //     result (FromToolResult) and a conversation message (FromMessage).
 //   - Operations 5: checking terms against the request and the model's stated intent
@@ -23,6 +24,9 @@
 //     persisted before it is sent, retried with the same approval, and no new approval is asked
 //     for the same action while an outcome is unknown.
 //   - Spec 8.2: ID characters.
+//   - RFC 6901 JSON Pointers: Flatten is the one walk of a JSON document by JSON Pointer, in
+//     document order and bounded in depth; TermRows and CheckTerms read its nodes, and Diff
+//     names the terms it compares with the same escaping.
 //
 // DESIGN.md invariants: 2 (an approval names exactly the revision the user saw: Digest binds a
 // decision to the revision, summary, terms and expiry; CanApprove refuses anything else),

@@ -100,8 +100,14 @@ func CheckTerms(op *Operation, req RequestFacts) []Warning {
 		if len(src.raw) == 0 {
 			continue
 		}
-		if v, err := decodeJSON(src.raw); err == nil {
-			collect(v, src.where, "", fields)
+		nodes, err := Flatten(src.raw, maxRequestDepth)
+		if err != nil {
+			continue
+		}
+		for _, n := range nodes {
+			if n.Member {
+				fields[n.Name] = append(fields[n.Name], found{where: src.where + " " + n.Pointer, value: n.Value})
+			}
 		}
 	}
 	for _, k := range sortedKeys(req.Query) {
@@ -116,7 +122,7 @@ func CheckTerms(op *Operation, req RequestFacts) []Warning {
 	summary := op.Summary
 	for _, k := range sortedKeys(terms) {
 		t := terms[k]
-		ptr := "/" + pointerToken(k)
+		ptr := memberPointer("", k)
 		for _, f := range fields[k] {
 			if !looseEqual(t, f.value) {
 				out = append(out, Warning{Code: WarnTermDiffers, Term: ptr, Where: f.where,
@@ -150,7 +156,7 @@ func CheckTerms(op *Operation, req RequestFacts) []Warning {
 		}
 		if !looseEqual(cmp, iv) {
 			ijs, _ := json.Marshal(iv)
-			out = append(out, Warning{Code: WarnIntentDiffers, Term: "/" + pointerToken(tk), Where: "intent " + ik,
+			out = append(out, Warning{Code: WarnIntentDiffers, Term: memberPointer("", tk), Where: "intent " + ik,
 				TermValue: encodeJSON(t), RequestValue: ijs,
 				Message: fmt.Sprintf("The model said it intended %s = %s, but the terms say %s.", Visible(ik), quoteShort(iv), showValue(t))})
 		}
@@ -158,25 +164,13 @@ func CheckTerms(op *Operation, req RequestFacts) []Warning {
 	return out
 }
 
+// maxRequestDepth is how deeply CheckTerms reads the request: encoding/json's own nesting
+// limit, so every request Poppydesk could encode is read in full.
+const maxRequestDepth = 10000
+
 type found struct {
 	where string
 	value any
-}
-
-// collect records every object member of v by name, with where it was found.
-func collect(v any, where, path string, out map[string][]found) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			p := path + "/" + pointerToken(k)
-			out[k] = append(out[k], found{where: where + " " + p, value: x[k]})
-			collect(x[k], where, p, out)
-		}
-	case []any:
-		for i, e := range x {
-			collect(e, where, fmt.Sprintf("%s/%d", path, i), out)
-		}
-	}
 }
 
 var plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)

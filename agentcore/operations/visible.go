@@ -28,7 +28,7 @@ func Token(r rune) string { return fmt.Sprintf("⟦U+%04X⟧", r) }
 
 // Visible returns s with every invisible character (see Invisible) replaced by its Token.
 func Visible(s string) string {
-	if strings.IndexFunc(s, Invisible) < 0 {
+	if printableASCII(s) || strings.IndexFunc(s, Invisible) < 0 {
 		return s
 	}
 	var b strings.Builder
@@ -40,4 +40,15 @@ func Visible(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// printableASCII reports whether s has only the characters U+0020–U+007E, none of which is
+// invisible: the fast path for most terms, URLs and IDs.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }

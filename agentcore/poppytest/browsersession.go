@@ -106,18 +106,13 @@ type browserState struct {
 	exchanges []WebExchange
 }
 
-// browserStates holds each Server's browser-session state (a Server field would live in
-// server.go; keeping it here keeps this feature in its own files).
-var browserStates sync.Map // *Server → *browserState
-
-func (s *Server) browser() *browserState {
-	if v, ok := browserStates.Load(s); ok {
-		return v.(*browserState)
-	}
-	v, _ := browserStates.LoadOrStore(s, &browserState{codes: map[string]*joinCode{}, byCookie: map[string]string{},
-		sessions: map[string]*webSession{}, logins: map[string]string{}, lifetime: DefaultJoinCodeLifetime, faults: map[string]int{}})
-	return v.(*browserState)
+func newBrowserState() *browserState {
+	return &browserState{codes: map[string]*joinCode{}, byCookie: map[string]string{}, sessions: map[string]*webSession{},
+		logins: map[string]string{}, lifetime: DefaultJoinCodeLifetime, faults: map[string]int{}}
 }
+
+// browser is the browser-session endpoint's state (this file).
+func (s *Server) browser() *browserState { s.state(); return s.browserSt }
 
 // BrowserSessionEndpoint is web.browser_session_endpoint: https://shop.localhost:PORT/poppy/browser-session.
 func (s *Server) BrowserSessionEndpoint() string { return s.URL(ShopHost, BrowserSessionPath) }

@@ -64,16 +64,13 @@ const (
 
 var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
-var agentStores sync.Map // *Server → *agentStore
-
-func (s *Server) agent() *agentStore {
-	if v, ok := agentStores.Load(s); ok {
-		return v.(*agentStore)
-	}
-	v, _ := agentStores.LoadOrStore(s, &agentStore{s: s, convs: map[string]*agentConv{}, msgs: map[string]*agentMsgRecord{},
-		invites: map[string]string{}, faults: map[string]bool{}, pieceDelay: time.Millisecond, handoffDelay: 30 * time.Millisecond})
-	return v.(*agentStore)
+func newAgentStore(s *Server) *agentStore {
+	return &agentStore{s: s, convs: map[string]*agentConv{}, msgs: map[string]*agentMsgRecord{},
+		invites: map[string]string{}, faults: map[string]bool{}, pieceDelay: time.Millisecond, handoffDelay: 30 * time.Millisecond}
 }
+
+// agent is the Company Agent's state (this file).
+func (s *Server) agent() *agentStore { s.state(); return s.agentSt }
 
 type agentStore struct {
 	s *Server

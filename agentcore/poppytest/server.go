@@ -94,11 +94,14 @@ type Server struct {
 	// apiOwnResource: the Orders API (/api/...) accepts only tokens for APIResource (SetAPIResource).
 	apiOwnResource bool
 
-	// The authorization server's and the Operations extension's state belong to this Server,
-	// so they end with it (stateOnce builds them, also for a Server not made by New).
+	// The state of the authorization server, the Operations extension, the browser-session
+	// endpoint and the Company Agent belong to this Server, so they end with it (stateOnce
+	// builds them, also for a Server not made by New).
 	stateOnce sync.Once
 	authSt    *authServer
 	opSt      *opStore
+	browserSt *browserState
+	agentSt   *agentStore
 
 	verifier         sessionVerifier
 	verifierNoIssuer sessionVerifier
@@ -345,11 +348,14 @@ func (s *Server) apiResourceOn() bool {
 	return s.apiOwnResource
 }
 
-// state builds the per-Server state of the authorization server and the Operations extension.
+// state builds the per-Server state of the authorization server, the Operations extension,
+// the browser-session endpoint and the Company Agent.
 func (s *Server) state() {
 	s.stateOnce.Do(func() {
 		s.authSt = newAuthServer()
 		s.opSt = newOpStore(s)
+		s.browserSt = newBrowserState()
+		s.agentSt = newAgentStore(s)
 	})
 }
 
