@@ -125,7 +125,7 @@ func newBrowsing(t *testing.T, edit func(doc map[string]any)) *browsing {
 		s.EditPoppyJSON(edit)
 	}
 	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: store.NewSecrets(store.NewMemoryKV()), State: engine.NewMemoryState(), Logger: log,
+	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: store.NewSecrets(store.NewMemoryKV()), State: store.NewMemoryEngineState(), Logger: log,
 		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "browserjoin test"}})
 	if err != nil {
 		t.Fatal(err)
