@@ -7,7 +7,7 @@ export PATH := $(GOBIN):$(PATH)
 TAGS := webkit2_41
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo test bootstrap build frontend run clean
+.PHONY: demo test bootstrap build package frontend run clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -20,6 +20,12 @@ frontend: bootstrap
 build: bootstrap
 	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
 
+# The Debian package: build/poppydesk_VERSION_ARCH.deb (scripts/package: nfpm as a library; the
+# binary, desktop entry, AppStream metainfo, hicolor icons and man page). Install it with
+#   sudo apt-get install ./build/poppydesk_*.deb
+package: build
+	go run ./scripts/package -version "$(VERSION)"
+
 demo: build
 	scripts/demo.sh
 
@@ -30,4 +36,4 @@ test:
 	scripts/test.sh
 
 clean:
-	rm -rf build/bin frontend/dist out
+	rm -rf build/bin build/poppydesk_*.deb frontend/dist out

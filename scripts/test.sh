@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: Go (unit, real-keyring, end-to-end in headless Chromium),
-# frontend unit tests (Vitest) and the desktop smoke test under Xvfb. `.ci/run` calls this through
+# frontend unit tests (Vitest), the desktop smoke test under Xvfb, and the Debian package
+# (built, installed, started from its desktop entry, connected to each MCP client, purged). `.ci/run` calls this through
 # `make test`. Full logs go to out/; the last line is the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,22 @@ step "desktop smoke test (release build under Xvfb)"
 rc=0
 scripts/smoke.sh || rc=$?
 record $rc
+
+step "Debian package: make package, install, menu launch twice, mcp setup per client, purge"
+rc=0
+tp=$(date +%s)
+if [ "$(id -u)" = 0 ]; then
+	{ make package && scripts/package-test.sh; } > out/package.log 2>&1 || rc=$?
+	grep -E '^package: build/|^package-test: |^  ' out/package.log | grep -v 'KnownStructs' || true
+	[ "$rc" = 0 ] || { echo "the package step failed; see out/package.log"; tail -30 out/package.log; }
+	echo "package step: $(( $(date +%s)-tp )) s"
+	record $rc
+elif [ "${CI:-}" = true ]; then
+	echo "the package step needs root (it installs the package), and CI must run it"
+	record 1
+else
+	echo "skipped: installing the package needs root (run make test as root, as CI does)"
+fi
 
 gp=$(grep -cE '^\s*--- PASS' out/go-test.log || true)
 gf=$(grep -cE '^\s*--- FAIL' out/go-test.log || true)

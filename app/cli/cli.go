@@ -142,6 +142,7 @@ func commands() []command {
 		resetCommand(),
 		versionCommand(),
 		helpCommand(),
+		manCommand(),
 	}
 }
 

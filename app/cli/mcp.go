@@ -2,11 +2,12 @@
 
 package cli
 
-// `poppydesk mcp` is what MCP clients launch (`{"command": "poppydesk", "args": ["mcp"]}`). It
-// relays the client's stdio to the running app's Unix socket (agentcore/modelapi), starting the
+// `poppydesk mcp` is what MCP clients launch (`{"command": "/usr/bin/poppydesk", "args": ["mcp"]}`).
+// It relays the client's stdio to the running app's Unix socket (agentcore/modelapi), starting the
 // app first when no socket answers. The app, not this process, holds the engine: this process
 // never sees a key, token or approval. Windows named pipes are not implemented, so on other
-// systems the command says so (mcp_other.go).
+// systems the command says so (mcp_other.go). `poppydesk mcp setup CLIENT` writes that entry
+// into an MCP client's configuration (mcp_setup.go).
 
 import (
 	"bytes"
@@ -27,15 +28,40 @@ import (
 const defaultStartWait = 15 * time.Second
 
 func mcpCommand() command {
-	return command{name: "mcp", summary: "Serve Poppydesk's model interface (MCP) on stdio for an MCP client, relaying to the running app (started if needed).",
-		usage: "[--socket PATH] [--no-start] [--start-wait DURATION]",
+	return command{name: "mcp", summary: "Serve Poppydesk's model interface (MCP) on stdio for an MCP client, relaying to the running app (started if needed); `mcp setup CLIENT` adds Poppydesk to a client's configuration.",
+		usage: "[--socket PATH] [--no-start] [--start-wait DURATION]\n" +
+			"       poppydesk mcp setup CLIENT [--yes] [--command PATH] [--config FILE]   (CLIENT: " + mcpClientNames() + ")\n" +
+			"       poppydesk mcp setup --list",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			socket := fs.String("socket", "", "the app's model socket `path` (default: $XDG_RUNTIME_DIR/poppydesk/mcp.sock, else under the data folder)")
 			noStart := fs.Bool("no-start", false, "fail instead of starting the app when no socket answers")
 			startWait := fs.Duration("start-wait", defaultStartWait, "how long to wait for a started app to listen")
+			var setup mcpSetupOptions
+			fs.BoolVar(&setup.yes, "yes", false, "setup: write the change without asking")
+			fs.BoolVar(&setup.list, "list", false, "setup: list the clients and their configuration files on each system")
+			fs.StringVar(&setup.command, "command", "", "setup: the absolute `path` of the poppydesk program the client starts (default: this program)")
+			fs.StringVar(&setup.config, "config", "", "setup: change this `file` instead of the client's default one (same format)")
 			return func(ctx context.Context, args []string) error {
+				relayFlags := map[string]bool{"socket": true, "no-start": true, "start-wait": true}
+				isSetup := len(args) > 0 && args[0] == "setup"
+				var misplaced error
+				fs.Visit(func(f *flag.Flag) {
+					if misplaced == nil && relayFlags[f.Name] == isSetup {
+						if isSetup {
+							misplaced = usageError{fmt.Sprintf("--%s is not a flag of `poppydesk mcp setup`", f.Name)}
+						} else {
+							misplaced = usageError{fmt.Sprintf("--%s goes with `poppydesk mcp setup`", f.Name)}
+						}
+					}
+				})
+				if misplaced != nil {
+					return misplaced
+				}
+				if isSetup {
+					return runMCPSetup(ctx, env, setup, args[1:])
+				}
 				if len(args) > 0 {
-					return errNoArguments(args)
+					return usageError{fmt.Sprintf("unexpected argument %q; the only mcp subcommand is `setup`", args[0])}
 				}
 				path := *socket
 				if path == "" {
