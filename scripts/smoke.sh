@@ -127,6 +127,8 @@ awk -v s="$stddev" 'BEGIN { exit !(s > 0.02) }' || fail "the screenshot is blank
 second_rc=0
 timeout 15 "$BIN" >"$OUT/second.stdout" 2>&1 || second_rc=$?
 [ "$second_rc" -ne 124 ] || fail "a second launch did not exit within 15 s (the single-instance lock does not work)"
+[ "$second_rc" -eq 0 ] || fail "a second launch exited with $second_rc (see $OUT/second.stdout)"
+grep -q 'already running' "$OUT/second.stdout" || fail "a second launch did not say that Poppydesk already runs"
 kill -0 "$APP_PID" 2>/dev/null || fail "the first window exited after a second launch"
 grep -q 'a second launch was redirected' "$LOG" || fail "the first window was not told about the second launch"
 

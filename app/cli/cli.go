@@ -47,6 +47,9 @@ type Env struct {
 	Assets fs.FS
 	// Icon is the window's icon (PNG).
 	Icon []byte
+	// Args is the command line without the program name (what a second launch hands to the
+	// running window).
+	Args []string
 	// Secrets replaces the OS keyring (tests); nil: the Secret Service.
 	Secrets store.Secrets
 }
@@ -164,6 +167,7 @@ func errRequiredFlags(flags ...string) error {
 // Run runs the command line args (without the program name) and returns the exit status.
 func Run(ctx context.Context, args []string, env Env) int {
 	env.defaults()
+	env.Args = args
 	// The desktop opener (github.com/pkg/browser) writes the opener's output to these; it must
 	// not reach Poppydesk's stdout, where the browser-testable bridge prints its URL.
 	browser.Stdout, browser.Stderr = io.Discard, io.Discard

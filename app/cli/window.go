@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -73,6 +74,10 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 	}
 	if o.e2eListen == "" && !windowAvailable {
 		return errNoWindow
+	}
+	if o.e2eListen == "" && handToRunningWindow(env.Getenv, env.Args) {
+		fmt.Fprintln(env.Stdout, "Poppydesk is already running; its window is now in front.")
+		return nil
 	}
 	paths, err := env.Paths()
 	if err != nil {

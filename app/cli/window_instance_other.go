@@ -1,0 +1,7 @@
+//go:build !linux || !(desktop || dev)
+
+package cli
+
+// handToRunningWindow: outside Linux desktop builds, Wails's own single-instance lock (or none)
+// decides; nothing is handed over before the Host is built.
+func handToRunningWindow(func(string) string, []string) bool { return false }
