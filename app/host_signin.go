@@ -146,7 +146,7 @@ func (h *Host) waitSignIn(ctx context.Context, f *runningSignIn) {
 	rec := h.signInRecord(f)
 	h.signIn.mu.Unlock()
 	view := h.fronts.SignIn.view(ctx, rec)
-	h.log.Info("sign-in ended", "flow", rec.ID, "company", rec.Company.Identifier, "state", view.State)
+	h.log.Info("sign-in ended", "flow", rec.ID, "company", rec.Company.Identifier, "outcome", view.State)
 	h.relay.Emit(EventSignInFlow, view)
 	h.relay.Emit(EventCompaniesChanged)
 }
