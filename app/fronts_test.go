@@ -800,7 +800,7 @@ func TestShellFront(t *testing.T) {
 }
 
 // TestActivityFront: a request the model makes reaches the Inspector's list and the window
-// hears of it; Info says the model's interface does not listen on a socket here.
+// hears of it; Info says where the model's interface listens, or that it does not.
 func TestActivityFront(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	ev := listen(f.Host)
@@ -819,5 +819,9 @@ func TestActivityFront(t *testing.T) {
 	}
 	if info := a.Info(); info.Listening || info.Socket != "" {
 		t.Errorf("Info = %+v", info)
+	}
+	sf := apptest.Start(t, apptest.Options{Socket: true})
+	if info := sf.Host.Fronts().Activity.Info(); !info.Listening || info.Socket != sf.Host.Socket() || info.Socket == "" || info.Problem != "" {
+		t.Errorf("Info with the model's socket = %+v", info)
 	}
 }
