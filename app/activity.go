@@ -30,30 +30,24 @@ type ActivityInfo struct {
 	Problem   string `json:"problem"`
 }
 
-// Activity is the bound service that lists the model's requests (agentcore/modelapi's ring) and
-// emits EventActivity when one is added. It decides nothing and changes nothing.
-type Activity struct {
-	ring *modelapi.Activity
-	info ActivityInfo
-}
-
-// NewActivity binds ring to the window: every new entry emits EventActivity on em.
-func NewActivity(ring *modelapi.Activity, em Emitter, info ActivityInfo) *Activity {
-	if ring == nil {
-		ring = modelapi.NewActivity(0)
-	}
-	if em != nil {
-		ring.OnChange(func(modelapi.ActivityEntry) { em.Emit(EventActivity) })
-	}
-	return &Activity{ring: ring, info: info}
-}
+// Activity is the bound service that lists the model's requests (the Host's agentcore/modelapi
+// ring; the Host emits EventActivity when one is added). It decides nothing and changes nothing.
+type Activity struct{ h *Host }
 
 // List returns up to limit entries, newest first (limit <= 0 or > 500: 200).
 func (a *Activity) List(limit int) []ActivityEntry {
+	if a.h == nil || a.h.activity == nil {
+		return []ActivityEntry{}
+	}
+	return activityList(a.h.activity, limit)
+}
+
+// activityList converts up to limit entries of ring, newest first.
+func activityList(ring *modelapi.Activity, limit int) []ActivityEntry {
 	if limit <= 0 || limit > modelapi.DefaultActivitySize {
 		limit = 200
 	}
-	src := a.ring.List(limit)
+	src := ring.List(limit)
 	out := make([]ActivityEntry, 0, len(src))
 	for _, e := range src {
 		out = append(out, ActivityEntry{Seq: e.Seq, Tool: e.Tool, Company: e.Company, At: e.At.UTC().Format(time.RFC3339),
@@ -63,4 +57,13 @@ func (a *Activity) List(limit int) []ActivityEntry {
 }
 
 // Info says where the model interface listens.
-func (a *Activity) Info() ActivityInfo { return a.info }
+func (a *Activity) Info() ActivityInfo {
+	if a.h == nil {
+		return ActivityInfo{}
+	}
+	info := ActivityInfo{Socket: a.h.socket, Listening: a.h.listener != nil}
+	if a.h.socketErr != nil {
+		info.Problem = a.h.socketErr.Error()
+	}
+	return info
+}

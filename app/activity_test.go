@@ -1,25 +1,15 @@
 package app
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 )
 
-type activityEmitter struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *activityEmitter) Emit(event string, data ...any) {
-	r.mu.Lock()
-	r.events = append(r.events, event)
-	r.mu.Unlock()
-}
-
-func TestActivityListsNewestFirstAndEmits(t *testing.T) {
+// TestActivityListsNewestFirst: the Inspector's list is the ring's newest entries first, up to
+// the limit, with times in UTC. (The Host's ring and its EventActivity: fronts_test.go.)
+func TestActivityListsNewestFirst(t *testing.T) {
 	at := time.Date(2026, 11, 29, 18, 0, 0, 0, time.FixedZone("X", 3600))
 	tests := []struct {
 		name  string
@@ -35,12 +25,12 @@ func TestActivityListsNewestFirstAndEmits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ring := modelapi.NewActivity(4)
-			em := &activityEmitter{}
-			a := NewActivity(ring, em, ActivityInfo{Socket: "/run/x/mcp.sock", Listening: true})
+			var added int
+			ring.OnChange(func(modelapi.ActivityEntry) { added++ })
 			for i := 0; i < tc.add; i++ {
 				ring.Add(modelapi.ActivityEntry{Tool: "describe_company", Company: "shop.example", At: at, Status: "done", DurationMS: 3})
 			}
-			got := a.List(tc.limit)
+			got := activityList(ring, tc.limit)
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d entries, want %d", len(got), len(tc.want))
 			}
@@ -49,16 +39,8 @@ func TestActivityListsNewestFirstAndEmits(t *testing.T) {
 					t.Fatalf("entry %d = %+v", i, e)
 				}
 			}
-			if len(em.events) != tc.add {
-				t.Fatalf("%d events for %d entries", len(em.events), tc.add)
-			}
-			for _, ev := range em.events {
-				if ev != EventActivity {
-					t.Fatalf("event %q", ev)
-				}
-			}
-			if a.Info().Socket != "/run/x/mcp.sock" || !a.Info().Listening {
-				t.Fatalf("info %+v", a.Info())
+			if added != tc.add {
+				t.Fatalf("%d changes for %d entries", added, tc.add)
 			}
 		})
 	}

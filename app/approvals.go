@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
@@ -19,30 +15,6 @@ import (
 // EventExampleAgent tells the window that the example agent said something or finished; its
 // data is an [ExampleAgentRun]. The window shows the lines as the agent's words.
 const EventExampleAgent = "approvals:example-agent"
-
-// DemoKindAgent is the ApprovalsConfig.Demo kind that runs the scripted example agent
-// (modelapi.ExampleAgent) against the window's own model socket; the agent's lines are passed to
-// the function [AgentOutput] returns for the Demo call's context.
-const DemoKindAgent = "agent"
-
-// maxAgentLines bounds the example agent's transcript.
-const maxAgentLines = 200
-
-type agentOutputKey struct{}
-
-// AgentOutput returns where the Demo function of kind [DemoKindAgent] writes the agent's
-// progress lines (a no-op for a context without one).
-func AgentOutput(ctx context.Context) func(line string) {
-	if f, ok := ctx.Value(agentOutputKey{}).(func(string)); ok {
-		return f
-	}
-	return func(string) {}
-}
-
-// WithAgentOutput returns ctx carrying say as the example agent's output (see [AgentOutput]).
-func WithAgentOutput(ctx context.Context, say func(line string)) context.Context {
-	return context.WithValue(ctx, agentOutputKey{}, say)
-}
 
 // ExampleAgentRun is the example agent's transcript: its own words, one line per step
 // (discover, describe, call, waiting for your decision, outcome), never Poppydesk's decisions.
@@ -57,74 +29,16 @@ type ExampleAgentRun struct {
 // an [ApprovalChange]. The window reads the list again and opens the dialog for a new item.
 const EventApprovalsChanged = "approvals:changed"
 
-// ApprovalQueue is what [Approvals] needs from the approval queue (agentcore/approvals.Queue):
-// the window's side only. The model's side (CallAPI, CallTool, Wait) is not reachable from here.
-type ApprovalQueue interface {
-	List(ctx context.Context) ([]approvals.Item, error)
-	Get(ctx context.Context, id string) (*approvals.Item, error)
-	Approve(ctx context.Context, id, revision, digest string) (*approvals.Outcome, error)
-	Decline(ctx context.Context, id, revision string) error
-	CheckOutcome(ctx context.Context, id string) (*approvals.Outcome, error)
-}
-
-// ApprovalsConfig configures [Approvals].
-type ApprovalsConfig struct {
-	// Queue is the approval queue; nil when it could not be opened (Problem says why).
-	Queue ApprovalQueue
-	// Problem explains, in words the user can act on, why approvals are unavailable.
-	Problem string
-	// Demo asks the reference Company for the jacket exchange ("api" or "mcp") in demo mode,
-	// standing in for the model; nil outside demo mode.
-	Demo func(ctx context.Context, kind string) (string, error)
-	// DemoCompany names the reference Company in demo mode.
-	DemoCompany string
-	// Context is the application's root context (Lifecycle.Context); calls from the window run
-	// under it, so shutdown cancels them. Nil: context.Background.
-	Context context.Context
-	// Emitter receives EventApprovalsChanged and EventSections; nil drops them.
-	Emitter Emitter
-	// Notifier shows a desktop notification when an approval arrives; nil shows none.
-	Notifier Notifier
-	// Log receives failures; nil discards.
-	Log *slog.Logger
-	// Now is the clock (nil: time.Now).
-	Now func() time.Time
-	// CallTimeout bounds one call from the window (default 3 minutes: an approval may be sent
-	// again while the Company reports it in progress, Operations 7).
-	CallTimeout time.Duration
-}
+// approvalsTimeout bounds one call from the window: an approval may be sent again while the
+// Company reports it in progress (Operations 7).
+const approvalsTimeout = 3 * time.Minute
 
 // Approvals is the window's service for approvals (Operations extension v2, sections 5 to 7;
-// DESIGN.md invariants 1 and 2). It is bound to the window and only to the window: Approve and
-// Decline are the user's decisions, taken with the window's own buttons. It converts the
-// queue's items into JSON-friendly values and holds no protocol logic.
-type Approvals struct {
-	cfg     ApprovalsConfig
-	pending atomic.Int64
-
-	agentMu  sync.Mutex
-	agentRun ExampleAgentRun
-}
-
-// NewApprovals returns the service. Call [ApprovalChanges] to get the queue's OnChange handler.
-func NewApprovals(cfg ApprovalsConfig) *Approvals {
-	if cfg.Context == nil {
-		cfg.Context = context.Background()
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = 3 * time.Minute
-	}
-	if cfg.Queue == nil && cfg.Problem == "" {
-		cfg.Problem = "Approvals are unavailable because the approval queue is not running."
-	}
-	return &Approvals{cfg: cfg}
-}
+// DESIGN.md invariants 1 and 2), over the Host's approval queue. It is bound to the window and
+// only to the window: Approve and Decline are the user's decisions, taken with the window's own
+// buttons; the model's side of the queue (CallAPI, CallTool, Wait) is not reachable from here.
+// It converts the queue's items into JSON-friendly values and holds no protocol logic.
+type Approvals struct{ h *Host }
 
 // ApprovalChange is the data of EventApprovalsChanged.
 type ApprovalChange struct {
@@ -202,40 +116,42 @@ type ApprovalItem struct {
 }
 
 func (a *Approvals) call() (context.Context, context.CancelFunc, error) {
-	if a.cfg.Queue == nil {
-		return nil, nil, errors.New(a.cfg.Problem)
+	if err := a.h.refusal(); err != nil {
+		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(a.cfg.Context, a.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(a.h.Context(), approvalsTimeout)
 	return ctx, cancel, nil
 }
 
 // Status says whether approvals are available, and why not.
 func (a *Approvals) Status() ApprovalsStatus {
-	return ApprovalsStatus{Available: a.cfg.Queue != nil, Problem: a.cfg.Problem, Demo: a.cfg.Demo != nil, DemoCompany: a.cfg.DemoCompany}
+	if err := a.h.refusal(); err != nil {
+		return ApprovalsStatus{Problem: err.Error()}
+	}
+	st := ApprovalsStatus{Available: true}
+	if a.h.demoOn() {
+		st.Demo, st.DemoCompany = true, a.h.demo.info.Name
+	}
+	return st
 }
 
 // List returns every approval, pending first, newest first. Without a queue it is empty (the
 // window shows Status().Problem).
 func (a *Approvals) List() ([]ApprovalItem, error) {
-	if a.cfg.Queue == nil {
+	ctx, cancel, err := a.call()
+	if err != nil {
 		return []ApprovalItem{}, nil
 	}
-	ctx, cancel, _ := a.call()
 	defer cancel()
-	items, err := a.cfg.Queue.List(ctx)
+	items, err := a.h.listApprovals(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the approvals failed: %w", err)
 	}
+	now := a.h.now()
 	out := make([]ApprovalItem, 0, len(items))
-	n := 0
 	for i := range items {
-		it := a.convert(&items[i])
-		if it.Decidable {
-			n++
-		}
-		out = append(out, it)
+		out = append(out, approvalItemOf(&items[i], now))
 	}
-	a.pending.Store(int64(n))
 	return out, nil
 }
 
@@ -246,11 +162,11 @@ func (a *Approvals) Get(id string) (ApprovalItem, error) {
 		return ApprovalItem{}, err
 	}
 	defer cancel()
-	it, err := a.cfg.Queue.Get(ctx, id)
+	it, err := a.h.queue.Get(ctx, id)
 	if err != nil {
 		return ApprovalItem{}, err
 	}
-	return a.convert(it), nil
+	return approvalItemOf(it, a.h.now()), nil
 }
 
 // Approve approves the revision the user saw, named by its revision and digest (from the item
@@ -262,8 +178,8 @@ func (a *Approvals) Approve(id, revision, digest string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer cancel()
-	a.cfg.Log.Info("the user approved in the window", "approval", id, "revision", revision)
-	out, err := a.cfg.Queue.Approve(ctx, id, revision, digest)
+	a.h.log.Info("the user approved in the window", "approval", id, "revision", revision)
+	out, err := a.h.queue.Approve(ctx, id, revision, digest)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -277,8 +193,8 @@ func (a *Approvals) Decline(id, revision string) error {
 		return err
 	}
 	defer cancel()
-	a.cfg.Log.Info("the user declined in the window", "approval", id, "revision", revision)
-	return a.cfg.Queue.Decline(ctx, id, revision)
+	a.h.log.Info("the user declined in the window", "approval", id, "revision", revision)
+	return a.h.queue.Decline(ctx, id, revision)
 }
 
 // CheckOutcome sends the same approval again to learn the outcome of an item whose outcome is
@@ -289,7 +205,7 @@ func (a *Approvals) CheckOutcome(id string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer cancel()
-	out, err := a.cfg.Queue.CheckOutcome(ctx, id)
+	out, err := a.h.queue.CheckOutcome(ctx, id)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -300,15 +216,18 @@ func (a *Approvals) CheckOutcome(id string) (Outcome, error) {
 // through its API ("api") or its MCP server ("mcp"), as the model would. It is a request, not a
 // decision: the Company answers that it needs the user's approval and the dialog opens.
 func (a *Approvals) StartDemoExchange(kind string) (string, error) {
-	if a.cfg.Demo == nil {
+	if !a.h.demoOn() {
 		return "", errors.New("the demo exchange exists only in demo mode (`poppydesk demo`)")
 	}
 	if kind != "api" && kind != "mcp" {
 		return "", fmt.Errorf("unknown demo kind %q: use \"api\" or \"mcp\" (the example agent runs with RunExampleAgent)", kind)
 	}
-	ctx, cancel := context.WithTimeout(a.cfg.Context, a.cfg.CallTimeout)
+	ctx, cancel, err := a.call()
+	if err != nil {
+		return "", err
+	}
 	defer cancel()
-	return a.cfg.Demo(ctx, kind)
+	return a.h.demoRequest(ctx, kind)
 }
 
 // RunExampleAgent, in demo mode only, starts the scripted example agent (a user gesture: the
@@ -317,123 +236,38 @@ func (a *Approvals) StartDemoExchange(kind string) (string, error) {
 // exchange, is told that it waits for the user, and waits; the approval dialog opens, and only the
 // user's Approve in the window performs it. It returns at once; the agent's lines arrive as
 // [EventExampleAgent] and through [Approvals.ExampleAgent]. One run at a time.
-func (a *Approvals) RunExampleAgent() error {
-	if a.cfg.Demo == nil {
-		return errors.New("the example agent runs from the window only in demo mode (`poppydesk demo`); otherwise run `poppydesk example-agent --company DOMAIN`")
-	}
-	a.agentMu.Lock()
-	if a.agentRun.Running {
-		a.agentMu.Unlock()
-		return errors.New("the example agent is already running; decide its approval, or wait for its report")
-	}
-	a.agentRun = ExampleAgentRun{Running: true, Lines: []string{}}
-	a.agentMu.Unlock()
-	a.emitAgent()
-	go func() {
-		// The agent waits for the user's decision (at most 5 minutes in modelapi.ExampleAgent).
-		ctx, cancel := context.WithTimeout(a.cfg.Context, 10*time.Minute)
-		defer cancel()
-		_, err := a.cfg.Demo(WithAgentOutput(ctx, a.agentSay), DemoKindAgent)
-		a.agentMu.Lock()
-		a.agentRun.Running = false
-		if err != nil {
-			a.agentRun.Error = "The example agent stopped: " + visible(err.Error())
-			a.cfg.Log.Info("the example agent stopped", "err", err)
-		}
-		a.agentMu.Unlock()
-		a.emitAgent()
-	}()
-	return nil
-}
+func (a *Approvals) RunExampleAgent() error { return a.h.runExampleAgent() }
 
 // ExampleAgent returns the example agent's transcript (the last run).
 func (a *Approvals) ExampleAgent() ExampleAgentRun {
-	a.agentMu.Lock()
-	defer a.agentMu.Unlock()
-	r := a.agentRun
-	r.Lines = append([]string{}, r.Lines...)
-	return r
+	if a.h == nil {
+		return ExampleAgentRun{Lines: []string{}}
+	}
+	return exampleAgentRunOf(a.h.exampleAgentRun())
 }
 
-func (a *Approvals) agentSay(line string) {
-	line = visible(strings.TrimRight(line, "\n"))
-	if strings.TrimSpace(line) == "" {
-		return
+// exampleAgentRunOf converts the example agent's run: its lines and the reason it stopped are
+// shown with invisible characters made visible.
+func exampleAgentRunOf(r agentRun) ExampleAgentRun {
+	out := ExampleAgentRun{Running: r.running, Lines: make([]string, 0, len(r.lines))}
+	for _, l := range r.lines {
+		out.Lines = append(out.Lines, visible(l))
 	}
-	a.agentMu.Lock()
-	a.agentRun.Lines = append(a.agentRun.Lines, line)
-	if n := len(a.agentRun.Lines); n > maxAgentLines {
-		a.agentRun.Lines = a.agentRun.Lines[n-maxAgentLines:]
+	if r.err != nil {
+		out.Error = "The example agent stopped: " + visible(r.err.Error())
 	}
-	a.agentMu.Unlock()
-	a.emitAgent()
+	return out
 }
 
-func (a *Approvals) emitAgent() { a.emit(EventExampleAgent, a.ExampleAgent()) }
-
-// ApprovalChanges returns the handler for the queue's OnChange: it tells the window (event and
-// badge) and, for a new approval or revision, shows a desktop notification. It is a function,
-// not a method, so the window cannot call it. It never blocks for long: the list is read again
-// in a goroutine.
-func ApprovalChanges(a *Approvals) func(approvals.Event) {
-	return func(ev approvals.Event) {
-		a.emit(EventApprovalsChanged, ApprovalChange{Kind: ev.Kind, ID: ev.ApprovalID, State: ev.State})
-		go a.afterChange(ev)
-	}
+// decidable reports whether the user can still approve or decline the item: it is pending and
+// its current revision has not expired (Operations 5).
+func decidable(it *approvals.Item, now time.Time) bool {
+	return it.State == string(operations.StatePending) && now.Before(it.Current.ExpiresAt)
 }
 
-// ApprovalsCounter returns the Shell's section counter for the Approvals badge: the number of
-// approvals waiting for a decision, as of the last change.
-func ApprovalsCounter(a *Approvals) Counter {
-	return func(id string) int {
-		if id != SectionApprovals {
-			return 0
-		}
-		return int(a.pending.Load())
-	}
-}
-
-// RefreshCount reads the queue to update the badge count (at start, after Recover).
-func RefreshCount(a *Approvals) {
-	if a.cfg.Queue == nil {
-		return
-	}
-	if _, err := a.List(); err != nil {
-		a.cfg.Log.Warn("counting the pending approvals failed", "err", err)
-	}
-	a.emit(EventSections)
-}
-
-func (a *Approvals) afterChange(ev approvals.Event) {
-	RefreshCount(a)
-	if ev.Kind != "created" && ev.Kind != "revision" || a.cfg.Notifier == nil || a.cfg.Queue == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(a.cfg.Context, 5*time.Second)
-	defer cancel()
-	it, err := a.cfg.Queue.Get(ctx, ev.ApprovalID)
-	if err != nil {
-		a.cfg.Log.Debug("no notification: reading the approval failed", "approval", ev.ApprovalID, "err", err)
-		return
-	}
-	name := visible(it.CompanyName)
-	title := "Approval needed: " + name
-	body := name + " needs your approval before it acts. Open Poppydesk to read the terms and decide."
-	if ev.Kind == "revision" {
-		title = "New terms from " + name
-		body = name + " changed the terms of an approval you have not decided yet. Open Poppydesk to read them."
-	}
-	a.cfg.Notifier.Notify(title, body)
-}
-
-func (a *Approvals) emit(name string, data ...any) {
-	if a.cfg.Emitter != nil {
-		a.cfg.Emitter.Emit(name, data...)
-	}
-}
-
-func (a *Approvals) convert(it *approvals.Item) ApprovalItem {
-	now := a.cfg.Now()
+// approvalItemOf converts a queue item for the window as of now: Company text with invisible
+// characters made visible, JSON indented, times in RFC 3339.
+func approvalItemOf(it *approvals.Item, now time.Time) ApprovalItem {
 	out := ApprovalItem{
 		ID:            it.ID,
 		Company:       it.Company,
@@ -443,7 +277,7 @@ func (a *Approvals) convert(it *approvals.Item) ApprovalItem {
 		SID:           it.SID,
 		Interface:     it.Interface,
 		State:         it.State,
-		Decidable:     it.State == string(operations.StatePending) && now.Before(it.Current.ExpiresAt),
+		Decidable:     decidable(it, now),
 		Current:       convertRevision(&it.Current),
 		Changes:       it.Changes,
 		Warnings:      it.Warnings,

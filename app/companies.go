@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"slices"
@@ -22,46 +21,10 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// CompanyDirectory is where the Companies screen's list comes from: discovery through the
-// engine, the list and "forget" through the state database and the keyring (package main adapts
-// *engine.Engine, *vault.State and the secret store).
-type CompanyDirectory interface {
-	CompanyReader
-	// Discover finds and verifies the Company at domain (spec 3) and stores it.
-	Discover(ctx context.Context, domain string) (*discovery.Company, error)
-	// Known lists the identifiers of the stored Companies.
-	Known(ctx context.Context) ([]string, error)
-	// Forget deletes what Poppydesk keeps about the Company: its state records and its secret
-	// bundles (User IDs, keys, tokens). Tokens are revoked before (Companies.Forget).
-	Forget(ctx context.Context, identifier string) error
-}
-
-// CompaniesConfig configures a [Companies] service.
-type CompaniesConfig struct {
-	Directory CompanyDirectory // required
-	OAuth     SignInClient     // required
-	// Emitter receives EventCompaniesChanged (nil: dropped).
-	Emitter Emitter
-	// Context bounds the calls (the window's lifecycle context; nil: context.Background()).
-	Context context.Context
-	// Log gets no secret values (nil: discarded).
-	Log *slog.Logger
-}
-
-// Companies is the window's service for the Companies screen. Bound to the window: Discover,
-// SignOut and Forget are user gestures there.
-type Companies struct{ cfg CompaniesConfig }
-
-// NewCompanies returns the Companies service.
-func NewCompanies(cfg CompaniesConfig) *Companies {
-	if cfg.Context == nil {
-		cfg.Context = context.Background()
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	return &Companies{cfg: cfg}
-}
+// Companies is the window's service for the Companies screen, over the Host's engine (discovery
+// and its store), sign-in layer (accounts, sign-out) and [Host.ForgetCompany]. Bound to the
+// window: Discover, SignOut and Forget are user gestures there.
+type Companies struct{ h *Host }
 
 // CompanyEntry is one Company on the Companies screen.
 type CompanyEntry struct {
@@ -77,12 +40,8 @@ type CompanyList struct {
 	Companies []CompanyEntry `json:"companies"`
 }
 
-func (c *Companies) connected() bool {
-	return c != nil && c.cfg.Directory != nil && c.cfg.OAuth != nil && c.cfg.Context != nil
-}
-
 func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.cfg.Context, d)
+	return context.WithTimeout(c.h.Context(), d)
 }
 
 func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
@@ -90,7 +49,7 @@ func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEnt
 	if co.Issuer == "" {
 		return e
 	}
-	accts, err := c.cfg.OAuth.Accounts(ctx, co.Identifier)
+	accts, err := c.h.oauth.Accounts(ctx, co.Identifier)
 	if err != nil {
 		e.Problem = "Poppydesk could not read the accounts from the system keyring: " + err.Error()
 	} else if accts != nil {
@@ -101,20 +60,20 @@ func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEnt
 
 // List returns the discovered Companies with their signed-in accounts, by name.
 func (c *Companies) List() (CompanyList, error) {
-	if !c.connected() {
-		return CompanyList{}, errNotConnected
+	if err := c.h.refusal(); err != nil {
+		return CompanyList{}, err
 	}
 	ctx, cancel := c.ctx(30 * time.Second)
 	defer cancel()
-	ids, err := c.cfg.Directory.Known(ctx)
+	ids, err := c.h.knownCompanies(ctx)
 	if err != nil {
 		return CompanyList{}, fmt.Errorf("reading the known Companies failed: %w", err)
 	}
 	out := CompanyList{Companies: []CompanyEntry{}}
 	for _, id := range ids {
-		co, err := c.cfg.Directory.Company(ctx, id)
+		co, err := c.h.engine.Company(ctx, id)
 		if err != nil {
-			c.cfg.Log.Warn("a stored Company could not be read", "company", id, "error", err.Error())
+			c.h.log.Warn("a stored Company could not be read", "company", id, "error", err.Error())
 			out.Companies = append(out.Companies, CompanyEntry{Company: CompanyCard{Identifier: id, Name: id},
 				Accounts: []oauth.AccountStatus{}, Problem: "Poppydesk could not read what it stored about this Company; discover its domain again. (" + err.Error() + ")"})
 			continue
@@ -130,8 +89,8 @@ func (c *Companies) List() (CompanyList, error) {
 // Discover finds and verifies the Company at domain ("example.com"; host:port in the demo) as
 // the User asked in the window (spec 3). Errors name the check that failed and its section.
 func (c *Companies) Discover(domain string) (CompanyEntry, error) {
-	if !c.connected() {
-		return CompanyEntry{}, errNotConnected
+	if err := c.h.refusal(); err != nil {
+		return CompanyEntry{}, err
 	}
 	domain = strings.TrimSpace(domain)
 	domain = strings.TrimPrefix(domain, "https://")
@@ -141,70 +100,47 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 	}
 	ctx, cancel := c.ctx(60 * time.Second)
 	defer cancel()
-	co, err := c.cfg.Directory.Discover(ctx, domain)
+	co, err := c.h.engine.Discover(ctx, domain)
 	if err != nil {
 		return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w", domain, err)
 	}
-	c.emit()
+	c.h.relay.Emit(EventCompaniesChanged)
 	return c.entry(ctx, co), nil
 }
 
 // SignOut revokes every refresh token held for the account at the Company and deletes its
 // tokens (spec 4.6, 5.5).
 func (c *Companies) SignOut(company, account string) error {
-	if !c.connected() {
-		return errNotConnected
+	if err := c.h.refusal(); err != nil {
+		return err
 	}
 	ctx, cancel := c.ctx(60 * time.Second)
 	defer cancel()
-	co, err := c.cfg.Directory.Company(ctx, company)
+	co, err := c.h.engine.Company(ctx, company)
 	if err != nil {
 		return fmt.Errorf("Poppydesk does not know this Company: %w", err)
 	}
-	if err := c.cfg.OAuth.SignOut(ctx, co, account); err != nil {
+	if err := c.h.oauth.SignOut(ctx, co, account); err != nil {
 		return fmt.Errorf("signing out of %s (%s) failed: %w", co.Organization.Name, account, err)
 	}
-	c.cfg.Log.Info("signed out from the window", "company", co.Identifier, "account", account)
-	c.emit()
+	c.h.log.Info("signed out from the window", "company", co.Identifier, "account", account)
+	c.h.relay.Emit(EventCompaniesChanged)
 	return nil
 }
 
-// Forget signs every account out of the Company (revoking its refresh tokens, spec 4.6, 5.5)
-// and deletes what Poppydesk keeps about it. A later discovery of its domain starts afresh,
-// with new User IDs (spec 5.1).
+// Forget signs every account out of the Company and deletes what Poppydesk keeps about it
+// ([Host.ForgetCompany]).
 func (c *Companies) Forget(company string) error {
-	if !c.connected() {
-		return errNotConnected
+	if err := c.h.refusal(); err != nil {
+		return err
 	}
 	ctx, cancel := c.ctx(60 * time.Second)
 	defer cancel()
-	co, err := c.cfg.Directory.Company(ctx, company)
-	if err != nil {
-		return fmt.Errorf("Poppydesk does not know this Company: %w", err)
+	if err := c.h.ForgetCompany(ctx, company); err != nil {
+		return err
 	}
-	if co.Issuer != "" {
-		accts, err := c.cfg.OAuth.Accounts(ctx, co.Identifier)
-		if err != nil {
-			return fmt.Errorf("reading the accounts at %s failed, so nothing was forgotten: %w", co.Organization.Name, err)
-		}
-		for _, a := range accts {
-			if err := c.cfg.OAuth.SignOut(ctx, co, a.Account); err != nil {
-				return fmt.Errorf("signing out of %s (%s) failed, so nothing was forgotten; try again: %w", co.Organization.Name, a.Account, err)
-			}
-		}
-	}
-	if err := c.cfg.Directory.Forget(ctx, co.Identifier); err != nil {
-		return fmt.Errorf("forgetting %s failed: %w", co.Organization.Name, err)
-	}
-	c.cfg.Log.Info("Company forgotten from the window", "company", co.Identifier)
-	c.emit()
+	c.h.relay.Emit(EventCompaniesChanged)
 	return nil
-}
-
-func (c *Companies) emit() {
-	if c.cfg.Emitter != nil {
-		c.cfg.Emitter.Emit(EventCompaniesChanged)
-	}
 }
 
 // LogoFetcher turns a Company's logo_uri into a data: URL the window may show. The window's

@@ -1,8 +1,8 @@
 package app
 
-// The window's conversation view (issue 8; spec 8.3–8.12, 10.1; Operations 4 "Conversations").
+// The window's conversation view (spec 8.3–8.12, 10.1; Operations 4 "Conversations").
 //
-// Conversations is the window's side of agentcore/conversation's Manager: it lists the
+// Conversations is the window's side of the Host's agentcore/conversation Manager: it lists the
 // conversations with each Company, pages a transcript out (the window renders only the rows on
 // screen), follows open conversations with server-sent events (spec 8.6; conversation.Followers)
 // so text-delta pieces reach the window as they arrive, and carries the user's own actions: a message typed in the
@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,73 +32,18 @@ import (
 // [ConversationChange].
 const EventConversationsChanged = "conversations:changed"
 
-// ConversationManager is what [Conversations] needs from agentcore/conversation's Manager.
-type ConversationManager interface {
-	List(ctx context.Context, company string) ([]*conversation.View, error)
-	View(ctx context.Context, company, id string) (*conversation.View, int, error)
-	Entries(ctx context.Context, company, id string, from, limit int) ([]conversation.Entry, int, error)
-	Start(ctx context.Context, s conversation.Start) (*conversation.View, error)
-	Send(ctx context.Context, s conversation.Send) (*conversation.View, error)
-	Stream(ctx context.Context, company, id string) error
-	Handoff(ctx context.Context, company, id string) (*conversation.View, error)
-	Close(ctx context.Context, company, id string) (*conversation.View, error)
-	AcceptUserRequest(ctx context.Context, company, parentID, eventID string, wait time.Duration) (*conversation.View, error)
-	DeclineUserRequest(ctx context.Context, company, parentID, eventID string) (*conversation.View, error)
-}
-
 // ConversationCompany is a Company the user can talk with: its identifier and verified name.
 type ConversationCompany struct {
 	Identifier string `json:"identifier"`
 	Name       string `json:"name"`
 }
 
-// ConversationsConfig configures [Conversations].
-type ConversationsConfig struct {
-	// Manager returns the window's conversation Manager (built on first use); an error says why
-	// conversations are off.
-	Manager func() (ConversationManager, error)
-	// Companies lists the discovered Companies (identifier and verified name).
-	Companies func(ctx context.Context) ([]ConversationCompany, error)
-	// Account returns the account to act for at a Company ("" signed out); nil: signed out.
-	Account func(ctx context.Context, company string) string
-	// Context is the application's root context; followers and calls run under it.
-	Context context.Context
-	// Log receives failures; nil discards.
-	Log *slog.Logger
-	// CallTimeout bounds one call from the window (default 60 s).
-	CallTimeout time.Duration
-	// MaxFollowed bounds the conversations followed at once with a stream (default
-	// conversation.DefaultMaxFollowed).
-	MaxFollowed int
-}
+// conversationsTimeout bounds one call from the window.
+const conversationsTimeout = time.Minute
 
-// Conversations is the window's service for conversations with Company Agents. Bound to the
-// window only.
-type Conversations struct {
-	cfg ConversationsConfig
-
-	followers *conversation.Followers
-}
-
-// NewConversations returns the service.
-func NewConversations(cfg ConversationsConfig) *Conversations {
-	if cfg.Context == nil {
-		cfg.Context = context.Background()
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = time.Minute
-	}
-	if cfg.Manager == nil {
-		cfg.Manager = func() (ConversationManager, error) {
-			return nil, errors.New("conversations are unavailable because Poppydesk's engine is not running in this window")
-		}
-	}
-	return &Conversations{cfg: cfg, followers: conversation.NewFollowers(conversation.FollowersConfig{
-		Context: cfg.Context, Max: cfg.MaxFollowed, Logger: cfg.Log})}
-}
+// Conversations is the window's service for conversations with Company Agents, over the Host's
+// conversation Manager and its streams ([Host.Followers]). Bound to the window only.
+type Conversations struct{ h *Host }
 
 // ConversationChange is the data of EventConversationsChanged: which conversation changed and
 // how. For "entry" MessageID names the handled message (if the entry is one); for "delta" Text
@@ -209,18 +153,17 @@ type ConversationPage struct {
 // MaxConversationPage bounds the entries one Entries call returns.
 const MaxConversationPage = 2000
 
-func (c *Conversations) call() (context.Context, context.CancelFunc, ConversationManager, error) {
-	m, err := c.cfg.Manager()
-	if err != nil {
+func (c *Conversations) call() (context.Context, context.CancelFunc, *conversation.Manager, error) {
+	if err := c.h.refusal(); err != nil {
 		return nil, nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(c.cfg.Context, c.cfg.CallTimeout)
-	return ctx, cancel, m, nil
+	ctx, cancel := context.WithTimeout(c.h.Context(), conversationsTimeout)
+	return ctx, cancel, c.h.conversations, nil
 }
 
 // Status says whether conversations are available.
 func (c *Conversations) Status() ConversationsStatus {
-	if _, err := c.cfg.Manager(); err != nil {
+	if err := c.h.refusal(); err != nil {
 		return ConversationsStatus{Problem: err.Error()}
 	}
 	return ConversationsStatus{Available: true}
@@ -228,12 +171,12 @@ func (c *Conversations) Status() ConversationsStatus {
 
 // Companies lists the Companies the user can talk with, by name.
 func (c *Conversations) Companies() ([]ConversationCompany, error) {
-	if c.cfg.Companies == nil {
+	if c.h.refusal() != nil {
 		return []ConversationCompany{}, nil
 	}
-	ctx, cancel := context.WithTimeout(c.cfg.Context, c.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(c.h.Context(), conversationsTimeout)
 	defer cancel()
-	cs, err := c.cfg.Companies(ctx)
+	cs, err := c.h.conversationCompanies(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing the Companies failed: %w", err)
 	}
@@ -276,7 +219,7 @@ func (c *Conversations) Open(company, id string) (ConversationState, error) {
 		return ConversationState{}, err
 	}
 	if v.Status != conversation.StatusClosed {
-		c.followers.Follow(m, company, id)
+		c.h.followers.Follow(m, company, id)
 	}
 	return stateOf(v, n), nil
 }
@@ -324,11 +267,11 @@ func (c *Conversations) Start(company, text string) (ConversationState, error) {
 		return ConversationState{}, err
 	}
 	defer cancel()
-	v, err := m.Start(ctx, conversation.Start{Company: company, Account: c.account(ctx, company), Text: text, AuthorType: conversation.AuthorHuman})
+	v, err := m.Start(ctx, conversation.Start{Company: company, Account: c.h.demoAccount(ctx, company), Text: text, AuthorType: conversation.AuthorHuman})
 	if err != nil {
 		return ConversationState{}, err
 	}
-	c.followers.Follow(m, v.Company, v.ConversationID)
+	c.h.followers.Follow(m, v.Company, v.ConversationID)
 	_, n, _ := m.View(ctx, v.Company, v.ConversationID)
 	return stateOf(v, n), nil
 }
@@ -348,26 +291,26 @@ func (c *Conversations) Send(company, id, text string) (ConversationState, error
 	if err != nil {
 		return ConversationState{}, err
 	}
-	c.followers.Follow(m, company, id)
+	c.h.followers.Follow(m, company, id)
 	_, n, _ := m.View(ctx, company, id)
 	return stateOf(v, n), nil
 }
 
 // Handoff asks for a person at the Company (spec 8.9).
 func (c *Conversations) Handoff(company, id string) (ConversationState, error) {
-	return c.simple(company, id, ConversationManager.Handoff)
+	return c.simple(company, id, (*conversation.Manager).Handoff)
 }
 
 // Close closes the conversation (spec 8.12).
 func (c *Conversations) Close(company, id string) (ConversationState, error) {
-	st, err := c.simple(company, id, ConversationManager.Close)
+	st, err := c.simple(company, id, (*conversation.Manager).Close)
 	if err == nil {
-		c.followers.Unfollow(company, id)
+		c.h.followers.Unfollow(company, id)
 	}
 	return st, err
 }
 
-func (c *Conversations) simple(company, id string, f func(ConversationManager, context.Context, string, string) (*conversation.View, error)) (ConversationState, error) {
+func (c *Conversations) simple(company, id string, f func(*conversation.Manager, context.Context, string, string) (*conversation.View, error)) (ConversationState, error) {
 	ctx, cancel, m, err := c.call()
 	if err != nil {
 		return ConversationState{}, err
@@ -393,7 +336,7 @@ func (c *Conversations) AcceptUserRequest(company, parentID, eventID string) (Co
 	if err != nil {
 		return ConversationState{}, err
 	}
-	c.followers.Follow(m, v.Company, v.ConversationID)
+	c.h.followers.Follow(m, v.Company, v.ConversationID)
 	_, n, _ := m.View(ctx, v.Company, v.ConversationID)
 	return stateOf(v, n), nil
 }
@@ -411,21 +354,6 @@ func (c *Conversations) DeclineUserRequest(company, parentID, eventID string) (C
 	}
 	_, n, _ := m.View(ctx, company, parentID)
 	return stateOf(v, n), nil
-}
-
-// ConversationsFollowing reports how many conversations c follows with a stream. (A function,
-// not a method: every method of the service is callable from the window.)
-func ConversationsFollowing(c *Conversations) int { return c.followers.Len() }
-
-// StopConversations ends every stream c follows (at shutdown). A function, not a method, so the
-// window cannot call it.
-func StopConversations(c *Conversations) { c.followers.Stop() }
-
-func (c *Conversations) account(ctx context.Context, company string) string {
-	if c.cfg.Account == nil {
-		return ""
-	}
-	return c.cfg.Account(ctx, company)
 }
 
 // ---- conversions ----

@@ -19,8 +19,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
@@ -60,11 +62,15 @@ type demoCompany struct {
 
 // Demo describes the demo's reference Company (ok false outside demo mode).
 func (h *Host) Demo() (DemoInfo, bool) {
-	if h.demo == nil {
+	if h == nil || h.demo == nil {
 		return DemoInfo{}, false
 	}
 	return h.demo.info, true
 }
+
+// demoOn reports whether the Host runs the demo with its approval queue, so the demo's buttons
+// apply (false for a nil Host).
+func (h *Host) demoOn() bool { return h != nil && h.demo != nil && h.queue != nil }
 
 // DemoCompany is the running reference Company of demo mode (nil outside it).
 func (h *Host) DemoCompany() *poppytest.Server {
@@ -82,10 +88,14 @@ func (h *Host) startDemo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(h.life.Context()); err != nil {
+	// The reference Company stops at its place in Close, after the parts that talk to it (the
+	// approval queue ends its MCP sessions there), not when the Host's root context ends.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	if err := srv.Start(sctx); err != nil {
+		stop()
 		return fmt.Errorf("starting the reference Company failed: %w", err)
 	}
-	h.onClose("the reference Company", func(context.Context) error { srv.Close(); return nil })
+	h.onClose("the reference Company", func(context.Context) error { srv.Close(); stop(); return nil })
 	dir, err := os.MkdirTemp("", "poppydesk-demo-")
 	if err != nil {
 		return fmt.Errorf("making the demo's temporary folder failed: %w", err)
@@ -174,9 +184,7 @@ func (h *Host) demoAccount(_ context.Context, company string) string {
 
 // demoRequest is the demo buttons' action: ask the reference Company for the spec's jacket
 // exchange through its API ("api") or its MCP server ("mcp"), as the model would (a request,
-// never an approval). The Company answers with an operation and the dialog opens. The kind
-// DemoKindAgent runs the scripted example agent instead, which asks for the same exchange
-// through the Host's model interface.
+// never an approval). The Company answers with an operation and the dialog opens.
 func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 	d := h.demo
 	intent := map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"}
@@ -187,8 +195,6 @@ func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 		out, err = h.queue.CallAPI(ctx, approvals.APICall{Company: d.info.Identifier, Account: DemoAccount, API: d.openAPI, OperationID: "exchangeItem",
 			Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
 			Intent: intent})
-	case DemoKindAgent:
-		return "", h.runExampleAgent(ctx)
 	case "mcp":
 		out, err = h.queue.CallTool(ctx, approvals.ToolCall{Company: d.info.Identifier, Account: DemoAccount, Server: d.mcp, Tool: "exchange_item",
 			Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent})
@@ -208,17 +214,91 @@ func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 	return msg, nil
 }
 
-// runExampleAgent runs the scripted example agent (modelapi.ExampleAgent) against the Host's own
-// model socket, through the same MCP client code as `poppydesk example-agent --socket`, so it
-// reaches Poppydesk exactly as a model does: it can ask, and it waits for the user's decision in
-// the window. Its lines go to AgentOutput(ctx) (the window).
-func (h *Host) runExampleAgent(ctx context.Context) error {
-	socket := h.Socket()
-	if socket == "" {
-		return errors.New("the model interface is not listening (the Inspector says why), so the example agent has nothing to talk to")
-	}
-	return modelapi.RunExampleAgentOnSocket(ctx, socket, h.demo.srv.Domain, 5*time.Minute, h.cfg.Version, lineWriter(AgentOutput(ctx)))
+// maxAgentLines bounds the example agent's transcript.
+const maxAgentLines = 200
+
+// exampleAgent is the example agent's last run in demo mode.
+type exampleAgent struct {
+	mu  sync.Mutex
+	run agentRun
 }
+
+// agentRun is one run of the example agent: its lines (its own words), whether it still runs,
+// and why it stopped early.
+type agentRun struct {
+	running bool
+	lines   []string
+	err     error
+}
+
+// runExampleAgent starts the scripted example agent (modelapi.ExampleAgent) against the Host's
+// own model socket, through the same MCP client code as `poppydesk example-agent --socket`, so
+// it reaches Poppydesk exactly as a model does: it can ask, and it waits for the user's
+// decision in the window. One run at a time; it returns at once, and each line and the end are
+// announced to the window (EventExampleAgent).
+func (h *Host) runExampleAgent() error {
+	if !h.demoOn() {
+		return errors.New("the example agent runs from the window only in demo mode (`poppydesk demo`); otherwise run `poppydesk example-agent --company DOMAIN`")
+	}
+	h.agent.mu.Lock()
+	if h.agent.run.running {
+		h.agent.mu.Unlock()
+		return errors.New("the example agent is already running; decide its approval, or wait for its report")
+	}
+	h.agent.run = agentRun{running: true}
+	h.agent.mu.Unlock()
+	h.emitAgent()
+	err := h.life.Go("the example agent", func(ctx context.Context) {
+		// The agent waits for the user's decision (at most 5 minutes).
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		err := errors.New("the model interface is not listening (the Inspector says why), so the example agent has nothing to talk to")
+		if socket := h.Socket(); socket != "" {
+			err = modelapi.RunExampleAgentOnSocket(ctx, socket, h.demo.srv.Domain, 5*time.Minute, h.cfg.Version, lineWriter(h.agentSaid))
+		}
+		h.agent.mu.Lock()
+		h.agent.run.running, h.agent.run.err = false, err
+		h.agent.mu.Unlock()
+		if err != nil {
+			h.log.Info("the example agent stopped", "err", err)
+		}
+		h.emitAgent()
+	})
+	if err != nil {
+		h.agent.mu.Lock()
+		h.agent.run = agentRun{err: err}
+		h.agent.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// agentSaid adds one of the agent's lines to the transcript (blank lines are dropped; the last
+// maxAgentLines are kept).
+func (h *Host) agentSaid(line string) {
+	line = strings.TrimRight(line, "\n")
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	h.agent.mu.Lock()
+	h.agent.run.lines = append(h.agent.run.lines, line)
+	if n := len(h.agent.run.lines); n > maxAgentLines {
+		h.agent.run.lines = h.agent.run.lines[n-maxAgentLines:]
+	}
+	h.agent.mu.Unlock()
+	h.emitAgent()
+}
+
+// exampleAgentRun returns a copy of the example agent's last run.
+func (h *Host) exampleAgentRun() agentRun {
+	h.agent.mu.Lock()
+	defer h.agent.mu.Unlock()
+	r := h.agent.run
+	r.lines = slices.Clone(r.lines)
+	return r
+}
+
+func (h *Host) emitAgent() { h.relay.Emit(EventExampleAgent, exampleAgentRunOf(h.exampleAgentRun())) }
 
 // lineWriter is an io.Writer that passes each complete line to say.
 type lineWriter func(string)

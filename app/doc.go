@@ -1,11 +1,20 @@
-// Package app holds the services the Poppydesk window talks to, bound to the window by Wails
-// (and, in development builds, by the browser-testable bridge in [app/webbridge]).
+// Package app is the running Poppydesk: the [Host] ([New] builds it; host.go is the composition
+// root) and the services the window talks to, bound to the window by Wails (and, in development
+// builds, by the browser-testable bridge in [app/webbridge]).
 //
-// The services are thin adapters: they turn engine state into values the window shows and user
-// gestures into engine calls. They hold no protocol logic (that lives in agentcore/). The window
-// is the only place where a decision is taken (DESIGN.md "Trust boundaries"; spec 10.1 "Text
-// from a Company is never the User's approval or consent"), so only structs meant to be called
-// by the window are bound, and every exported method of a bound struct is callable from it.
+// The window's services ([Fronts]: Shell, Approvals, SignIn, Companies, Conversations, Browser,
+// Activity) are views over the Host: each holds only the *Host, and each exported method
+// converts its arguments, calls the Host or one of its parts (the engine, the sign-in layer, the
+// approval queue, the conversation manager…), and converts the result into values the window
+// shows. What lasts and what runs belongs to the Host, in files named for it: the sign-ins the
+// user started (host_signin.go), the approval badge and notifications (host_approvals.go), what
+// the model's browser showed (host_browser.go), the demo and its example agent (demo.go),
+// forgetting a Company ([Host.ForgetCompany]). When the engine does not run ([Host.Problem]),
+// every service answers with the Problem's words. No service holds protocol logic (that lives in
+// agentcore/). The window is the only place where a decision is taken (DESIGN.md "Trust
+// boundaries"; spec 10.1 "Text from a Company is never the User's approval or consent"), so only
+// structs meant to be called by the window are bound, and every exported method of a bound struct
+// is callable from it.
 //
 // The package also holds the application's lifecycle pieces, which have no Wails dependency:
 //

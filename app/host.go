@@ -9,11 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
@@ -141,6 +143,23 @@ func problem(kind string) *Problem { return &Problem{Kind: kind, Text: problemTe
 // Error is the Problem as an error (what a refused call returns).
 func (p *Problem) Error() string { return p.Text }
 
+// errNotConnected is what a zero-value service answers (the ones [BindingTypes] lists for the
+// binding generator, which only reads their types): it belongs to no Host.
+var errNotConnected = errors.New("this window is not connected to a running Poppydesk, so nothing can be done here; restart Poppydesk and see its log file")
+
+// refusal is why the window's services cannot act: nil when the engine runs; the Problem when
+// it does not, so that every service answers with its words; errNotConnected for a service
+// without a Host.
+func (h *Host) refusal() error {
+	if h == nil {
+		return errNotConnected
+	}
+	if h.problem != nil {
+		return h.problem
+	}
+	return nil
+}
+
 // Host is the running Poppydesk: the state database, the secrets, the identity, the engine with
 // its sign-in layer, the approval queue, the conversations, the controlled browsers, the sign-in
 // flows, the model's MCP server, and the window's services over them. [New] builds all of it in
@@ -175,12 +194,20 @@ type Host struct {
 	listener      net.Listener
 	socketErr     error
 	notifier      Notifier
+	opener        URLOpener
+	logo          *LogoFetcher
+	followers     *conversation.Followers
+	modelBrowser  modelapi.BrowserActions
 
-	// approvalsChanged is the window's handler of the queue's changes (set with the fronts).
-	approvalsChanged func(approvals.Event)
+	// What the window shows that the Host keeps: the approvals waiting for a decision (the
+	// badge), the sign-ins the user started, the example agent's run, what the model's browser
+	// shows.
+	pending atomic.Int64
+	signIn  signInFlows
+	agent   exampleAgent
+	seen    browserSeen
 
-	fronts       Fronts
-	modelBrowser modelapi.BrowserActions
+	fronts Fronts
 	// started is closed when the start-up work (recovery, resumption) has finished.
 	started chan struct{}
 
@@ -295,6 +322,10 @@ func (h *Host) Queue() *approvals.Queue { return h.queue }
 
 // Conversations is the conversation manager (nil when Problem is set).
 func (h *Host) Conversations() *conversation.Manager { return h.conversations }
+
+// Followers are the window's streams on the conversations it shows (spec 8.6), at most
+// conversation.DefaultMaxFollowed at once; nil when Problem is set.
+func (h *Host) Followers() *conversation.Followers { return h.followers }
 
 // State is the state database.
 func (h *Host) State() *vault.State { return h.state }
@@ -467,6 +498,8 @@ func (h *Host) openConversations(context.Context) error {
 		return err
 	}
 	h.conversations = m
+	// The window's streams (spec 8.6), bounded; they stop when the Host closes (startWork).
+	h.followers = conversation.NewFollowers(conversation.FollowersConfig{Context: h.life.Context(), Logger: h.log})
 	return nil
 }
 
@@ -491,6 +524,9 @@ func (h *Host) openBrowsers(context.Context) error {
 	}
 	m := &browser.Manager{Root: filepath.Join(h.cfg.Paths.Data, "browser"), Base: opts}
 	h.browsers = m
+	// The model's browser (spec 6) over them; the window's Browser view shows what it reports.
+	h.modelBrowser = browserjoin.NewBrowsers(browserjoin.BrowsersConfig{Sessions: browserSessions{m}, Engine: h.browserEngine,
+		Observe: h.observeBrowser, Now: h.now, Logger: h.log})
 	h.onClose("the controlled browsers", func(context.Context) error { m.Close(); return nil })
 	return nil
 }

@@ -10,16 +10,15 @@ import (
 	"io/fs"
 	"net"
 
-	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
-	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// Fronts are the services bound to the window: views over the Host that convert, call and
-// convert. Every exported method of each is callable from the window.
+// Fronts are the services bound to the window: views over the Host. Each holds only the Host;
+// each exported method converts its arguments, calls the Host or one of its parts, and
+// converts the result. Every exported method of each is callable from the window.
 type Fronts struct {
 	Shell         *Shell
 	Approvals     *Approvals
@@ -36,7 +35,8 @@ func (f Fronts) list() []any {
 }
 
 // BindingTypes lists a zero value of each service bound to the window, for the Wails binding
-// generator (which only reads the types): the same list [Host.Bindings] returns.
+// generator (which only reads the types): the same list [Host.Bindings] returns. A zero-value
+// service belongs to no Host and answers every call with an error.
 func BindingTypes() []any {
 	return Fronts{&Shell{}, &Approvals{}, &SignIn{}, &Companies{}, &Conversations{}, &Browser{}, &Activity{}}.list()
 }
@@ -45,7 +45,6 @@ func BindingTypes() []any {
 func (h *Host) Fronts() Fronts { return h.fronts }
 
 func (h *Host) openFronts(context.Context) error {
-	ctx := h.life.Context()
 	if h.cfg.Notifier != nil {
 		h.notifier = h.cfg.Notifier
 	} else {
@@ -53,68 +52,23 @@ func (h *Host) openFronts(context.Context) error {
 		h.notifier = n
 		h.onClose("desktop notifications", func(context.Context) error { n.Close(); return nil })
 	}
-
-	acfg := ApprovalsConfig{Context: ctx, Emitter: h.relay, Log: h.log, Now: h.now, Notifier: h.notifier}
-	if h.problem != nil {
-		acfg.Problem = h.problem.Text
-	} else {
-		acfg.Queue = h.queue
+	h.opener = h.cfg.Opener
+	if h.opener == nil {
+		h.opener = OpenerFunc(OpenInBrowser)
 	}
-	if h.demo != nil && h.queue != nil {
-		acfg.Demo, acfg.DemoCompany = h.demoRequest, h.demo.info.Name
+	if h.engine != nil {
+		h.logo = NewLogoFetcher(h.engine.Transport().NoRedirectClient())
 	}
-	f := &h.fronts
-	f.Approvals = NewApprovals(acfg)
-	h.approvalsChanged = ApprovalChanges(f.Approvals)
-
-	shell := ShellConfig{Version: h.cfg.Version, Paths: h.cfg.Paths, Keyring: h.keyring, Counter: ApprovalsCounter(f.Approvals),
-		Emitter: h.relay, Log: h.log}
-	if h.demo != nil {
-		shell.Demo = h.demo.info.Name + " (" + h.demo.info.Identifier + ")"
+	h.signIn.flows = map[string]*runningSignIn{}
+	switch {
+	case h.problem != nil:
+		h.status.Set(h.problem.Text)
+	case h.demo != nil:
 		h.status.Set("Demo: connected to the reference Company " + h.demo.info.Name + ".")
 	}
-	if h.problem != nil {
-		h.status.Set(h.problem.Text)
-	}
-	f.Shell = NewShell(shell, h.status)
-
-	if h.engine != nil {
-		opener := h.cfg.Opener
-		if opener == nil {
-			opener = OpenerFunc(OpenInBrowser)
-		}
-		dir := directory{h}
-		f.SignIn = NewSignIn(SignInConfig{Companies: dir, OAuth: h.oauth, Requests: h.signIns, Opener: opener,
-			Logo: NewLogoFetcher(h.engine.Transport().NoRedirectClient()), Emitter: h.relay, Context: ctx, Go: h.life.Go, Now: h.now, Log: h.log})
-		f.Companies = NewCompanies(CompaniesConfig{Directory: dir, OAuth: h.oauth, Emitter: h.relay, Context: ctx, Log: h.log})
-	} else {
-		f.SignIn, f.Companies = &SignIn{}, &Companies{}
-	}
-
-	ccfg := ConversationsConfig{Context: ctx, Log: h.log, Companies: h.conversationCompanies, Account: h.demoAccount}
-	if h.conversations != nil {
-		ccfg.Manager = func() (ConversationManager, error) { return h.conversations, nil }
-	} else if h.problem != nil {
-		p := h.problem
-		ccfg.Manager = func() (ConversationManager, error) { return nil, p }
-	}
-	f.Conversations = NewConversations(ccfg)
-
-	f.Browser, h.modelBrowser = NewBrowser(BrowserConfig{Manager: h.browsers, Engine: h.browserEngine, Emitter: h.relay, Log: h.log, Now: h.now})
-
-	info := ActivityInfo{Socket: h.socket, Listening: h.listener != nil}
-	if h.socketErr != nil {
-		info.Problem = h.socketErr.Error()
-	}
-	f.Activity = NewActivity(h.activity, h.relay, info)
+	h.fronts = Fronts{Shell: &Shell{h}, Approvals: &Approvals{h}, SignIn: &SignIn{h}, Companies: &Companies{h},
+		Conversations: &Conversations{h}, Browser: &Browser{h}, Activity: &Activity{h}}
 	return nil
-}
-
-// approvalChanged is the queue's OnChange: the window's Approvals service hears every change.
-func (h *Host) approvalChanged(ev approvals.Event) {
-	if f := h.approvalsChanged; f != nil {
-		f(ev)
-	}
 }
 
 // browserEngine gives the controlled browsers the engine and the account's sign-in state.
@@ -134,14 +88,16 @@ func (h *Host) startWork(context.Context) error {
 			if err := h.queue.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				h.log.Warn("recovering approvals with an unknown outcome failed; use Check the outcome in the window", "err", err)
 			}
-			RefreshCount(h.fronts.Approvals)
+			h.countApprovals(ctx)
 		}
 		if h.conversations != nil {
 			h.resumeConversations(ctx)
 		}
 		close(h.started)
 		<-ctx.Done()
-		StopConversations(h.fronts.Conversations)
+		if h.followers != nil {
+			h.followers.Stop()
+		}
 	})
 }
 
@@ -201,20 +157,9 @@ func (h *Host) conversationCompanies(ctx context.Context) ([]ConversationCompany
 	return out, nil
 }
 
-// directory is the Companies and Sign-in screens' view of the Host: discovery through the
-// engine, the list from the state database, and forgetting a Company in both stores.
-type directory struct{ h *Host }
-
-func (d directory) Company(ctx context.Context, id string) (*discovery.Company, error) {
-	return d.h.engine.Company(ctx, id)
-}
-
-func (d directory) Discover(ctx context.Context, domain string) (*discovery.Company, error) {
-	return d.h.engine.Discover(ctx, domain)
-}
-
-func (d directory) Known(ctx context.Context) ([]string, error) {
-	cs, err := d.h.state.ListCompanies(ctx)
+// knownCompanies lists the identifiers of the discovered Companies in the state database.
+func (h *Host) knownCompanies(ctx context.Context) ([]string, error) {
+	cs, err := h.state.ListCompanies(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -225,25 +170,49 @@ func (d directory) Known(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Forget deletes the Company's secret bundles (every account, and the signed-out identity with
-// its User ID) and then its state records.
-func (d directory) Forget(ctx context.Context, id string) error {
-	pairs, err := d.h.secrets.Companies(ctx)
+// ForgetCompany signs every account out of the Company (revoking its refresh tokens, spec 4.6,
+// 5.5), then deletes what Poppydesk keeps about it: its secret bundles (every account, and the
+// signed-out identity with its User ID) and its state records. When a sign-out fails nothing
+// is deleted, so the user can try again. A later discovery of its domain starts afresh, with
+// new User IDs (spec 5.1).
+func (h *Host) ForgetCompany(ctx context.Context, identifier string) error {
+	if err := h.refusal(); err != nil {
+		return err
+	}
+	co, err := h.engine.Company(ctx, identifier)
 	if err != nil {
-		return fmt.Errorf("listing the keyring items failed: %w", err)
+		return fmt.Errorf("Poppydesk does not know this Company: %w", err)
+	}
+	name := co.Organization.Name
+	if co.Issuer != "" {
+		accts, err := h.oauth.Accounts(ctx, co.Identifier)
+		if err != nil {
+			return fmt.Errorf("reading the accounts at %s failed, so nothing was forgotten: %w", name, err)
+		}
+		for _, a := range accts {
+			if err := h.oauth.SignOut(ctx, co, a.Account); err != nil {
+				return fmt.Errorf("signing out of %s (%s) failed, so nothing was forgotten; try again: %w", name, a.Account, err)
+			}
+		}
+	}
+	pairs, err := h.secrets.Companies(ctx)
+	if err != nil {
+		return fmt.Errorf("forgetting %s failed: listing the keyring items failed: %w", name, err)
 	}
 	for _, p := range pairs {
-		if p[0] != id {
+		if p[0] != co.Identifier {
 			continue
 		}
-		if err := d.h.secrets.DeleteCompany(ctx, p[0], p[1]); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("deleting the keyring item of account %q failed: %w", p[1], err)
+		if err := h.secrets.DeleteCompany(ctx, p[0], p[1]); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("forgetting %s failed: deleting the keyring item of account %q failed: %w", name, p[1], err)
 		}
 	}
-	return d.h.state.ForgetCompany(ctx, id)
+	if err := h.state.ForgetCompany(ctx, co.Identifier); err != nil {
+		return fmt.Errorf("forgetting %s failed: %w", name, err)
+	}
+	h.log.Info("Company forgotten", "company", co.Identifier)
+	return nil
 }
-
-var _ CompanyDirectory = directory{}
 
 // isClosed reports an error of a listener that is already closed.
 func isClosed(err error) bool { return errors.Is(err, net.ErrClosed) }

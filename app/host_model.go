@@ -16,6 +16,7 @@ import (
 
 func (h *Host) openModelAPI(context.Context) error {
 	h.activity = modelapi.NewActivity(0)
+	h.activity.OnChange(func(modelapi.ActivityEntry) { h.relay.Emit(EventActivity) })
 	h.signIns = modelapi.NewMemorySignInRequests(func() { h.relay.Emit(EventSignInRequests) })
 	srv, err := modelapi.NewServer(modelapi.Deps{Actions: h.modelActions(), SignIns: h.signIns, Activity: h.activity,
 		Logger: h.log, Now: h.now, Version: h.cfg.Version})
@@ -118,3 +119,10 @@ func (u unavailable) Wait(context.Context, string, time.Duration) (*modelapi.Out
 	return nil, u.err()
 }
 func (u unavailable) Conversations() (*conversation.Manager, error) { return nil, u.err() }
+
+// Browser refuses the model's browser actions with the Problem's words too.
+func (u unavailable) Browser() modelapi.BrowserActions { return u }
+
+func (u unavailable) Browse(context.Context, modelapi.BrowseRequest) (*modelapi.BrowseResult, error) {
+	return nil, u.err()
+}

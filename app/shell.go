@@ -1,9 +1,6 @@
 package app
 
-import (
-	"log/slog"
-	"sync"
-)
+import "sync"
 
 // Section IDs, in the order of the window's navigation rail.
 const (
@@ -35,7 +32,7 @@ const (
 	EventSections = "shell:sections"
 )
 
-// KeyringNotConnected is the honest keyring status until the vault is wired to the window.
+// KeyringNotConnected is what a service without a Host says of the keyring.
 const KeyringNotConnected = "not connected yet"
 
 // Section is one entry of the window's navigation.
@@ -61,70 +58,44 @@ type AppInfo struct {
 	Demo string `json:"demo"`
 }
 
-// Counter returns the number of items needing attention in a section (see [Section.Count]).
-type Counter func(sectionID string) int
-
-// ShellConfig configures a [Shell].
-type ShellConfig struct {
-	Version string
-	Paths   Paths
-	// Keyring is the keyring status shown to the user; empty means [KeyringNotConnected].
-	Keyring string
-	// Demo describes the reference Company in demo mode.
-	Demo string
-	// Counter supplies section counts; nil means every count is zero (nothing is pending
-	// because no engine is attached).
-	Counter Counter
-	// Emitter receives the shell's events; nil drops them.
-	Emitter Emitter
-	// Log receives the window's lifecycle reports; nil discards them.
-	Log *slog.Logger
-}
-
-// Shell is the window's service for the application frame: header, navigation and Settings.
-// It is bound to the window; every exported method is callable from the frontend, so it has
-// no method that changes anything the user did not ask for in the window.
-type Shell struct {
-	cfg    ShellConfig
-	status *StatusLine
-}
-
-// NewShell returns a Shell. status may be shared with the code that sets it.
-func NewShell(cfg ShellConfig, status *StatusLine) *Shell {
-	if cfg.Keyring == "" {
-		cfg.Keyring = KeyringNotConnected
-	}
-	if status == nil {
-		status = NewStatusLine(cfg.Emitter, "")
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	return &Shell{cfg: cfg, status: status}
-}
+// Shell is the window's service for the application frame: header, navigation and Settings,
+// over the Host. It is bound to the window; every exported method is callable from the
+// frontend, so it has no method that changes anything the user did not ask for in the window.
+type Shell struct{ h *Host }
 
 // Info returns what the window shows about the application.
 func (s *Shell) Info() AppInfo {
-	return AppInfo{
-		Name:      "Poppydesk",
-		Version:   s.cfg.Version,
-		Protocol:  "Personal Agent Protocol 0.4, Operations extension v2",
-		DataDir:   s.cfg.Paths.Data,
-		ConfigDir: s.cfg.Paths.Config,
-		LogFile:   s.cfg.Paths.LogFile(),
-		Keyring:   s.cfg.Keyring,
-		Demo:      s.cfg.Demo,
+	info := AppInfo{Name: "Poppydesk", Protocol: "Personal Agent Protocol 0.4, Operations extension v2", Keyring: KeyringNotConnected}
+	h := s.h
+	if h == nil {
+		return info
 	}
+	info.Version, info.DataDir, info.ConfigDir, info.LogFile = h.cfg.Version, h.cfg.Paths.Data, h.cfg.Paths.Config, h.cfg.Paths.LogFile()
+	if h.keyring != "" {
+		info.Keyring = h.keyring
+	}
+	if d, ok := h.Demo(); ok {
+		info.Demo = d.Name + " (" + d.Identifier + ")"
+	}
+	return info
 }
 
-// Sections returns the navigation entries with their counts.
+// Sections returns the navigation entries with their counts (Approvals: the approvals waiting
+// for a decision).
 func (s *Shell) Sections() []Section {
+	counts := map[string]int{}
+	if s.h.refusal() == nil {
+		counts[SectionApprovals] = s.h.approvalsWaiting()
+	}
+	return sectionsOf(counts)
+}
+
+// sectionsOf lists the sections in navigation order with their counts (a negative count shows
+// no badge).
+func sectionsOf(counts map[string]int) []Section {
 	out := make([]Section, len(sectionTitles))
 	for i, t := range sectionTitles {
-		out[i] = Section{ID: t.id, Title: t.title}
-		if s.cfg.Counter != nil {
-			out[i].Count = max(0, s.cfg.Counter(t.id))
-		}
+		out[i] = Section{ID: t.id, Title: t.title, Count: max(0, counts[t.id])}
 	}
 	return out
 }
@@ -133,11 +104,18 @@ func (s *Shell) Sections() []Section {
 // records the moment in the log (the smoke test measures cold start up to it, and it proves
 // that calls from the window reach Go under the window's Content-Security-Policy).
 func (s *Shell) FrontendReady() {
-	s.cfg.Log.Info("window frontend ready")
+	if s.h != nil {
+		s.h.log.Info("window frontend ready")
+	}
 }
 
 // Status returns the current status line.
-func (s *Shell) Status() string { return s.status.Text() }
+func (s *Shell) Status() string {
+	if s.h == nil {
+		return ""
+	}
+	return s.h.status.Text()
+}
 
 // StatusLine is the one-line status in the window's header. It is not bound to the window:
 // the Go side sets it, the window reads it through [Shell.Status] and the [EventStatus] event.

@@ -1,11 +1,7 @@
 package app
 
 import (
-	"bytes"
-	"encoding/json"
-	"log/slog"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -25,21 +21,20 @@ func (r *recorder) Emit(event string, data ...any) {
 
 func TestShellSections(t *testing.T) {
 	tests := []struct {
-		name    string
-		counter Counter
-		want    map[string]int
+		name   string
+		counts map[string]int
+		want   map[string]int
 	}{
-		{name: "no engine: every count is zero", want: map[string]int{}},
+		{name: "nothing pending: every count is zero", want: map[string]int{}},
 		{
-			name:    "counts come from the counter; negatives are clamped",
-			counter: func(id string) int { return map[string]int{SectionApprovals: 2, SectionInspector: -1}[id] },
-			want:    map[string]int{SectionApprovals: 2},
+			name:   "counts are shown; negatives are clamped",
+			counts: map[string]int{SectionApprovals: 2, SectionInspector: -1},
+			want:   map[string]int{SectionApprovals: 2},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewShell(ShellConfig{Counter: tt.counter}, nil)
-			got := s.Sections()
+			got := sectionsOf(tt.counts)
 			var ids []string
 			for _, sec := range got {
 				ids = append(ids, sec.ID)
@@ -58,42 +53,6 @@ func TestShellSections(t *testing.T) {
 	}
 }
 
-func TestShellInfoIsHonestAboutTheKeyring(t *testing.T) {
-	p := Paths{Data: "/d", Config: "/c", State: "/s"}
-	info := NewShell(ShellConfig{Version: "1.2.3", Paths: p}, nil).Info()
-	if info.Keyring != KeyringNotConnected || info.Version != "1.2.3" || info.DataDir != "/d" || info.LogFile != "/s/poppydesk.log" {
-		t.Fatalf("Info() = %+v", info)
-	}
-	b, err := json.Marshal(info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	for _, k := range []string{"name", "version", "protocol", "dataDir", "configDir", "logFile", "keyring", "demo"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("JSON field %q missing (frontend/wailsjs/go/models.ts expects it)", k)
-		}
-	}
-}
-
-func TestStatusLineEmits(t *testing.T) {
-	var rec recorder
-	var relay Relay
-	detach := relay.Attach(&rec)
-	status := NewStatusLine(&relay, "")
-	shell := NewShell(ShellConfig{}, status)
-	status.Set("Signing in to shop.example")
-	if got := shell.Status(); got != "Signing in to shop.example" {
-		t.Fatalf("Status() = %q", got)
-	}
-	detach()
-	status.Set("after detach")
-	if !reflect.DeepEqual(rec.events, []string{EventStatus}) || !reflect.DeepEqual(rec.data[0], []any{"Signing in to shop.example"}) {
-		t.Fatalf("events = %v %v", rec.events, rec.data)
-	}
-}
-
 func TestRelayFansOut(t *testing.T) {
 	var a, b recorder
 	var r Relay
@@ -108,10 +67,19 @@ func TestRelayFansOut(t *testing.T) {
 	}
 }
 
-func TestFrontendReadyIsLogged(t *testing.T) {
-	var buf bytes.Buffer
-	NewShell(ShellConfig{Log: slog.New(slog.NewJSONHandler(&buf, nil))}, nil).FrontendReady()
-	if !strings.Contains(buf.String(), `"msg":"window frontend ready"`) {
-		t.Fatalf("log = %s", buf.String())
+// TestStatusLineEmits: the status line announces each change on its emitter.
+func TestStatusLineEmits(t *testing.T) {
+	var rec recorder
+	var relay Relay
+	detach := relay.Attach(&rec)
+	status := NewStatusLine(&relay, "")
+	status.Set("Signing in to shop.example")
+	if got := status.Text(); got != "Signing in to shop.example" {
+		t.Fatalf("Text() = %q", got)
+	}
+	detach()
+	status.Set("after detach")
+	if !reflect.DeepEqual(rec.events, []string{EventStatus}) || !reflect.DeepEqual(rec.data[0], []any{"Signing in to shop.example"}) {
+		t.Fatalf("events = %v %v", rec.events, rec.data)
 	}
 }

@@ -16,16 +16,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 )
@@ -57,25 +54,8 @@ const (
 	FlowFailed    = "failed"
 )
 
-// SignInClient is the part of agentcore/oauth's *Client the screens use.
-type SignInClient interface {
-	SignInChoices(ctx context.Context, co *discovery.Company, account string, requested []string) ([]oauth.ScopeChoice, error)
-	StartDirect(ctx context.Context, req oauth.SignInRequest) (*oauth.DirectFlow, error)
-	StartDevice(ctx context.Context, req oauth.SignInRequest) (*oauth.DeviceFlow, error)
-	Accounts(ctx context.Context, company string) ([]oauth.AccountStatus, error)
-	SignOut(ctx context.Context, co *discovery.Company, account string) error
-}
-
-var _ SignInClient = (*oauth.Client)(nil)
-
-// CompanyReader finds a discovered Company by identifier without fetching anything
-// (*engine.Engine's Company).
-type CompanyReader interface {
-	Company(ctx context.Context, identifier string) (*discovery.Company, error)
-}
-
 // URLOpener opens a URL in the User's browser. In the desktop window it is the same opener
-// Wails's runtime.BrowserOpenURL uses (package main); the end-to-end test supplies one that
+// Wails's runtime.BrowserOpenURL uses ([OpenInBrowser]); the end-to-end test supplies one that
 // drives a headless Chromium.
 type URLOpener interface {
 	OpenURL(url string) error
@@ -87,62 +67,14 @@ type OpenerFunc func(url string) error
 // OpenURL calls f.
 func (f OpenerFunc) OpenURL(url string) error { return f(url) }
 
-// SignInConfig configures a [SignIn] service.
-type SignInConfig struct {
-	Companies CompanyReader // required
-	OAuth     SignInClient  // required
-	// Requests are the model's sign-in requests (nil: none are shown).
-	Requests modelapi.SignInRequests
-	// Opener opens the authorization URL (nil: the window shows the link to copy).
-	Opener URLOpener
-	// Logo turns a Company's logo_uri into a data: URL the window may show (nil: placeholder).
-	Logo *LogoFetcher
-	// Emitter receives EventSignInFlow and EventCompaniesChanged (nil: dropped).
-	Emitter Emitter
-	// Context bounds the flows (the window's lifecycle context; nil: context.Background()).
-	Context context.Context
-	// Go runs the wait for a flow's end (Lifecycle.Go; nil: a plain goroutine).
-	Go func(name string, fn func(ctx context.Context)) error
-	// Now is the clock (nil: time.Now).
-	Now func() time.Time
-	// Log gets no secret values (nil: discarded).
-	Log *slog.Logger
-}
+// SignIn is the window's service for the Sign-in screen, over the Host's sign-in layer and its
+// sign-in flows (host_signin.go). It is bound to the window: every exported method is callable
+// from it, and StartDirect / StartDevice are the only ways a sign-in starts in Poppydesk
+// (DESIGN.md invariant 1).
+type SignIn struct{ h *Host }
 
-// SignIn is the window's service for the Sign-in screen. It is bound to the window: every
-// exported method is callable from it, and StartDirect / StartDevice are the only ways a sign-in
-// starts in Poppydesk (DESIGN.md invariant 1).
-type SignIn struct {
-	cfg SignInConfig
-
-	mu     sync.Mutex
-	flows  map[string]*flowState
-	latest string
-}
-
-type flowState struct {
-	view   FlowView
-	direct *oauth.DirectFlow
-	device *oauth.DeviceFlow
-}
-
-// NewSignIn returns the Sign-in service.
-func NewSignIn(cfg SignInConfig) *SignIn {
-	if cfg.Context == nil {
-		cfg.Context = context.Background()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Go == nil {
-		base := cfg.Context
-		cfg.Go = func(_ string, fn func(context.Context)) error { go fn(base); return nil }
-	}
-	return &SignIn{cfg: cfg, flows: map[string]*flowState{}}
-}
+// signInTimeout bounds one call from the Sign-in screen.
+const signInTimeout = 30 * time.Second
 
 // SignInOffer says which sign-in types a Company offers Personal Agents (spec 3.2, 4).
 type SignInOffer struct {
@@ -254,23 +186,15 @@ type FlowView struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// errNotConnected is what the screens say when the window runs without an engine (a build or
-// run where the engine is not wired); the services are then bound as zero values.
-var errNotConnected = errors.New("Poppydesk's engine is not connected to this window, so Companies and sign-in are unavailable; see the log file")
-
-func (s *SignIn) connected() bool {
-	return s != nil && s.cfg.OAuth != nil && s.cfg.Companies != nil && s.flows != nil
-}
-
 func (s *SignIn) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(s.cfg.Context, 30*time.Second)
+	return context.WithTimeout(s.h.Context(), signInTimeout)
 }
 
 func (s *SignIn) company(ctx context.Context, identifier string) (*discovery.Company, error) {
 	if strings.TrimSpace(identifier) == "" {
 		return nil, errors.New("choose a Company first (Companies, then \"Sign in…\")")
 	}
-	co, err := s.cfg.Companies.Company(ctx, identifier)
+	co, err := s.h.engine.Company(ctx, identifier)
 	if err != nil {
 		return nil, fmt.Errorf("Poppydesk does not know this Company: %w", err)
 	}
@@ -287,44 +211,48 @@ func accountOr(account string) string {
 // Requests lists the model's open sign-in requests, newest first. Listing starts nothing.
 func (s *SignIn) Requests() ([]ModelRequest, error) {
 	out := []ModelRequest{}
-	if !s.connected() || s.cfg.Requests == nil {
+	if s.h.refusal() != nil {
 		return out, nil
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rs, err := s.cfg.Requests.List(ctx)
+	rs, err := s.h.signIns.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the agent's sign-in requests failed: %w", err)
 	}
 	for _, r := range rs {
-		out = append(out, ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
-			Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested})
+		out = append(out, modelRequestOf(r))
 	}
 	return out, nil
 }
 
+func modelRequestOf(r modelapi.SignInRequest) ModelRequest {
+	return ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
+		Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested}
+}
+
 // DismissRequest removes one of the model's requests without signing in.
 func (s *SignIn) DismissRequest(id string) error {
-	if !s.connected() || s.cfg.Requests == nil {
+	if s.h.refusal() != nil {
 		return errors.New("there are no sign-in requests from your agent")
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return s.cfg.Requests.Dismiss(ctx, id)
+	return s.h.signIns.Dismiss(ctx, id)
 }
 
 func (s *SignIn) request(ctx context.Context, id string) (*ModelRequest, error) {
-	if id == "" || s.cfg.Requests == nil {
+	if id == "" {
 		return nil, nil
 	}
-	rs, err := s.cfg.Requests.List(ctx)
+	rs, err := s.h.signIns.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the agent's sign-in requests failed: %w", err)
 	}
 	for _, r := range rs {
 		if r.ID == id {
-			return &ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
-				Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested}, nil
+			m := modelRequestOf(r)
+			return &m, nil
 		}
 	}
 	return nil, fmt.Errorf("your agent's sign-in request %s is no longer open", id)
@@ -335,8 +263,8 @@ func (s *SignIn) request(ctx context.Context, id string) (*ModelRequest, error) 
 // start ticked, as oauth.Choices decides (spec 4.7, RFC 9700 §2.3). requestID, when set, names
 // the model's request being answered. It starts nothing.
 func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
-	if !s.connected() {
-		return SignInPlan{}, errNotConnected
+	if err := s.h.refusal(); err != nil {
+		return SignInPlan{}, err
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -356,11 +284,11 @@ func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
 	if req != nil {
 		requested = req.Scopes
 	}
-	choices, err := s.cfg.OAuth.SignInChoices(ctx, co, account, requested)
+	choices, err := s.h.oauth.SignInChoices(ctx, co, account, requested)
 	if err != nil {
 		return SignInPlan{}, fmt.Errorf("reading the account's sign-in state failed: %w", err)
 	}
-	accounts, err := s.cfg.OAuth.Accounts(ctx, co.Identifier)
+	accounts, err := s.h.oauth.Accounts(ctx, co.Identifier)
 	if err != nil {
 		return SignInPlan{}, fmt.Errorf("reading the accounts at %s failed: %w", co.Organization.Domain, err)
 	}
@@ -375,13 +303,14 @@ func (s *SignIn) Plan(company, account, requestID string) (SignInPlan, error) {
 	return plan, nil
 }
 
+// card is the Company as the screens show it, with its logo when the Host could fetch it.
 func (s *SignIn) card(ctx context.Context, co *discovery.Company) CompanyCard {
 	c := cardOf(co)
-	if s.cfg.Logo != nil && co.Organization.LogoURI != "" {
-		if logo, err := s.cfg.Logo.Fetch(ctx, co.Organization.LogoURI); err == nil {
+	if s.h.logo != nil && co.Organization.LogoURI != "" {
+		if logo, err := s.h.logo.Fetch(ctx, co.Organization.LogoURI); err == nil {
 			c.Logo = logo
 		} else {
-			s.cfg.Log.Debug("the Company's logo is not shown", "company", co.Identifier, "reason", err.Error())
+			s.h.log.Debug("the Company's logo is not shown", "company", co.Identifier, "reason", err.Error())
 		}
 	}
 	return c
@@ -392,19 +321,19 @@ func (s *SignIn) card(ctx context.Context, co *discovery.Company) CompanyCard {
 // set, is the model's request the User answered; it is dismissed. Called only by the window
 // after the User pressed "Sign in in your browser".
 func (s *SignIn) StartDirect(company, account string, scopes []string, requestID string) (FlowView, error) {
-	return s.start("direct", company, account, scopes, requestID)
+	return s.start(SignInDirect, company, account, scopes, requestID)
 }
 
 // StartDevice starts Device Sign-In (spec 4.3): the screen shows the Company's name and domain
 // with the link, the user code and a QR code, and Poppydesk polls until the User answers on
 // another device. Called only by the window after the User pressed "Sign in on another device".
 func (s *SignIn) StartDevice(company, account string, scopes []string, requestID string) (FlowView, error) {
-	return s.start("device", company, account, scopes, requestID)
+	return s.start(SignInDevice, company, account, scopes, requestID)
 }
 
 func (s *SignIn) start(kind, company, account string, scopes []string, requestID string) (FlowView, error) {
-	if !s.connected() {
-		return FlowView{}, errNotConnected
+	if err := s.h.refusal(); err != nil {
+		return FlowView{}, err
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -412,42 +341,30 @@ func (s *SignIn) start(kind, company, account string, scopes []string, requestID
 	if err != nil {
 		return FlowView{}, err
 	}
-	account = accountOr(account)
 	if len(scopes) == 0 {
 		return FlowView{}, errors.New("tick at least one scope: every sign-in asks for at least one (spec 4.7)")
 	}
-	s.mu.Lock()
-	for _, f := range s.flows {
-		if f.view.State == FlowWaiting {
-			s.mu.Unlock()
-			return FlowView{}, fmt.Errorf("a sign-in to %s is already waiting; finish or cancel it first", f.view.Company.Name)
+	rec, err := s.h.startSignIn(ctx, kind, oauth.SignInRequest{Company: co, Account: accountOr(account), Scopes: scopes})
+	if err != nil {
+		return FlowView{}, err
+	}
+	if requestID != "" {
+		if err := s.h.signIns.Dismiss(ctx, requestID); err != nil {
+			s.h.log.Debug("the agent's request was already gone", "request", requestID)
 		}
 	}
-	s.mu.Unlock()
+	return s.view(ctx, rec), nil
+}
 
-	req := oauth.SignInRequest{Company: co, Account: account, Scopes: scopes}
-	st := &flowState{view: FlowView{ID: "flow_" + identity.NewID(12), Kind: kind, State: FlowWaiting, Company: s.card(ctx, co), Account: account}}
-	switch kind {
-	case "direct":
-		if s.cfg.Opener != nil {
-			req.Open = s.cfg.Opener.OpenURL
-		}
-		f, err := s.cfg.OAuth.StartDirect(ctx, req)
-		if err != nil {
-			return FlowView{}, startError(co, err)
-		}
-		st.direct = f
-		st.view.URL, st.view.Requested, st.view.Deadline = f.URL, f.Requested, f.Deadline
-		if f.OpenErr != nil {
-			st.view.OpenError = f.OpenErr.Error()
-		}
-	default:
-		f, err := s.cfg.OAuth.StartDevice(ctx, req)
-		if err != nil {
-			return FlowView{}, startError(co, err)
-		}
-		st.device = f
-		p := f.Prompt
+// view converts a sign-in record: the Company's card, the countdown, the device prompt with its
+// QR code, and on its end the outcome in plain words.
+func (s *SignIn) view(ctx context.Context, f SignInFlow) FlowView {
+	v := FlowView{ID: f.ID, Kind: f.Kind, State: FlowWaiting, Company: s.card(ctx, f.Company), Account: f.Account,
+		Requested: slices.Clone(f.Requested), Deadline: f.Deadline, URL: f.URL}
+	if f.OpenErr != nil {
+		v.OpenError = f.OpenErr.Error()
+	}
+	if p := f.Device; p != nil {
 		dv := &DeviceView{Organization: p.Organization, Domain: p.Domain, VerificationURI: p.VerificationURI,
 			VerificationURIComplete: p.VerificationURIComplete, UserCode: p.UserCode, IntervalSeconds: int(p.Interval / time.Second)}
 		link := p.VerificationURIComplete
@@ -457,66 +374,23 @@ func (s *SignIn) start(kind, company, account string, scopes []string, requestID
 		if qr, err := QRDataURL(link); err == nil {
 			dv.QR = qr
 		} else {
-			s.cfg.Log.Warn("making the QR code failed", "error", err.Error())
+			s.h.log.Warn("making the QR code failed", "error", err.Error())
 		}
-		st.view.Device, st.view.Requested, st.view.Deadline = dv, p.Requested, p.ExpiresAt
+		v.Device = dv
 	}
-	s.mu.Lock()
-	s.flows[st.view.ID] = st
-	s.latest = st.view.ID
-	view := s.viewLocked(st)
-	s.mu.Unlock()
-	s.cfg.Log.Info("sign-in started from the window", "kind", kind, "company", co.Identifier, "account", account)
-	if requestID != "" && s.cfg.Requests != nil {
-		if err := s.cfg.Requests.Dismiss(ctx, requestID); err != nil {
-			s.cfg.Log.Debug("the agent's request was already gone", "request", requestID)
-		}
-	}
-	if err := s.cfg.Go("sign-in "+st.view.ID, func(ctx context.Context) { s.wait(ctx, st) }); err != nil {
-		s.Cancel(st.view.ID)
-		return FlowView{}, err
-	}
-	return view, nil
-}
-
-func startError(co *discovery.Company, err error) error {
-	if errors.Is(err, oauth.ErrNotOffered) {
-		return fmt.Errorf("%s does not offer this kind of sign-in to Personal Agents: %w", co.Organization.Name, err)
-	}
-	return fmt.Errorf("the sign-in to %s could not start: %w", co.Organization.Name, err)
-}
-
-// wait blocks until the flow ends, then records and announces its outcome.
-func (s *SignIn) wait(ctx context.Context, st *flowState) {
-	var res *oauth.Result
-	var err error
-	if st.direct != nil {
-		res, err = st.direct.Wait(ctx)
-		if ctx.Err() != nil && err == ctx.Err() {
-			st.direct.Cancel()
-			res, err = st.direct.Wait(context.Background())
-		}
-	} else {
-		res, err = st.device.Wait(ctx)
-	}
-	s.mu.Lock()
-	v := &st.view
-	if err == nil && res != nil {
-		v.State, v.Granted, v.Missing = FlowSucceeded, res.Granted, res.Missing
+	switch {
+	case !f.Done:
+		v.RemainingSeconds = max(0, int((f.Remaining+time.Second-1)/time.Second))
+	case f.Err == nil && f.Result != nil:
+		v.State, v.Granted, v.Missing = FlowSucceeded, f.Result.Granted, f.Result.Missing
 		v.Message = fmt.Sprintf("You signed in to %s.", v.Company.Name)
-		if len(res.Missing) > 0 {
+		if len(f.Result.Missing) > 0 {
 			v.Message += " You did not approve every scope Poppydesk asked for."
 		}
-	} else {
-		v.State, v.Message, v.Detail = outcome(v.Company.Name, err)
+	default:
+		v.State, v.Message, v.Detail = outcome(v.Company.Name, f.Err)
 	}
-	view := s.viewLocked(st)
-	s.mu.Unlock()
-	s.cfg.Log.Info("sign-in ended", "flow", view.ID, "company", view.Company.Identifier, "state", view.State)
-	if s.cfg.Emitter != nil {
-		s.cfg.Emitter.Emit(EventSignInFlow, view)
-		s.cfg.Emitter.Emit(EventCompaniesChanged)
-	}
+	return v
 }
 
 // outcome says in plain words why a sign-in did not succeed.
@@ -540,70 +414,31 @@ func outcome(org string, err error) (state, message, detail string) {
 	return FlowFailed, "The sign-in to " + org + " failed. Your existing sign-in, if any, is unchanged.", detail
 }
 
-// viewLocked returns a copy of the flow's view with the countdown as of now.
-func (s *SignIn) viewLocked(st *flowState) FlowView {
-	v := st.view
-	v.Requested = slices.Clone(v.Requested)
-	if v.Device != nil {
-		d := *v.Device
-		v.Device = &d
-	}
-	if v.State == FlowWaiting {
-		rem := v.Deadline.Sub(s.cfg.Now())
-		if st.device != nil {
-			rem = st.device.Remaining()
-		}
-		v.RemainingSeconds = max(0, int((rem+time.Second-1)/time.Second))
-	}
-	return v
-}
-
 // Flow returns the current state of one sign-in.
 func (s *SignIn) Flow(id string) (FlowView, error) {
-	if !s.connected() {
-		return FlowView{}, errNotConnected
+	f, err := s.h.signInFlow(id)
+	if err != nil {
+		return FlowView{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.flows[id]
-	if st == nil {
-		return FlowView{}, fmt.Errorf("there is no sign-in %q in this window", id)
-	}
-	return s.viewLocked(st), nil
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.view(ctx, f), nil
 }
 
 // Current returns the most recent sign-in of this run (ID "" when there is none), so the screen
 // shows it again after the User switched sections.
 func (s *SignIn) Current() FlowView {
-	if !s.connected() {
+	f, ok := s.h.latestSignIn()
+	if !ok {
 		return FlowView{}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st := s.flows[s.latest]; st != nil {
-		return s.viewLocked(st)
-	}
-	return FlowView{}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.view(ctx, f)
 }
 
 // Cancel stops a waiting sign-in (the loopback listener closes, or polling stops).
-func (s *SignIn) Cancel(id string) error {
-	if !s.connected() {
-		return errNotConnected
-	}
-	s.mu.Lock()
-	st := s.flows[id]
-	s.mu.Unlock()
-	if st == nil {
-		return fmt.Errorf("there is no sign-in %q in this window", id)
-	}
-	if st.direct != nil {
-		st.direct.Cancel()
-	} else {
-		st.device.Cancel()
-	}
-	return nil
-}
+func (s *SignIn) Cancel(id string) error { return s.h.cancelSignIn(id) }
 
 // QRDataURL renders link as a QR code (medium error correction, 256 px) in a PNG data: URL,
 // which the window's Content-Security-Policy allows (img-src 'self' data:).

@@ -5,11 +5,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 )
 
@@ -35,9 +38,14 @@ func TestSignInOutcome(t *testing.T) {
 	}
 }
 
-// TestZeroServicesAnswer: the zero-value services (bound while Wails generates bindings, or
-// when no engine is wired) answer with an error instead of panicking, and start nothing.
+// TestZeroServicesAnswer: the zero-value services (the ones BindingTypes gives the Wails binding
+// generator) belong to no Host: every method answers without panicking, with an error or an
+// empty value, and starts nothing.
 func TestZeroServicesAnswer(t *testing.T) {
+	zero := BindingTypes()
+	if len(zero) != 7 {
+		t.Fatalf("BindingTypes lists %d services, want the 7 bound to the window", len(zero))
+	}
 	s, c := &SignIn{}, &Companies{}
 	if _, err := s.StartDirect("https://auth.example", "", []string{"a"}, ""); !errors.Is(err, errNotConnected) {
 		t.Errorf("StartDirect: %v", err)
@@ -54,11 +62,145 @@ func TestZeroServicesAnswer(t *testing.T) {
 	if f := s.Current(); f.ID != "" {
 		t.Errorf("Current: %+v", f)
 	}
+	if _, err := s.Flow("flow_x"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Flow: %v", err)
+	}
+	if err := s.Cancel("flow_x"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Cancel: %v", err)
+	}
+	if err := s.DismissRequest("r"); err == nil {
+		t.Error("DismissRequest succeeded")
+	}
 	if _, err := c.List(); !errors.Is(err, errNotConnected) {
 		t.Errorf("List: %v", err)
 	}
+	if _, err := c.Discover("shop.example"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Discover: %v", err)
+	}
+	if err := c.SignOut("x", "personal"); !errors.Is(err, errNotConnected) {
+		t.Errorf("SignOut: %v", err)
+	}
 	if err := c.Forget("x"); !errors.Is(err, errNotConnected) {
 		t.Errorf("Forget: %v", err)
+	}
+
+	a := &Approvals{}
+	if st := a.Status(); st.Available || st.Problem != errNotConnected.Error() || st.Demo {
+		t.Errorf("Approvals.Status: %+v", st)
+	}
+	if items, err := a.List(); err != nil || items == nil || len(items) != 0 {
+		t.Errorf("Approvals.List: %v %v", items, err)
+	}
+	if _, err := a.Get("a"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Approvals.Get: %v", err)
+	}
+	if _, err := a.Approve("a", "r", "d"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Approve: %v", err)
+	}
+	if err := a.Decline("a", "r"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Decline: %v", err)
+	}
+	if _, err := a.CheckOutcome("a"); !errors.Is(err, errNotConnected) {
+		t.Errorf("CheckOutcome: %v", err)
+	}
+	if _, err := a.StartDemoExchange("api"); err == nil || !strings.Contains(err.Error(), "demo mode") {
+		t.Errorf("StartDemoExchange: %v", err)
+	}
+	if err := a.RunExampleAgent(); err == nil || !strings.Contains(err.Error(), "demo mode") {
+		t.Errorf("RunExampleAgent: %v", err)
+	}
+	if r := a.ExampleAgent(); r.Running || r.Lines == nil {
+		t.Errorf("ExampleAgent: %+v", r)
+	}
+
+	sh := &Shell{}
+	if info := sh.Info(); info.Keyring != KeyringNotConnected || info.Name != "Poppydesk" {
+		t.Errorf("Shell.Info: %+v", info)
+	}
+	for _, sec := range sh.Sections() {
+		if sec.Count != 0 {
+			t.Errorf("Shell.Sections: %+v", sec)
+		}
+	}
+	sh.FrontendReady()
+	if st := sh.Status(); st != "" {
+		t.Errorf("Shell.Status: %q", st)
+	}
+
+	cv := &Conversations{}
+	if st := cv.Status(); st.Available || st.Problem == "" {
+		t.Errorf("Conversations.Status: %+v", st)
+	}
+	if cs, err := cv.Companies(); err != nil || len(cs) != 0 {
+		t.Errorf("Conversations.Companies: %v %v", cs, err)
+	}
+	if _, err := cv.List("x"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Conversations.List: %v", err)
+	}
+	if _, err := cv.Start("x", "hi"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Conversations.Start: %v", err)
+	}
+	if _, err := cv.AcceptUserRequest("x", "c", "e"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Conversations.AcceptUserRequest: %v", err)
+	}
+
+	b := &Browser{}
+	if st := b.State(); st.Open {
+		t.Errorf("Browser.State: %+v", st)
+	}
+	if err := b.ShowWindow(); !errors.Is(err, errNotConnected) {
+		t.Errorf("Browser.ShowWindow: %v", err)
+	}
+	act := &Activity{}
+	if l := act.List(10); l == nil || len(l) != 0 {
+		t.Errorf("Activity.List: %v", l)
+	}
+	if info := act.Info(); info.Listening {
+		t.Errorf("Activity.Info: %+v", info)
+	}
+}
+
+// TestFlowView: a sign-in record becomes what the window shows: the countdown while it waits,
+// the granted and missing scopes on success, the outcome's words otherwise, and the device
+// prompt with its QR code.
+func TestFlowView(t *testing.T) {
+	s := &SignIn{h: &Host{log: slog.New(slog.DiscardHandler)}}
+	co := &discovery.Company{Identifier: "https://auth.shop.example", Organization: discovery.Organization{Name: "Shop", Domain: "shop.example"}}
+	prompt := &oauth.DevicePrompt{Organization: "Shop", Domain: "shop.example", VerificationURI: "https://auth.shop.example/device", UserCode: "BCDF-GHJK", Interval: 5 * time.Second}
+	for _, tc := range []struct {
+		name string
+		rec  SignInFlow
+		want func(FlowView) bool
+	}{
+		{"waiting: the countdown rounds up", SignInFlow{Kind: SignInDirect, Remaining: 1500 * time.Millisecond, URL: "https://auth.shop.example/oauth/authorize?x"},
+			func(v FlowView) bool {
+				return v.State == FlowWaiting && v.RemainingSeconds == 2 && v.URL != "" && v.Message == ""
+			}},
+		{"the browser did not open", SignInFlow{Kind: SignInDirect, Remaining: time.Minute, OpenErr: errors.New("no browser could be started")},
+			func(v FlowView) bool { return v.OpenError == "no browser could be started" }},
+		{"succeeded with fewer scopes", SignInFlow{Done: true, Result: &oauth.Result{Granted: []string{"orders:read"}, Missing: []string{"orders:write"}}},
+			func(v FlowView) bool {
+				return v.State == FlowSucceeded && v.RemainingSeconds == 0 && strings.Contains(v.Message, "You signed in to Shop.") &&
+					strings.Contains(v.Message, "did not approve every scope") && v.Missing[0] == "orders:write"
+			}},
+		{"cancelled", SignInFlow{Done: true, Err: oauth.ErrCancelled},
+			func(v FlowView) bool { return v.State == FlowCancelled && strings.Contains(v.Message, "You cancelled") }},
+		{"ended without an answer", SignInFlow{Done: true},
+			func(v FlowView) bool {
+				return v.State == FlowFailed && strings.Contains(v.Message, "without an answer from Shop")
+			}},
+		{"device: the prompt and its QR code", SignInFlow{Kind: SignInDevice, Device: prompt, Remaining: time.Minute},
+			func(v FlowView) bool {
+				return v.Device != nil && v.Device.UserCode == "BCDF-GHJK" && v.Device.IntervalSeconds == 5 &&
+					strings.HasPrefix(v.Device.QR, "data:image/png;base64,") && v.RemainingSeconds == 60
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.rec.Company = co
+			if v := s.view(context.Background(), tc.rec); !tc.want(v) || v.Company.Name != "Shop" {
+				t.Errorf("view = %+v", v)
+			}
+		})
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/app/apptest"
-	"github.com/poppydesk/poppydesk/app/webbridge"
 )
 
 // approvalWorld is everything one dialog test runs: Company, engine, queue, services, browser.
@@ -64,12 +63,7 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 			api = a.URL
 		}
 	}
-	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: f.Host.Bindings()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	f.Host.Relay().Attach(srv)
+	srv := serveWindow(t, ctx, f.Host, dist)
 
 	bctx := windowBrowser(t, ctx, chromium, 1200, 860)
 	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL())); err != nil {
@@ -78,16 +72,6 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	w := &approvalWorld{t: t, company: f.Company, queue: f.Host.Queue(), ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
 	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
 	return w
-}
-
-// lineWriter passes each line written to say (the example agent's output to the window).
-type lineWriter func(string)
-
-func (w lineWriter) Write(p []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		w(l)
-	}
-	return len(p), nil
 }
 
 func (w *approvalWorld) eval(expr string) string {
@@ -103,6 +87,18 @@ func (w *approvalWorld) waitFor(what, expr string, timeout time.Duration) {
 	w.t.Helper()
 	if _, err := chromedp.Run(w.bctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(5*time.Millisecond))); err != nil {
 		w.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// waitUntil polls a condition on the Go side until it holds.
+func (w *approvalWorld) waitUntil(what string, ok func() bool, timeout time.Duration) {
+	w.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("waiting for %s: it did not happen within %v", what, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -335,7 +331,7 @@ func TestHostileSummaryInChromium(t *testing.T) {
 	}
 }
 
-// TestExampleAgentInChromium (issue 7): the demo card's "Run the example agent" runs the scripted
+// TestExampleAgentInChromium: the demo card's "Run the example agent" runs the scripted
 // agent against the model socket; the agent's words appear in the window, the approval dialog
 // opens, the user's Approve (after the guard) performs the exchange exactly once, and the agent
 // reports the outcome.

@@ -2,48 +2,41 @@ package e2e
 
 import (
 	"context"
-	"log/slog"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/browser"
 )
 
-// browsingActions gives the model's MCP server the window's browser (as cli_browser.go does).
-type browsingActions struct {
-	modelapi.Actions
-	b modelapi.BrowserActions
-}
-
-func (a browsingActions) Browser() modelapi.BrowserActions { return a.b }
-
-// modelBrowsing is the reference Company, the engine, the window's Browser service and the
-// model's MCP client over its browser tools.
+// modelBrowsing is the reference Company, the Host as `poppydesk` builds it (apptest) with its
+// controlled browsers in Debian's headless Chromium, the model's MCP client over the Host's
+// model server, and the window (its services on the bridge, the real frontend in Chromium)
+// showing the Browser section.
 type modelBrowsing struct {
-	s   *poppytest.Server
-	co  *discovery.Company
-	svc *app.Browser
-	cs  *mcp.ClientSession
+	s      *poppytest.Server
+	co     *discovery.Company
+	svc    *app.Browser
+	cs     *mcp.ClientSession
+	window *approvalWorld
 }
 
 // newModelBrowsing starts it all; edit, when not nil, changes the Company's poppy.json before
 // discovery.
 func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[string]any)) *modelBrowsing {
 	t.Helper()
-	_, chromium := prerequisites(t)
-	s, err := poppytest.New(poppytest.Options{})
+	dist, chromium := prerequisites(t)
+	clock := &poppytest.Clock{}
+	s, err := poppytest.New(poppytest.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,34 +47,15 @@ func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[strin
 	if edit != nil {
 		s.EditPoppyJSON(edit)
 	}
-	secrets := store.NewSecrets(store.NewMemoryKV())
-	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log,
-		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(context.Background()) })
-	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
-	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: secrets, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.SetOAuth(oc)
-	co, err := e.Discover(ctx, s.Domain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr := &browser.Manager{Root: t.TempDir(), Base: browser.Options{ExecPath: chromium, TrustSPKI: []string{leafSPKI(t, s)}}}
-	t.Cleanup(mgr.Close)
-	svc, model := app.NewBrowser(app.BrowserConfig{Manager: mgr, Log: log,
-		Engine: func() (*engine.Engine, browserjoin.StatusFunc) { return e, browserjoin.OAuthStatus(oc) }})
-	srv, err := modelapi.NewServer(modelapi.Deps{Actions: browsingActions{b: model}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The controlled browser trusts exactly the reference Company's key (as in the demo).
+	spki := leafSPKI(t, s)
+	f := apptest.Start(t, apptest.Options{Company: s, Clock: clock, Edit: func(c *app.Config) {
+		c.Browser = browser.Options{ExecPath: chromium, TrustSPKI: []string{spki}}
+	}})
+	co := f.Discover(t)
+
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
+	ss, err := f.Host.ModelServer().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +65,31 @@ func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return &modelBrowsing{s: s, co: co, svc: svc, cs: cs}
+
+	srv := serveWindow(t, ctx, f.Host, dist)
+	bctx := windowBrowser(t, ctx, chromium, 1200, 860)
+	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL()+"#/browser")); err != nil {
+		t.Fatalf("opening the window page failed: %v", err)
+	}
+	w := &approvalWorld{t: t, bctx: bctx}
+	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
+	w.waitFor("the Browser section", `document.getElementById("section-title").textContent === "Browser"`, 10*time.Second)
+	return &modelBrowsing{s: s, co: co, svc: f.Host.Fronts().Browser, cs: cs, window: w}
+}
+
+// shows waits until the window's Browser section shows a page whose address ends with path,
+// its screenshot, and the join state in words containing join.
+func (m *modelBrowsing) shows(t *testing.T, path, join string) {
+	t.Helper()
+	w := m.window
+	w.t = t
+	w.waitFor("the page in the Browser section", fmt.Sprintf(`(document.getElementById("browser-url")?.textContent ?? "").endsWith(%q) && (document.getElementById("browser-join")?.textContent ?? "").includes(%q)`, path, join), 20*time.Second)
+	if got := w.eval(`(document.getElementById("browser-shot")?.getAttribute("src") ?? "").slice(0, 22)`); got != "data:image/png;base64," {
+		t.Errorf("the Browser section shows no screenshot of the page (src starts %q)", got)
+	}
+	if got := w.eval(`JSON.stringify([window.__errors, window.__csp])`); got != `[[],[]]` {
+		t.Errorf("page errors or CSP violations: %s", got)
+	}
 }
 
 func (m *modelBrowsing) call(t *testing.T, ctx context.Context, tool string, args map[string]any) *mcp.CallToolResult {
@@ -156,6 +154,13 @@ func TestModelBrowsesJoined(t *testing.T) {
 		if len(s.Joins()) != 1 || m.authorizations() != 1 {
 			t.Errorf("%d joins, %d authorize requests; want 1 and 1", len(s.Joins()), m.authorizations())
 		}
+		m.shows(t, "/account", "Joined to your Session, signed out.")
+		html := m.window.eval(`document.documentElement.outerHTML`)
+		for _, code := range s.IssuedJoinCodes() {
+			if strings.Contains(html, code) {
+				t.Error("the window shows a join code")
+			}
+		}
 	})
 
 	t.Run("joins again when the website no longer recognizes the Session", func(t *testing.T) {
@@ -219,4 +224,5 @@ func TestModelBrowsesWithoutEndpoint(t *testing.T) {
 	if !st.Open || st.Joined || st.SignedIn || !strings.Contains(st.JoinText, "signed-out visitor") || !strings.HasSuffix(st.URL, "/orders") {
 		t.Errorf("window state: open %v joined %v signedIn %v %q url %q", st.Open, st.Joined, st.SignedIn, st.JoinText, st.URL)
 	}
+	m.shows(t, "/orders", "signed-out visitor")
 }

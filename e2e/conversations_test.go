@@ -1,8 +1,8 @@
 package e2e
 
-// The conversation view end to end (issue 8; spec 8.3, 8.6, 8.9, 10.1): the reference Company
-// Agent (agentcore/poppytest) over real TLS on loopback, the real engine, the real conversation
-// Manager (agentcore/conversation), the real window service (app.Conversations) and the real
+// The conversation view end to end (spec 8.3, 8.6, 8.9, 10.1): the reference Company Agent
+// (agentcore/poppytest) over real TLS on loopback, the Host as `poppydesk` builds it (apptest:
+// its engine, conversation Manager and the window's Conversations service) and the real
 // frontend, joined by the browser-testable bridge and driven in headless Chromium. The user
 // starts a conversation in the window; the reply streams in as text-delta pieces (observed in
 // the page before the full message replaces them); Hand off brings the named person; and a
@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,12 +23,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
-	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
-	"github.com/poppydesk/poppydesk/app/webbridge"
+	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
 // partialRecorder records every distinct text of a message being written (data-writing rows).
@@ -67,56 +63,18 @@ func TestConversationViewInChromium(t *testing.T) {
 	dist, chromium := prerequisites(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	log := slog.New(slog.DiscardHandler)
 
-	company, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := company.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { company.Close() })
+	f := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) { c.Version = testVersion }})
+	company := f.Company
 	// Pieces 40 ms apart (the slow-stream fault), so the window shows the reply being written; a
 	// person joins 400 ms after a handoff.
 	if err := company.SetAgentFault(poppytest.AgentFaultSlowStream, true); err != nil {
 		t.Fatal(err)
 	}
 	company.SetAgentDelays(time.Millisecond, 400*time.Millisecond)
-
-	secrets := store.NewSecrets(store.NewMemoryKV())
-	eng, err := engine.New(engine.Config{Transport: company.ClientConfig(), Identity: identity.Config{ClientID: company.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk e2e"},
-		Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
-	company.AddHost(poppytest.AgentHost, eng.Agent().Handler(log))
-	co, err := eng.Discover(ctx, company.Domain)
-	if err != nil {
-		t.Fatalf("discovering the reference Company: %v", err)
-	}
-
-	// The window's services, wired as cli_conversations.go and cli_window_conversations.go wire them.
-	relay := &app.Relay{}
-	mgr, err := conversation.New(conversation.Config{Engine: eng, Store: store.NewMemoryConversations(), Logger: log,
-		OnUpdate: func(u conversation.Update) { relay.Emit(app.EventConversationsChanged, app.ConversationChangeOf(u)) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := app.NewConversations(app.ConversationsConfig{Manager: func() (app.ConversationManager, error) { return mgr, nil }, Context: ctx, Log: log,
-		Companies: func(context.Context) ([]app.ConversationCompany, error) {
-			return []app.ConversationCompany{{Identifier: co.Identifier, Name: co.Organization.Name}}, nil
-		}})
-	t.Cleanup(func() { app.StopConversations(svc) })
-	root := t.TempDir()
-	shell := app.NewShell(app.ShellConfig{Version: testVersion, Paths: app.Paths{Data: root, Config: root, State: root}, Emitter: relay, Keyring: "memory (test)"}, nil)
-	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: []any{shell, svc}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	relay.Attach(srv)
+	co := f.Discover(t)
+	mgr := f.Host.Conversations()
+	srv := serveWindow(t, ctx, f.Host, dist)
 
 	bctx := windowBrowser(t, ctx, chromium, 1280, 860)
 	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL()+"#/conversations")); err != nil {
@@ -207,7 +165,8 @@ func TestConversationViewInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the scripted reply finishes writing
+	// The scripted reply has finished writing once the Company's message is in the conversation.
+	w.waitUntil("the scripted reply", func() bool { return len(company.AgentMessageIDs(long.ConversationID)) > 0 }, 10*time.Second)
 	burst := 10000 - company.AgentEventCount(long.ConversationID)
 	if err := company.AgentBurst(long.ConversationID, burst); err != nil {
 		t.Fatal(err)

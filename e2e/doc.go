@@ -1,8 +1,15 @@
-// Package e2e holds the end-to-end test of the Poppydesk window: the real frontend
-// (frontend/dist, built with `npm run build`) and the real Go services, joined by the
-// browser-testable bridge (app/webbridge), driven in Debian's headless Chromium with chromedp.
+// Package e2e holds the end-to-end tests of Poppydesk as it ships: every test builds the Host
+// with app/apptest (app.New, as `poppydesk` builds it, over the reference Company) and serves
+// its window services (Host.Bindings) with the real frontend (frontend/dist, built with `npm run
+// build`) through the browser-testable bridge (app/webbridge), exactly as `poppydesk window
+// --e2e-listen` does, driven in Debian's headless Chromium with chromedp.
 //
-// The test skips when frontend/dist/index.html or Chromium is missing, unless
-// POPPYDESK_REQUIRE_E2E=1, in which case it fails. It checks DESIGN.md invariant 4's window
+// The window tests skip when frontend/dist/index.html or Chromium is missing, unless
+// POPPYDESK_REQUIRE_E2E=1, in which case they fail. They check DESIGN.md invariant 4's window
 // half: the Content-Security-Policy is sent and enforced (an inline script is refused).
+//
+// The canary (canary_test.go, DESIGN.md invariant 5) runs the Host with the real OS keyring and
+// scans everything Poppydesk writes or gives away for every secret of the run, in several
+// encodings; it skips without a Secret Service unless POPPYDESK_REQUIRE_KEYRING=1
+// (scripts/with-keyring.sh sets it).
 package e2e

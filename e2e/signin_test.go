@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,55 +22,19 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
-	"github.com/poppydesk/poppydesk/app/webbridge"
+	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
-// testDirectory is app.CompanyDirectory over the real engine, listing what this test discovered
-// (the window uses vault.State.ListCompanies for the list).
-type testDirectory struct {
-	e   *engine.Engine
-	mu  sync.Mutex
-	ids []string
-}
-
-func (d *testDirectory) Company(ctx context.Context, id string) (*discovery.Company, error) {
-	return d.e.Company(ctx, id)
-}
-
-func (d *testDirectory) Discover(ctx context.Context, domain string) (*discovery.Company, error) {
-	co, err := d.e.Discover(ctx, domain)
-	if err == nil {
-		d.mu.Lock()
-		if !slices.Contains(d.ids, co.Identifier) {
-			d.ids = append(d.ids, co.Identifier)
-		}
-		d.mu.Unlock()
-	}
-	return co, err
-}
-
-func (d *testDirectory) Known(context.Context) ([]string, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Clone(d.ids), nil
-}
-
-func (d *testDirectory) Forget(_ context.Context, id string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ids = slices.DeleteFunc(d.ids, func(s string) bool { return s == id })
-	return nil
-}
-
-// signInWorld is the reference Company, the real engine and OAuth client, the window's services
-// on the bridge, the window in one headless Chromium and the User's browser in another.
+// signInWorld is the reference Company, the Host as `poppydesk` builds it (apptest) with its
+// window services on the bridge, the window in one headless Chromium and the User's browser in
+// another: the Host's opener only navigates the User's browser, and the test answers the
+// consent page there as a person would.
 type signInWorld struct {
+	f       *apptest.Fixture
 	s       *poppytest.Server
 	e       *engine.Engine
 	co      *discovery.Company
@@ -90,37 +52,21 @@ func newSignInWorld(t *testing.T) *signInWorld {
 	t.Cleanup(cancel)
 	w := &signInWorld{opened: make(chan string, 4)}
 
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	w.s = s
-	w.secrets = store.NewSecrets(store.NewMemoryKV())
-	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: w.secrets, State: store.NewMemoryEngineState(), Logger: log,
-		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(context.Background()) })
-	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
-	w.e = e
-	client, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: w.secrets, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := &testDirectory{e: e}
-	if w.co, err = dir.Discover(ctx, s.Domain); err != nil {
-		t.Fatal(err)
-	}
+	// The desktop opener, played by the User's browser (started below, once the Company's key
+	// is known): it only navigates.
+	f := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) {
+		c.Version = testVersion
+		c.Opener = app.OpenerFunc(func(u string) error {
+			w.opened <- u
+			return chromedp.Do(w.user, chromedp.Navigate(u))
+		})
+	}})
+	w.f, w.s, w.e, w.secrets, w.reqs = f, f.Company, f.Host.Engine(), f.Host.Secrets(), f.Host.SignInRequests()
+	w.co = f.Discover(t)
 
 	// Two Chromiums: the window, and the User's browser (which trusts exactly the reference
 	// Company's key, like the demo does).
-	spki := leafSPKI(t, s)
+	spki := leafSPKI(t, w.s)
 	newBrowser := func(extra ...chromedp.ExecAllocatorOption) context.Context {
 		opts := append([]chromedp.ExecAllocatorOption{
 			chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -139,25 +85,7 @@ func newSignInWorld(t *testing.T) *signInWorld {
 	w.window = newBrowser()
 	w.user = newBrowser(chromedp.Flag("ignore-certificate-errors-spki-list", spki))
 
-	// The desktop opener, played by the User's browser: it only navigates; the test answers the
-	// consent page itself, like a person would.
-	opener := app.OpenerFunc(func(u string) error {
-		w.opened <- u
-		return chromedp.Do(w.user, chromedp.Navigate(u))
-	})
-	relay := &app.Relay{}
-	w.reqs = modelapi.NewMemorySignInRequests(func() { relay.Emit(app.EventSignInRequests) })
-	signIn := app.NewSignIn(app.SignInConfig{Companies: dir, OAuth: client, Requests: w.reqs, Opener: opener,
-		Logo: app.NewLogoFetcher(e.Transport().NoRedirectClient()), Emitter: relay, Context: ctx, Log: log})
-	companies := app.NewCompanies(app.CompaniesConfig{Directory: dir, OAuth: client, Emitter: relay, Context: ctx, Log: log})
-	shell := app.NewShell(app.ShellConfig{Version: testVersion, Emitter: relay}, app.NewStatusLine(relay, ""))
-	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: []any{shell, signIn, companies}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	relay.Attach(srv)
-
+	srv := serveWindow(t, ctx, f.Host, dist)
 	if _, err := chromedp.Call(w.window, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer}); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +198,7 @@ func TestSignInDirectInChromium(t *testing.T) {
 
 	// The model asks (agentcore/modelapi); nothing starts until the User clicks.
 	if _, err := w.reqs.Add(ctx, modelapi.SignInRequest{Company: w.co.Identifier, CompanyName: w.co.Organization.Name, Domain: w.co.Organization.Domain,
-		Scopes: []string{"orders:read", "orders:write"}, ModelReason: "I need to see your orders to exchange the jacket.", Requested: time.Now()}); err != nil {
+		Scopes: []string{"orders:read", "orders:write"}, ModelReason: "I need to see your orders to exchange the jacket.", Requested: w.f.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(w.window, chromedp.Evaluate[chromedp.Void](`location.hash = "#/signin"`)); err != nil {

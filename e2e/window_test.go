@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/app/webbridge"
 )
 
@@ -31,7 +29,7 @@ var sections = []struct{ id, title, empty string }{
 	{"signin", "Sign-in", "No sign-in in progress"},
 	{"conversations", "Conversations", "No conversations yet"},
 	{"browser", "Browser", "The controlled browser is closed"},
-	{"inspector", "Inspector", "Nothing recorded yet"},
+	{"inspector", "Inspector", "Your model has not asked anything yet"},
 	{"settings", "Settings", "Nothing to change yet"},
 }
 
@@ -73,22 +71,12 @@ document.addEventListener("securitypolicyviolation", (e) => __csp.push(e.violate
 func TestWindowInChromium(t *testing.T) {
 	dist, chromium := prerequisites(t)
 
-	// The same services the desktop window binds.
-	root := t.TempDir()
-	paths := app.Paths{Data: filepath.Join(root, "data"), Config: filepath.Join(root, "config"), State: filepath.Join(root, "state")}
-	relay := &app.Relay{}
-	status := app.NewStatusLine(relay, "")
-	var logBuf syncBuffer
-	shell := app.NewShell(app.ShellConfig{Version: testVersion, Paths: paths, Emitter: relay, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}, status)
-
+	// The Host as `poppydesk` builds it, its services on the bridge.
+	f := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) { c.Version = testVersion }})
+	paths := f.Config.Paths
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: []any{shell}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	relay.Attach(srv)
+	srv := serveWindow(t, ctx, f.Host, dist)
 
 	bctx := windowBrowser(t, ctx, chromium, 1200, 800)
 	resp, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL()))
@@ -158,12 +146,15 @@ func TestWindowInChromium(t *testing.T) {
 		if got := eval(`document.getElementById("app-version").textContent`); got != testVersion {
 			t.Errorf("version = %q, want %q (from app.Shell.Info)", got, testVersion)
 		}
-		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring: "+app.KeyringNotConnected {
+		if want := f.Host.Fronts().Shell.Info().Keyring; want != "connected" {
+			t.Errorf("the Host reports the keyring %q, want connected (the fixture's secret store)", want)
+		}
+		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring: connected" {
 			t.Errorf("keyring chip = %q", got)
 		}
 		waitFor("the readiness report", `document.body.dataset.ready === "true"`)
 		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(logBuf.String(), "window frontend ready") {
+		for !strings.Contains(f.Logs.String(), "window frontend ready") {
 			if time.Now().After(deadline) {
 				t.Fatal("the page never called app.Shell.FrontendReady")
 			}
@@ -259,7 +250,7 @@ func TestWindowInChromium(t *testing.T) {
 	})
 
 	t.Run("events from Go reach the page", func(t *testing.T) {
-		status.Set("Signing in to shop.example")
+		f.Host.Status().Set("Signing in to shop.example")
 		waitFor("the status line", `document.getElementById("status").textContent === "Signing in to shop.example"`)
 	})
 
@@ -297,24 +288,6 @@ const contrastJS = `(() => {
   return out.join("\n");
 })()`
 
-// syncBuffer is a bytes.Buffer safe for the logger and the test goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func jsString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
@@ -337,4 +310,18 @@ func windowBrowser(t *testing.T, ctx context.Context, chromium string, width, he
 		t.Fatalf("starting Chromium failed: %v", err)
 	}
 	return bctx
+}
+
+// serveWindow serves the Host's window services and the built frontend for a browser, exactly as
+// `poppydesk window --e2e-listen` does (app/cli/bridge.go): the bridge binds h.Bindings() and
+// receives the Host's events. It stops when the test ends.
+func serveWindow(t *testing.T, ctx context.Context, h *app.Host, dist string) *webbridge.Server {
+	t.Helper()
+	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: h.Bindings(), Log: h.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detach := h.Relay().Attach(srv)
+	t.Cleanup(func() { detach(); srv.Close() })
+	return srv
 }

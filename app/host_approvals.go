@@ -1,0 +1,80 @@
+package app
+
+// What the Host does when the approval queue changes (Operations 5–7): the window hears of it
+// at once, the Approvals badge is counted again, and a new approval or new terms show a desktop
+// notification. The notification is a courtesy; the badge and the dialog are the record.
+
+import (
+	"context"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
+)
+
+// approvalChanged is the queue's OnChange. It never blocks for long: the window's event goes
+// out at once, the count and the notification follow under the Host's lifecycle.
+func (h *Host) approvalChanged(ev approvals.Event) {
+	h.relay.Emit(EventApprovalsChanged, ApprovalChange{Kind: ev.Kind, ID: ev.ApprovalID, State: ev.State})
+	if err := h.life.Go("the approval badge and notification", func(ctx context.Context) { h.afterApprovalChange(ctx, ev) }); err != nil {
+		h.log.Debug("no badge update or notification: Poppydesk is shutting down", "approval", ev.ApprovalID)
+	}
+}
+
+func (h *Host) afterApprovalChange(ctx context.Context, ev approvals.Event) {
+	h.countApprovals(ctx)
+	if ev.Kind != "created" && ev.Kind != "revision" || h.notifier == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	it, err := h.queue.Get(ctx, ev.ApprovalID)
+	if err != nil {
+		h.log.Debug("no notification: reading the approval failed", "approval", ev.ApprovalID, "err", err)
+		return
+	}
+	h.notifier.Notify(approvalNotice(ev.Kind, it.CompanyName))
+}
+
+// approvalNotice is the desktop notification of a new approval ("created") or of new terms
+// ("revision"): the Company's verified name, made visible, and what to do.
+func approvalNotice(kind, companyName string) (title, body string) {
+	name := visible(companyName)
+	if kind == "revision" {
+		return "New terms from " + name, name + " changed the terms of an approval you have not decided yet. Open Poppydesk to read them."
+	}
+	return "Approval needed: " + name, name + " needs your approval before it acts. Open Poppydesk to read the terms and decide."
+}
+
+// listApprovals lists the queue's items and counts again those waiting for a decision.
+func (h *Host) listApprovals(ctx context.Context) ([]approvals.Item, error) {
+	items, err := h.queue.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.pending.Store(int64(countDecidable(items, h.now())))
+	return items, nil
+}
+
+// countApprovals reads the queue to update the Approvals badge (at start, after Recover, and
+// after every change) and tells the window.
+func (h *Host) countApprovals(ctx context.Context) {
+	if _, err := h.listApprovals(ctx); err != nil {
+		h.log.Warn("counting the pending approvals failed", "err", err)
+	}
+	h.relay.Emit(EventSections)
+}
+
+// approvalsWaiting is the Approvals badge: the approvals waiting for a decision, as of the last
+// change or listing.
+func (h *Host) approvalsWaiting() int { return int(h.pending.Load()) }
+
+// countDecidable counts the items the user can still decide.
+func countDecidable(items []approvals.Item, now time.Time) int {
+	n := 0
+	for i := range items {
+		if decidable(&items[i], now) {
+			n++
+		}
+	}
+	return n
+}

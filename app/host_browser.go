@@ -1,0 +1,130 @@
+package app
+
+// The model's browser (spec 6; agentcore/browserjoin) over the Host's controlled browsers
+// (package browser), and what the window's Browser view shows of it: the last action's report
+// with a screenshot of the page then. The window can only watch and open the same Session
+// visibly; it authorizes nothing.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
+	"github.com/poppydesk/poppydesk/browser"
+)
+
+// browserSeen is what the window's Browser view shows: the report of the model's last action,
+// the page's screenshot and address taken right after it, and whether the browser is visible.
+type browserSeen struct {
+	mu      sync.Mutex
+	report  browserjoin.Report
+	png     []byte
+	url     string
+	visible bool
+	at      time.Time
+}
+
+// browserView is a copy of browserSeen's fields.
+type browserView struct {
+	report  browserjoin.Report
+	png     []byte
+	url     string
+	visible bool
+	at      time.Time
+}
+
+// observeBrowser is the model's browser's Observe: it records the report of an action with a
+// screenshot of the page now, and tells the window (EventBrowser).
+func (h *Host) observeBrowser(ctx context.Context, r browserjoin.Report) {
+	v := browserView{report: r, at: h.now()}
+	if bs, ok := r.Session.(browserSession); ok {
+		// The view's screenshot is taken even when the model's call was cancelled meanwhile.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		png, loc, err := bs.Screenshot(ctx)
+		cancel()
+		if err == nil {
+			v.png, v.url = png, loc
+		}
+		v.visible = bs.s.Visible()
+	}
+	h.seen.mu.Lock()
+	h.seen.report, h.seen.png, h.seen.url, h.seen.visible, h.seen.at = v.report, v.png, v.url, v.visible, v.at
+	h.seen.mu.Unlock()
+	h.relay.Emit(EventBrowser)
+}
+
+// browserSeenNow returns what the Browser view shows.
+func (h *Host) browserSeenNow() browserView {
+	h.seen.mu.Lock()
+	defer h.seen.mu.Unlock()
+	return browserView{report: h.seen.report, png: h.seen.png, url: h.seen.url, visible: h.seen.visible, at: h.seen.at}
+}
+
+// showBrowser restarts the current Session's browser visibly, with the same profile and
+// cookies, for the user to watch. It needs a display.
+func (h *Host) showBrowser(ctx context.Context) error {
+	h.seen.mu.Lock()
+	key := h.seen.report.Key
+	h.seen.mu.Unlock()
+	if key == "" || h.browsers == nil {
+		return errors.New("the controlled browser is not open yet: it opens when your agent visits a Company's website")
+	}
+	s := h.browsers.Running(key)
+	if s == nil {
+		return errors.New("the controlled browser was closed")
+	}
+	if err := s.SetVisible(ctx, true); err != nil {
+		return fmt.Errorf("opening the browser window failed: %w", err)
+	}
+	h.seen.mu.Lock()
+	h.seen.visible = true
+	h.seen.mu.Unlock()
+	h.relay.Emit(EventBrowser)
+	return nil
+}
+
+// browserSessions adapts *browser.Manager to browserjoin.Sessions.
+type browserSessions struct{ m *browser.Manager }
+
+func (p browserSessions) Get(key string, website []string, endpoint string) (browserjoin.Session, error) {
+	s, err := p.m.Get(key, website, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return browserSession{s}, nil
+}
+
+// browserSession adapts *browser.Session to browserjoin.Session: it converts browser.Page. It is
+// a value holding the pointer, so the same browser is always the same browserjoin.Browser (the
+// key of the Joiner's join state).
+type browserSession struct{ s *browser.Session }
+
+func pageOf(p browser.Page, err error) (browserjoin.Page, error) {
+	if err != nil {
+		return browserjoin.Page{}, err
+	}
+	return browserjoin.Page{URL: p.URL, Alerts: p.Alerts, Data: p}, nil
+}
+
+func (bs browserSession) Join(ctx context.Context, endpoint string, authorize browserjoin.AuthorizeFunc) error {
+	return bs.s.Join(ctx, endpoint, authorize)
+}
+func (bs browserSession) Recognized(ctx context.Context) (bool, error) { return bs.s.Recognized(ctx) }
+func (bs browserSession) Open(ctx context.Context, url string) (browserjoin.Page, error) {
+	return pageOf(bs.s.Open(ctx, url))
+}
+func (bs browserSession) Read(ctx context.Context) (browserjoin.Page, error) {
+	return pageOf(bs.s.Read(ctx))
+}
+func (bs browserSession) Submit(ctx context.Context, form string, fields map[string]string) (browserjoin.Page, error) {
+	return pageOf(bs.s.Submit(ctx, form, fields))
+}
+func (bs browserSession) Back(ctx context.Context) (browserjoin.Page, error) {
+	return pageOf(bs.s.Back(ctx))
+}
+func (bs browserSession) Screenshot(ctx context.Context) ([]byte, string, error) {
+	return bs.s.Screenshot(ctx)
+}
