@@ -111,16 +111,7 @@ type browsing struct {
 
 func newBrowsing(t *testing.T, edit func(doc map[string]any)) *browsing {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{})
 	if edit != nil {
 		s.EditPoppyJSON(edit)
 	}

@@ -32,16 +32,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := poppytest.New(poppytest.Options{Faults: faults})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{Faults: faults})
 	f := &fixture{s: s}
 	cfg := s.ClientConfig()
 	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -58,6 +49,7 @@ func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fi
 	if mod != nil {
 		mod(&cfg)
 	}
+	var err error
 	f.tr, err = transport.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +59,7 @@ func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.agent, err = s.NewTestAgent(ctx, nil)
+	f.agent, err = s.NewTestAgent(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
