@@ -14,7 +14,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
@@ -63,11 +62,7 @@ func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[strin
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
 	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
-	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: secrets, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.SetOAuth(oc)
+	oc := e.OAuth()
 	co, err := e.Discover(ctx, s.Domain)
 	if err != nil {
 		t.Fatal(err)
