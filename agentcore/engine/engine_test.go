@@ -23,6 +23,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -36,7 +37,7 @@ type fixture struct {
 	statePath string
 	secrets   store.Secrets
 	clock     *poppytest.Clock
-	logs      *bytes.Buffer
+	logs      *apptest.Buffer
 
 	mu      sync.Mutex
 	onExchg func(transport.Exchange)
@@ -52,7 +53,7 @@ type options struct {
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	f := &fixture{logs: &bytes.Buffer{}}
+	f := &fixture{logs: &apptest.Buffer{}}
 	if r := o.restart; r != nil {
 		f.s, f.clock, f.statePath, f.secrets = r.s, r.clock, r.statePath, r.secrets
 	} else {
@@ -81,7 +82,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	if _, bench := t.(*testing.B); bench {
 		level = slog.LevelWarn
 	}
-	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: f.logs}, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: level}))
 	e, err := engine.New(engine.Config{
 		Transport: tc,
 		Identity:  identityFor(f.s),
@@ -109,17 +110,6 @@ func (f *fixture) sessions(t testing.TB) []store.Session {
 		t.Fatal(err)
 	}
 	return ss
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // whenResponse calls fn once, from the transport's observer, when an exchange with this status
@@ -160,29 +150,11 @@ func get(t testing.TB, s *poppytest.Server, c *engine.Client, path string) (*tra
 	return resp, err
 }
 
-// claimsOf decodes the claims of a recorded Poppy-Session header (test-only, unverified).
-func claimsOf(t *testing.T, jwt string) map[string]any {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("Poppy-Session is not a compact JWS")
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 func sidsSent(t *testing.T, s *poppytest.Server, path string) []string {
 	t.Helper()
 	var out []string
 	for _, r := range s.RequestsTo(poppytest.ShopHost, path) {
-		out = append(out, claimsOf(t, r.Header.Get("Poppy-Session"))["sid"].(string))
+		out = append(out, poppytest.Claims(t, r.Header.Get("Poppy-Session"))["sid"].(string))
 	}
 	return out
 }
@@ -216,7 +188,7 @@ func TestDiscoverAndSignedRequest(t *testing.T) {
 	if h.Get("Poppy-Version") != "0.4" || h.Get("Poppy-Extensions") != `"operations";v="2"` || h.Get("Authorization") != "" {
 		t.Fatalf("headers: version %q extensions %q authorization %q", h.Get("Poppy-Version"), h.Get("Poppy-Extensions"), h.Get("Authorization"))
 	}
-	claims := claimsOf(t, h.Get("Poppy-Session"))
+	claims := poppytest.Claims(t, h.Get("Poppy-Session"))
 	if claims["aud"] != c.Identifier || claims["iss"] != f.e.Agent().ClientID() || claims["sid"] != cl.SID() {
 		t.Fatalf("claims %v", claims)
 	}
@@ -440,7 +412,7 @@ func TestRestartUsesStoredState(t *testing.T) {
 	if cl2.SID() == cl.SID() || first[0] != cl2.SID() {
 		t.Fatal("the restarted engine reused a sid")
 	}
-	sub := claimsOf(t, reqs[0].Header.Get("Poppy-Session"))["sub"]
+	sub := poppytest.Claims(t, reqs[0].Header.Get("Poppy-Session"))["sub"]
 	if b, _ := f.secrets.LoadCompany(ctx, c.Identifier, ""); b.UserID != sub {
 		t.Fatal("the User ID changed across a restart")
 	}

@@ -457,7 +457,7 @@ func TestEngineSignOut(t *testing.T) {
 			if last.Header.Get("Authorization") != "" || last.Header.Get("DPoP") != "" {
 				t.Fatal("a request after sign-out carried a token")
 			}
-			if got := claimsOf(t, last.Header.Get("Poppy-Session"))["sid"]; got != sid {
+			if got := poppytest.Claims(t, last.Header.Get("Poppy-Session"))["sid"]; got != sid {
 				t.Fatalf("sid %v, want the same Session %s continuing signed out", got, sid)
 			}
 		})
@@ -490,7 +490,7 @@ func TestSecondAccount(t *testing.T) {
 	if tp == tw || tp == "" {
 		t.Fatal("two accounts used one access token")
 	}
-	sp, sw := claimsOf(t, sent[0].Header.Get("Poppy-Session")), claimsOf(t, sent[1].Header.Get("Poppy-Session"))
+	sp, sw := poppytest.Claims(t, sent[0].Header.Get("Poppy-Session")), poppytest.Claims(t, sent[1].Header.Get("Poppy-Session"))
 	if sp["sid"] != personal.SID() || sw["sid"] != work.SID() {
 		t.Fatal("a request went in the other account's Session")
 	}

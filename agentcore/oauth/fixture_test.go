@@ -2,7 +2,6 @@ package oauth_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
@@ -176,17 +175,4 @@ func defaultToken(b *store.CompanyBundle) store.Token {
 		}
 	}
 	return store.Token{}
-}
-
-func decodePayload(t testing.TB, jwt string) string {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWS: %q", jwt)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,6 +1,11 @@
 package poppytest
 
-import "context"
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+)
 
 // TB is the part of testing.TB that Start uses. *testing.T, *testing.B and *testing.F satisfy
 // it. poppytest takes this interface rather than testing.TB because the product links poppytest
@@ -26,4 +31,24 @@ func Start(t TB, opts Options) *Server {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// Claims decodes the claims of a compact JWS without verifying it, for tests that read what the
+// Company recorded (a Poppy-Session header, a DPoP proof); a value that is not a compact JWS with
+// a JSON payload fails the test.
+func Claims(t TB, jws string) map[string]any {
+	t.Helper()
+	parts := strings.Split(jws, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a compact JWS: %q", jws)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatalf("the JWS payload is not base64url: %v", err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("the JWS payload is not a JSON object: %v", err)
+	}
+	return c
 }

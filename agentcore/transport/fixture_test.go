@@ -2,9 +2,6 @@ package transport_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,24 +89,4 @@ func (f *fixture) client(t testing.TB, hooks transport.Hooks) *transport.Session
 		t.Fatal(err)
 	}
 	return c
-}
-
-// sidOf decodes the sid claim of a recorded Poppy-Session header (test-only, unverified).
-func sidOf(t testing.TB, jwt string) string {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("Poppy-Session is not a compact JWS: %q", jwt)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		SID string `json:"sid"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c.SID
 }
