@@ -49,8 +49,8 @@
 //
 // In tests, Start builds, serves and (at the test's cleanup) stops a Company in one call, Clock
 // is the one test clock the Company and the Personal Agent under test share, and Claims reads
-// the claims of a recorded Session JWT or DPoP proof. Start takes
-// the small TB interface, not testing.TB: the product links poppytest for its demo, and the
-// testing package stays out of it. Tests of what the Host composes use app/apptest, which starts
-// the Company and a Host over it.
+// the claims of a recorded Session JWT or DPoP proof. Start and Claims take the small TB
+// interface, not testing.TB: the product links poppytest for its demo, and the testing package
+// stays out of it. Tests of what the Host composes use app/apptest, which starts the Company and
+// a Host over it.
 package poppytest
