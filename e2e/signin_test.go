@@ -26,7 +26,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
@@ -109,10 +108,7 @@ func newSignInWorld(t *testing.T) *signInWorld {
 	t.Cleanup(func() { e.Close(context.Background()) })
 	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
 	w.e = e
-	client, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: w.secrets, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := e.OAuth()
 	dir := &testDirectory{e: e}
 	if w.co, err = dir.Discover(ctx, s.Domain); err != nil {
 		t.Fatal(err)
