@@ -279,15 +279,14 @@ func (c *Client) onResponse(_ context.Context, resp *http.Response) {
 	if c.account == "" {
 		return
 	}
-	oc := c.e.oauth
-	oc.NoteNonce(resp)
+	c.e.oauth.NoteNonce(resp)
 	if resp.StatusCode != http.StatusUnauthorized || resp.Request == nil {
 		return
 	}
 	cs, _ := transport.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
 	for _, ch := range cs {
 		if ch.Param("error") == transport.CodeInvalidToken && ch.Param("resource_metadata") != "" {
-			oc.ForgetResource(ServiceURL(c.Company(), resp.Request.URL.String()))
+			c.e.oauth.ForgetResource(ServiceURL(c.Company(), resp.Request.URL.String()))
 			return
 		}
 	}
@@ -457,10 +456,10 @@ func noteRefreshError(ctx context.Context, err error) {
 // [ServiceURL], its protected resource metadata read once, a per-service token when its
 // resource isn't https://{organization.domain}), put on the request as Bearer or DPoP with a
 // proof (RFC 9449), refreshed once on invalid_token, sent again once on use_dpop_nonce. An
-// account that isn't signed in sends signed out. When the Company no longer accepts the refresh token (invalid_grant), the request
-// continues signed out (spec 5.5): its error is a *SignInRequiredError wrapping the signed-out
-// attempt's error, or, when that attempt succeeded, the response has SignedOut set and the
-// *SignInRequiredError in SignedOutReason. Other errors are transport's typed errors
+// account that isn't signed in sends signed out. When the Company no longer accepts the refresh
+// token (invalid_grant), the request continues signed out (spec 5.5): its error is a
+// *SignInRequiredError wrapping the signed-out attempt's error, or, when that attempt succeeded,
+// the response has SignedOut set and the *SignInRequiredError in SignedOutReason. Other errors are transport's typed errors
 // (*transport.ProtocolError, including insufficient_scope and 401 challenges with the needed
 // scopes; *transport.DestinationError, *transport.RedirectError, ...).
 func (c *Client) Do(ctx context.Context, req *transport.Request) (*transport.Response, error) {
