@@ -450,18 +450,12 @@ func (h *Host) openEngine(ctx context.Context) error {
 		name = "Poppydesk (demo)"
 	}
 	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: identity.Config{ClientID: h.clientID, ClientName: name},
-		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now})
+		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout})
 	if err != nil {
 		return err
 	}
 	h.onClose("the engine", e.Close)
-	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: h.secrets, Logger: e.Logger(), Now: h.now,
-		Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout})
-	if err != nil {
-		return fmt.Errorf("building the sign-in layer: %w", err)
-	}
-	e.SetOAuth(oc)
-	h.engine, h.oauth = e, oc
+	h.engine, h.oauth = e, e.OAuth()
 	if h.demo != nil {
 		return h.demo.connect(ctx, h)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkSignedInDo measures a signed-in GET /api/orders over loopback TLS through the
-// engine's Client with the sign-in layer (Config.OAuth), against the baseline of the same
+// engine's Client of the Host (the sign-in layer engine.New builds), against the baseline of the same
 // Client with the token given in the request (no lookup, Bearer), in the same run:
 //   - oauth/bearer adds the per-service token lookup (resource cache, keyring bundle);
 //   - oauth/dpop adds a DPoP proof per request (ES256 signature) and its verification at the
@@ -20,7 +20,7 @@ func BenchmarkSignedInDo(b *testing.B) {
 	ctx := context.Background()
 	for _, dpop := range []bool{false, true} {
 		f := newSignInFixture(b, dpop)
-		f.signIn(b, "bench", "orders:read")
+		f.SignIn(b, "bench", "orders:read")
 		c := f.client(b, "bench")
 		url := f.s.URL(poppytest.ShopHost, "/api/orders")
 		tok := ""

@@ -185,13 +185,13 @@ func secretsOf(t *testing.T, f *fixture, kinds map[string]bool) []string {
 	return out
 }
 
-// TestCanary plants unique markers in every secret that can carry one (the access token, the
-// refresh token, the Agent ID), runs EVERY tool case and scenario (error paths and faults
+// TestCanary plants unique markers in every secret that can carry one (the access tokens, the
+// default one and the MCP server's, the refresh token, the Agent ID), runs EVERY tool case and scenario (error paths and faults
 // included), collects the real values of the other secrets (private keys, User IDs, every
 // Session JWT and sid the Company recorded), and finds none of them in anything the model
 // received: results, errors, notifications (spec 10.2, DESIGN.md invariant 5).
 func TestCanary(t *testing.T) {
-	markers := []string{accessMarker, refreshMarker, agentMarker}
+	markers := []string{accessMarker, mcpMarker, refreshMarker, agentMarker}
 	kinds := map[string]bool{}
 	check := func(t *testing.T, f *fixture, got []reply) {
 		t.Helper()
@@ -217,7 +217,9 @@ func TestCanary(t *testing.T) {
 		for _, signedIn := range []bool{false, true} {
 			tc := tc
 			tc.opts.signedIn = tc.opts.signedIn || signedIn
-			t.Run(tc.name, func(t *testing.T) {
+			tc.opts.canary = true
+			// Distinct names: a repeated one gets "#01", which no state database path may hold.
+			t.Run(tc.name+map[bool]string{false: "", true: " signed in"}[signedIn], func(t *testing.T) {
 				f, got := runCaseLoose(t, tc)
 				check(t, f, got)
 				for _, r := range f.s.Requests() {
@@ -228,7 +230,7 @@ func TestCanary(t *testing.T) {
 	}
 	for _, sc := range scenarios() {
 		t.Run("scenario "+sc.name, func(t *testing.T) {
-			f := newFixture(t, fopts{signedIn: true, faults: sc.faults})
+			f := newFixture(t, fopts{signedIn: true, canary: true, faults: sc.faults})
 			check(t, f, sc.run(t, f))
 		})
 	}

@@ -46,4 +46,11 @@
 // tests can assert what was and wasn't sent. Faults (Faults, SetFault, Options.Faults) make the
 // Company break one rule at a time, at start or at run time; EditPoppyJSON, EditASMetadata,
 // EditResourceMetadata and SetIssuerMode cover the other discovery checks.
+//
+// In tests, Start builds, serves and (at the test's cleanup) stops a Company in one call, Clock
+// is the one test clock the Company and the Personal Agent under test share, and Claims reads
+// the claims of a recorded Session JWT or DPoP proof. Start and Claims take the small TB
+// interface, not testing.TB: the product links poppytest for its demo, and the testing package
+// stays out of it. Tests of what the Host composes use app/apptest, which starts the Company and
+// a Host over it.
 package poppytest
