@@ -13,21 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
-
-// clock is an injected clock for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -416,7 +404,7 @@ func TestForgetCompanyAndReset(t *testing.T) {
 
 func TestExchangeLogWindow(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{t: t0}
+	clk := poppytest.NewFrozenClock(t0)
 	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: 24 * time.Hour, ExchangeMaxBytes: 1000})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"[redacted]"}}
 	first, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", Direction: "outgoing", Method: "POST",
@@ -440,7 +428,7 @@ func TestExchangeLogWindow(t *testing.T) {
 		{"size limit keeps the newest", time.Minute, 12, 0 /* computed below */, false},
 	}
 	for _, tc := range tests {
-		clk.Add(tc.advance)
+		clk.Advance(tc.advance)
 		for range tc.add {
 			_, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", ResponseBody: make([]byte, 100)})
 			must(t, err)
@@ -633,5 +621,30 @@ func TestConversationTranscript(t *testing.T) {
 	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenStateOddPaths: a data folder whose name holds "#", "?" or "%" (all legal in file names)
+// still opens the database at exactly that path.
+func TestOpenStateOddPaths(t *testing.T) {
+	for _, name := range []string{"a#b", "a?b=c", "100%", "spa ce"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "state.sqlite")
+			st, err := OpenState(context.Background(), path, StateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetSetting(context.Background(), "k", "v"); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("the database is not at %s: %v", path, err)
+			}
+		})
 	}
 }
