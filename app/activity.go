@@ -1,9 +1,12 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // EventActivity says the model's activity changed; the window calls Activity.List again.
@@ -31,10 +34,44 @@ type ActivityInfo struct {
 }
 
 // Activity is the bound service that lists the model's requests (agentcore/modelapi's ring) and
-// emits EventActivity when one is added. It decides nothing and changes nothing.
+// the reports of unsupported tasks sent to Companies, and emits EventActivity when a request is
+// added. It decides nothing and changes nothing.
 type Activity struct {
 	ring *modelapi.Activity
 	info ActivityInfo
+	// reports lists the feedback reports sent (agentcore/coverage; nil: none).
+	reports func(ctx context.Context, company string) ([]store.FeedbackReport, error)
+}
+
+// FeedbackReport is one report of a task Poppydesk could not do, as it was sent to a Company
+// (spec 9.3), for the Inspector: the text exactly as sent, after Poppydesk removed identifiers,
+// contact details and secrets.
+type FeedbackReport struct {
+	Company     string `json:"company"`
+	Task        string `json:"task"`
+	Description string `json:"description"`
+	// Status is "sending", "accepted" or "alternative" (the Company answered with another way).
+	Status string `json:"status"`
+	At     string `json:"at"` // RFC 3339, UTC
+}
+
+// Reports lists every report sent to a Company, newest first.
+func (a *Activity) Reports() ([]FeedbackReport, error) {
+	out := []FeedbackReport{}
+	if a.reports == nil {
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := a.reports(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("reading the reports sent to Companies failed: %w", err)
+	}
+	for _, r := range rs {
+		out = append(out, FeedbackReport{Company: r.Company, Task: r.Task, Description: r.Description, Status: r.Status,
+			At: r.Created.UTC().Format(time.RFC3339)})
+	}
+	return out, nil
 }
 
 // NewActivity binds ring to the window: every new entry emits EventActivity on em.

@@ -86,7 +86,8 @@ func (h *Host) openFronts(context.Context) error {
 		dir := directory{h}
 		f.SignIn = NewSignIn(SignInConfig{Companies: dir, OAuth: h.oauth, Requests: h.signIns, Opener: opener,
 			Logo: NewLogoFetcher(h.engine.Transport().NoRedirectClient()), Emitter: h.relay, Context: ctx, Go: h.life.Go, Now: h.now, Log: h.log})
-		f.Companies = NewCompanies(CompaniesConfig{Directory: dir, OAuth: h.oauth, Emitter: h.relay, Context: ctx, Log: h.log})
+		f.Companies = NewCompanies(CompaniesConfig{Directory: dir, OAuth: h.oauth, Emitter: h.relay, Context: ctx, Log: h.log,
+			ExcludedTasks: h.coverage.ExcludedTasks})
 	} else {
 		f.SignIn, f.Companies = &SignIn{}, &Companies{}
 	}
@@ -107,6 +108,9 @@ func (h *Host) openFronts(context.Context) error {
 		info.Problem = h.socketErr.Error()
 	}
 	f.Activity = NewActivity(h.activity, h.relay, info)
+	if h.coverage != nil {
+		f.Activity.reports = h.coverage.Reports
+	}
 	return nil
 }
 
