@@ -108,7 +108,7 @@ func (u *unpacked) file(name string, mode fs.FileMode, size int64, r io.Reader) 
 	if u.paths[p] || u.dirs[p] {
 		return &ArchiveError{Entry: name, Reason: "appears twice (or is also a folder)"}
 	}
-	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
 		if u.paths[d] {
 			return &ArchiveError{Entry: name, Reason: "is inside a path that is a file"}
 		}
@@ -132,7 +132,7 @@ func (u *unpacked) file(name string, mode fs.FileMode, size int64, r io.Reader) 
 	}
 	u.total += int64(len(b))
 	u.paths[p] = true
-	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
 		u.dirs[d] = true
 	}
 	u.files = append(u.files, File{Path: p, Mode: mode.Perm(), Data: b})
