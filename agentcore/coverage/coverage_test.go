@@ -523,3 +523,43 @@ func TestSkillArchiveEscape(t *testing.T) {
 		t.Fatal("the skill's script ran")
 	}
 }
+
+// TestFeedbackRefusedByTheCompany: the errors of spec 9.3 come back typed (invalid_request,
+// the Session errors of spec 7 after the one new Session the engine starts), and a report the
+// Company did not take is not recorded as sent, so it is sent again when asked.
+func TestFeedbackRefusedByTheCompany(t *testing.T) {
+	tests := []struct {
+		name, path, fault, code string
+	}{
+		{"invalid_request", "/api/orders", "", transport.CodeInvalidRequest},
+		{"session_ended twice", "/api/products", poppytest.FaultSessionEnded, transport.CodeSessionEnded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.s.EditPoppyJSON(func(doc map[string]any) { doc["feedback"] = map[string]any{"endpoint": f.s.Origin() + tc.path} })
+			co := f.discover(t)
+			if tc.fault != "" {
+				f.s.SetFault(tc.fault, true)
+			}
+			r := coverage.Report{Task: "Pay with a voucher", Description: "No voucher field."}
+			_, err := f.svc.Report(context.Background(), co, r)
+			var pe *transport.ProtocolError
+			if !errors.As(err, &pe) || pe.Code != tc.code {
+				t.Fatalf("Report = %v, want %s", err, tc.code)
+			}
+			if _, err := f.reports.GetFeedbackReport(context.Background(), co.Identifier, coverage.TaskKey(r.Task)); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("a refused report stays recorded: %v", err)
+			}
+			// Sent again, not refused as already reported: it reaches the Company once more.
+			n := len(f.s.RequestsTo(poppytest.ShopHost, tc.path))
+			if tc.fault != "" {
+				f.s.SetFault(tc.fault, false)
+			}
+			_, err = f.svc.Report(context.Background(), co, r)
+			if codeOf(err) == coverage.CodeAlreadyReported || len(f.s.RequestsTo(poppytest.ShopHost, tc.path)) == n {
+				t.Fatalf("the report again: %v; want it sent", err)
+			}
+		})
+	}
+}

@@ -183,7 +183,8 @@ func TestCoverageTools(t *testing.T) {
 
 // TestReportScrubbedThroughTheHost: what the model read in this Company's responses (order and
 // item IDs), the account label, an email address and a phone number never reach the Company in a
-// report (spec 9.3).
+// report (spec 9.3); a report in the account's Session whose token expired is sent again after
+// one refresh (spec 7, 4.4).
 func TestReportScrubbedThroughTheHost(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	f.SignIn(t, "alice.w", "orders:read")
@@ -193,6 +194,9 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	if r.status() != "done" || !strings.Contains(jsonOf(r.Data), "ord_7Hk2") {
 		t.Fatalf("listOrders = %s", r.Raw)
 	}
+	// A token error (spec 7) on the report: the engine refreshes once and sends it again.
+	f.Company.ExpireAccessTokens()
+	tokens := len(f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token"))
 	r = m.call(modelapi.ToolReportUnsupportedTask, map[string]any{"company": company, "account": "alice.w",
 		"task":        "Return item itm_4Qa with a gift receipt",
 		"description": "alice.w (alice@mail.example, +44 20 7946 0958) wanted a gift receipt for item itm_4Qa of order ord_7Hk2; the API has no such option."})
@@ -203,6 +207,9 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	got := f.Company.FeedbackReports()
 	if len(got) != 1 || !got[0].SignedIn {
 		t.Fatalf("the Company received %+v (want one, in the account's Session)", got)
+	}
+	if len(f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token")) <= tokens {
+		t.Fatal("the expired access token was not refreshed")
 	}
 	for _, leak := range []string{"itm_4Qa", "ord_7Hk2", "alice.w", "alice@mail.example", "7946"} {
 		if strings.Contains(string(got[0].Body), leak) {
