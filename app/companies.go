@@ -1,6 +1,6 @@
 package app
 
-// The Companies screen's service (spec 3, 3.2, 4.6, 5.5) and the Company logo fetcher.
+// The Companies screen's service (spec 3, 3.2, 4.6, 5.5, 9.1) and the Company logo fetcher.
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -33,6 +34,51 @@ type CompanyEntry struct {
 	Accounts []oauth.AccountStatus `json:"accounts"`
 	// Problem says why the entry is incomplete (e.g. the keyring could not be read).
 	Problem string `json:"problem,omitempty"`
+	// ExcludedTasks are the tasks the Company chose not to offer through the protocol, with the
+	// other way it gives, in plain words (spec 9.1, 9.2): the Company's text, shown as text.
+	ExcludedTasks []ExcludedTaskEntry `json:"excludedTasks"`
+	// ExcludedTasksProblem says why they could not be read ("" when they could, or when the
+	// Company lists none).
+	ExcludedTasksProblem string `json:"excludedTasksProblem,omitempty"`
+}
+
+// ExcludedTaskEntry is one task a Company chose not to offer, for the Companies screen.
+type ExcludedTaskEntry struct {
+	Task string `json:"task"`
+	// Alternative is the other way the Company gives, in plain words ("" when none).
+	Alternative string `json:"alternative"`
+}
+
+// excludedTaskEntries turns the excluded tasks into the screen's words: the Company's
+// instructions, the pages it points to, and how many API operations or tools it points the agent
+// to (the model's tools check those against the Company's descriptions).
+func excludedTaskEntries(x *coverage.ExcludedTasks) []ExcludedTaskEntry {
+	out := []ExcludedTaskEntry{}
+	for _, t := range x.Tasks {
+		e := ExcludedTaskEntry{Task: t.Task}
+		if a := t.Alternative; a != nil {
+			var parts []string
+			if a.Instructions != "" {
+				parts = append(parts, a.Instructions)
+			}
+			agent := 0
+			for _, r := range a.References {
+				if r.Type == coverage.RefWeb {
+					parts = append(parts, "On the web: "+r.URL)
+				} else {
+					agent++
+				}
+			}
+			if agent == 1 {
+				parts = append(parts, "The Company also points your agent to one of its API operations or tools.")
+			} else if agent > 1 {
+				parts = append(parts, fmt.Sprintf("The Company also points your agent to %d of its API operations or tools.", agent))
+			}
+			e.Alternative = strings.Join(parts, " ")
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // CompanyList is the Companies screen.
@@ -45,7 +91,17 @@ func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
 }
 
 func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
-	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}}
+	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}}
+	if c.h.coverage != nil && co.Channels.ExcludedTasks != nil {
+		xctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		x, err := c.h.coverage.ExcludedTasks(xctx, co)
+		cancel()
+		if err != nil {
+			e.ExcludedTasksProblem = "Poppydesk could not read the tasks this Company does not offer: " + err.Error()
+		} else {
+			e.ExcludedTasks = excludedTaskEntries(x)
+		}
+	}
 	if co.Issuer == "" {
 		return e
 	}

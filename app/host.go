@@ -17,6 +17,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
@@ -182,8 +183,11 @@ type Host struct {
 	problem  *Problem
 	clientID string
 
-	engine        *engine.Engine
-	oauth         *oauth.Client
+	engine *engine.Engine
+	oauth  *oauth.Client
+	// identifiers are the values seen in Companies' responses, kept out of feedback reports.
+	identifiers   *coverage.Seen
+	coverage      *coverage.Service
 	queue         *approvals.Queue
 	conversations *conversation.Manager
 	browsers      *browser.Manager
@@ -247,6 +251,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		{"the secrets", h.openSecrets},
 		{"the identity", h.openIdentity},
 		{"the engine", h.openEngine},
+		{"the task coverage", h.openCoverage},
 		{"the approval queue", h.openQueue},
 		{"the conversations", h.openConversations},
 		{"the controlled browsers", h.openBrowsers},
@@ -449,8 +454,11 @@ func (h *Host) openEngine(ctx context.Context) error {
 	if h.demo != nil {
 		name = "Poppydesk (demo)"
 	}
+	// The identifiers in the Company's responses are kept out of feedback reports (spec 9.3).
+	h.identifiers = coverage.NewSeen(0)
 	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: identity.Config{ClientID: h.clientID, ClientName: name},
-		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout})
+		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout,
+		OnExchange: h.identifiers.Observe})
 	if err != nil {
 		return err
 	}
@@ -460,6 +468,65 @@ func (h *Host) openEngine(ctx context.Context) error {
 		return h.demo.connect(ctx, h)
 	}
 	return nil
+}
+
+// openCoverage builds task coverage (spec 9) over the engine: excluded tasks, feedback reports
+// (recorded in the state database) and skills.
+func (h *Host) openCoverage(context.Context) error {
+	if h.problem != nil {
+		return nil
+	}
+	svc, err := coverage.New(coverage.Config{Engine: h.engine, Reports: h.state, Settings: h.state, Seen: h.identifiers,
+		Accounts: h.accountLabels, Now: h.now, Logger: h.engine.Logger()})
+	if err != nil {
+		return fmt.Errorf("starting task coverage failed: %w", err)
+	}
+	h.coverage = svc
+	return nil
+}
+
+// accountLabels lists the labels of the accounts signed in at company (never a User ID).
+func (h *Host) accountLabels(ctx context.Context, company string) ([]string, error) {
+	pairs, err := h.secrets.Companies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range pairs {
+		if p[0] == company && p[1] != "" {
+			out = append(out, p[1])
+		}
+	}
+	return out, nil
+}
+
+// Coverage is task coverage (spec 9; nil when Problem is set).
+func (h *Host) Coverage() *coverage.Service { return h.coverage }
+
+// FeedbackReportsEnabled reports whether Poppydesk may send Companies reports of tasks it could
+// not do (spec 9.3). They are on unless the user turned them off.
+func (h *Host) FeedbackReportsEnabled(ctx context.Context) (bool, error) {
+	if h.coverage == nil {
+		return false, h.problemOr("task coverage is not running")
+	}
+	return h.coverage.ReportsEnabled(ctx)
+}
+
+// SetFeedbackReports turns the reports of tasks Poppydesk could not do (spec 9.3) on or off, as
+// the user chose in Settings; the setting is kept in the state database.
+func (h *Host) SetFeedbackReports(ctx context.Context, on bool) error {
+	if h.coverage == nil {
+		return h.problemOr("task coverage is not running")
+	}
+	return h.coverage.SetReportsEnabled(ctx, on)
+}
+
+// problemOr is the Host's Problem as an error, or one that says what is missing.
+func (h *Host) problemOr(what string) error {
+	if h.problem != nil {
+		return h.problem
+	}
+	return errors.New(what)
 }
 
 func (h *Host) openQueue(context.Context) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 )
@@ -71,8 +72,9 @@ func (h *Host) modelActions() modelapi.Actions {
 	return hostActions{EngineActions: a, h: h}
 }
 
-// hostActions adds the Host's conversations and controlled browsers to the engine's actions
-// (modelapi.ConversationProvider, modelapi.BrowserProvider).
+// hostActions adds the Host's conversations, controlled browsers and task coverage to the
+// engine's actions (modelapi.ConversationProvider, modelapi.BrowserProvider,
+// modelapi.CoverageProvider).
 type hostActions struct {
 	*modelapi.EngineActions
 	h *Host
@@ -81,6 +83,8 @@ type hostActions struct {
 func (a hostActions) Conversations() (*conversation.Manager, error) { return a.h.conversations, nil }
 
 func (a hostActions) Browser() modelapi.BrowserActions { return a.h.modelBrowser }
+
+func (a hostActions) Coverage() (*coverage.Service, error) { return a.h.coverage, nil }
 
 // unavailable answers every model request while the engine does not run.
 type unavailable struct{ p *Problem }
@@ -126,3 +130,4 @@ func (u unavailable) Browser() modelapi.BrowserActions { return u }
 func (u unavailable) Browse(context.Context, modelapi.BrowseRequest) (*modelapi.BrowseResult, error) {
 	return nil, u.err()
 }
+func (u unavailable) Coverage() (*coverage.Service, error)          { return nil, u.err() }

@@ -76,7 +76,8 @@ func (s *State) ListCompanies(ctx context.Context) ([]store.Company, error) {
 }
 
 // ForgetCompany deletes everything the state database holds about a Company: the Company, its
-// cached documents, Sessions, conversations with their transcripts, approvals with their decision log, and exchanges.
+// cached documents, Sessions, conversations with their transcripts, approvals with their decision log, exchanges,
+// and the feedback reports sent to it.
 // (Its secrets are in the keyring: delete them there too.)
 func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 	return s.tx(ctx, "forget company "+identifier, func(tx *sql.Tx) error {
@@ -88,6 +89,7 @@ func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 			`DELETE FROM conversations WHERE company = ?`,
 			`DELETE FROM approvals WHERE company = ?`, // cascades to revisions and decisions
 			`DELETE FROM exchanges WHERE company = ?`,
+			`DELETE FROM feedback_reports WHERE company = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, identifier); err != nil {
 				return err

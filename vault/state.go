@@ -266,7 +266,7 @@ func (s *State) tx(ctx context.Context, what string, fn func(*sql.Tx) error) err
 func (s *State) Reset(ctx context.Context) error {
 	err := s.tx(ctx, "reset the state database", func(tx *sql.Tx) error {
 		for _, t := range []string{"settings", "companies", "http_cache", "sessions", "conversation_entries", "conversations",
-			"approval_decisions", "approval_revisions", "approvals", "exchanges"} {
+			"approval_decisions", "approval_revisions", "approvals", "exchanges", "feedback_reports"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return err
 			}

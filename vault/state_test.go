@@ -373,12 +373,13 @@ func TestForgetCompanyAndReset(t *testing.T) {
 		must(t, s.TransitionApproval(ctx, "ap"+c, "pending", store.Decision{Revision: 1, To: "denied", Decision: "deny", At: t0}))
 		_, err := s.AddExchange(ctx, store.Exchange{At: t0, Company: c})
 		must(t, err)
+		must(t, s.AddFeedbackReport(ctx, store.FeedbackReport{Company: c, Key: "k", Task: "t", Status: store.FeedbackAccepted, Created: t0}))
 	}
 	must(t, s.SetSetting(ctx, "k", "v"))
 	must(t, s.ForgetCompany(ctx, "https://a.example"))
 	counts := func() map[string]int {
 		out := map[string]int{}
-		for _, tb := range []string{"companies", "http_cache", "sessions", "conversations", "approvals", "approval_revisions", "approval_decisions", "exchanges", "settings"} {
+		for _, tb := range []string{"companies", "http_cache", "sessions", "conversations", "approvals", "approval_revisions", "approval_decisions", "exchanges", "feedback_reports", "settings"} {
 			var n int
 			must(t, s.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tb).Scan(&n))
 			out[tb] = n

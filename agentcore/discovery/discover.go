@@ -538,6 +538,38 @@ const maxDocument = 1 << 20
 // fetch GETs a discovery document with the RFC 9111 cache: a fresh entry costs no network; a
 // stale one with an ETag is revalidated with If-None-Match.
 func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool) (fetched, error) {
+	return d.get(ctx, raw, follow, noCache, "application/json", maxDocument)
+}
+
+// Public is a public document fetched with [Discoverer.FetchPublic].
+type Public struct {
+	Status   int    // the HTTP status (200 also for a copy from the cache or after a 304)
+	Body     []byte // the body, at most the limit given
+	FinalURL string // the URL the body came from, after redirects
+}
+
+// FetchPublic GETs a public document a Company publishes besides its discovery documents, such
+// as its excluded tasks (spec 9.1) and skill artifacts (9.4), the way discovery fetches its own:
+// through the transport's discovery client (every redirect to HTTPS only, no credentials and no
+// Session header, the address policy at connection time: spec 3) and through the same RFC 9111
+// cache. accept is the Accept header; a body longer than limit bytes is an error. NoCache()
+// fetches again without the cached copy.
+func (d *Discoverer) FetchPublic(ctx context.Context, rawURL, accept string, limit int, opts ...Option) (Public, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if _, err := transport.CheckURL(rawURL); err != nil {
+		return Public{}, err
+	}
+	res, err := d.get(ctx, rawURL, true, o.noCache, accept, limit)
+	if err != nil {
+		return Public{}, err
+	}
+	return Public{Status: res.status, Body: res.body, FinalURL: res.finalURL}, nil
+}
+
+func (d *Discoverer) get(ctx context.Context, raw string, follow, noCache bool, accept string, limit int) (fetched, error) {
 	now := d.now()
 	var (
 		entry  CacheEntry
@@ -558,7 +590,7 @@ func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool
 	if err != nil {
 		return fetched{}, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if cached && entry.ETag != "" {
 		req.Header.Set("If-None-Match", entry.ETag)
 	}
@@ -593,14 +625,14 @@ func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool
 		}
 		// A 304 we can't use (no matching entry): fetch again, once, without a validator.
 		d.cache.Delete(ctx, raw)
-		return d.fetch(ctx, raw, follow, true)
+		return d.get(ctx, raw, follow, true, accept, limit)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return fetched{}, fmt.Errorf("reading %s: %w", raw, err)
 	}
-	if len(body) > maxDocument {
-		return fetched{}, fmt.Errorf("%s is larger than %d bytes", raw, maxDocument)
+	if len(body) > limit {
+		return fetched{}, fmt.Errorf("%s is larger than %d bytes", raw, limit)
 	}
 	if resp.StatusCode == http.StatusOK {
 		if store, exp := freshness(resp.Header, d.now()); store {

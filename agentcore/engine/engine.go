@@ -258,6 +258,14 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 	return c, nil
 }
 
+// FetchPublic GETs a public document of a Company that is not a discovery document, such as its
+// excluded tasks (spec 9.1) or a skill artifact (9.4): no credentials and no Session header,
+// redirects only to HTTPS, the address policy, and the persistent RFC 9111 cache of discovery
+// documents (discovery.Discoverer.FetchPublic).
+func (e *Engine) FetchPublic(ctx context.Context, rawURL, accept string, limit int, opts ...discovery.Option) (discovery.Public, error) {
+	return e.disc.FetchPublic(ctx, rawURL, accept, limit, opts...)
+}
+
 // Company returns the Company with this identifier (spec 3.2), as last discovered by this
 // engine or, after a restart, as stored in the state store. It does not fetch anything; an
 // error matching fs.ErrNotExist means it was never discovered.

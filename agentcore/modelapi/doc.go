@@ -10,9 +10,11 @@
 // through the approval queue (agentcore/approvals; Operations 4-7), ask the USER to sign in
 // (request_sign_in records a request that the window shows; it never starts a sign-in), read and
 // wait for the state of a pending approval, and read its own recent activity. They also browse a
-// Company's website in the controlled browser joined to the Session (spec 6; browser_tools.go)
-// and talk with Company Agents (spec 8; conversation_tools.go). NewServer adds these three
-// groups from one list; nothing registers tools from init.
+// Company's website in the controlled browser joined to the Session (spec 6; browser_tools.go),
+// talk with Company Agents (spec 8; conversation_tools.go), and read the tasks a Company does not
+// offer, report a task they could not do and read a Company's skills (spec 9;
+// coverage_tools.go). NewServer adds these four groups from one list; nothing registers tools
+// from init.
 //
 // The tools and their MCP annotations (readOnly, destructive, idempotent, openWorld):
 //

@@ -242,12 +242,13 @@ func (t *tools) describe(ctx context.Context, raw json.RawMessage) *Reply {
 	if len(accounts) > 0 {
 		state = "signed in as " + strings.Join(accounts, ", ")
 	}
+	data := map[string]any{"organization": map[string]any{"name": c.Organization.Name, "domain": c.Organization.Domain},
+		"protocol_version": c.Version, "sign_in": signIn, "channels": channels, "scopes": scopes, "extensions": exts}
+	coverageNote := describeCoverage(ctx, t.d, c, data) // coverage_tools.go (spec 9)
 	return &Reply{Status: "done",
-		Message: "The Company as Poppydesk verified it. The user is " + state + " at this Company. Operations that change something may need the user's approval in Poppydesk.",
+		Message: "The Company as Poppydesk verified it. The user is " + state + " at this Company. Operations that change something may need the user's approval in Poppydesk." + coverageNote,
 		Fields:  map[string]any{"identifier": c.Identifier, "domain": c.Organization.Domain, "signed_in_accounts": accountsOrEmpty(accounts)},
-		Company: c.Identifier, CompanyName: c.Organization.Name,
-		Data: map[string]any{"organization": map[string]any{"name": c.Organization.Name, "domain": c.Organization.Domain},
-			"protocol_version": c.Version, "sign_in": signIn, "channels": channels, "scopes": scopes, "extensions": exts}}
+		Company: c.Identifier, CompanyName: c.Organization.Name, Data: data}
 }
 
 func accountsOrEmpty(a []string) []string {

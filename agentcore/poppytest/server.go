@@ -93,6 +93,8 @@ type Server struct {
 	dpopNonce string
 	// apiOwnResource: the Orders API (/api/...) accepts only tokens for APIResource (SetAPIResource).
 	apiOwnResource bool
+	// feedback holds the reports the feedback endpoint accepted (coverage.go).
+	feedback []FeedbackReport
 
 	// The state of the authorization server, the Operations extension, the browser-session
 	// endpoint and the Company Agent belong to this Server, so they end with it (stateOnce
@@ -431,7 +433,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // Fault names (spec behaviours the reference Company can get wrong on purpose). Every fault of
 // the reference Company is listed in Faults below; the constants of the authorization server's
-// faults are in oauth.go and those of the Operations extension in ledger.go, next to their logic.
+// faults are in oauth.go, those of the Operations extension in ledger.go and those of task
+// coverage in coverage.go, next to their logic.
 const (
 	FaultRedirectOtherPath      = "redirect-other-path"       // poppy.json redirects to another path (spec 3)
 	FaultDomainMismatch         = "domain-mismatch"           // organization.domain is another host (spec 3, 3.1)
@@ -461,7 +464,7 @@ var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNew
 	FaultLoseResponse, FaultReusedRevision}
 
 // Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
-var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults)
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, coverageFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {

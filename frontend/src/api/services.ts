@@ -111,6 +111,8 @@ export type BrowserAPI = typeof browser;
 const activityCalls = {
   list: (limit: number): Promise<T.ActivityEntry[] | null> => call("Activity", () => Activity.List(limit)),
   info: (): Promise<T.ActivityInfo> => call("Activity", () => Activity.Info()),
+  // reports are the reports of unsupported tasks sent to Companies, as sent (spec 9.3).
+  reports: (): Promise<T.FeedbackReport[] | null> => call("Activity", () => Activity.Reports()),
 } satisfies Wrapping<typeof Activity>;
 export const activity = { ...activityCalls, on: onEvent } satisfies Service<typeof Activity>;
 export type ActivityAPI = typeof activity;

@@ -64,6 +64,7 @@ export type ModelRequest = Override<Data<app.ModelRequest>, { requested: string 
 export type SignInPlan = Override<Data<app.SignInPlan>, { request?: ModelRequest | null }>;
 export type DeviceView = Data<app.DeviceView>;
 export type FlowView = Override<Data<app.FlowView>, { deadline: string }>;
+export type ExcludedTaskEntry = Data<app.ExcludedTaskEntry>;
 export type CompanyEntry = Data<app.CompanyEntry>;
 export type CompanyList = Data<app.CompanyList>;
 
@@ -81,3 +82,4 @@ export type ConversationsStatus = Data<app.ConversationsStatus>;
 export type BrowserState = Data<app.BrowserState>;
 export type ActivityEntry = Data<app.ActivityEntry>;
 export type ActivityInfo = Data<app.ActivityInfo>;
+export type FeedbackReport = Data<app.FeedbackReport>;

@@ -340,10 +340,26 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ExcludedTaskEntry {
+	    task: string;
+	    alternative: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExcludedTaskEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.task = source["task"];
+	        this.alternative = source["alternative"];
+	    }
+	}
 	export class CompanyEntry {
 	    company: CompanyCard;
 	    accounts: oauth.AccountStatus[];
 	    problem?: string;
+	    excludedTasks: ExcludedTaskEntry[];
+	    excludedTasksProblem?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new CompanyEntry(source);
@@ -354,6 +370,8 @@ export namespace app {
 	        this.company = this.convertValues(source["company"], CompanyCard);
 	        this.accounts = this.convertValues(source["accounts"], oauth.AccountStatus);
 	        this.problem = source["problem"];
+	        this.excludedTasks = this.convertValues(source["excludedTasks"], ExcludedTaskEntry);
+	        this.excludedTasksProblem = source["excludedTasksProblem"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -673,6 +691,27 @@ export namespace app {
 	        this.running = source["running"];
 	        this.lines = source["lines"];
 	        this.error = source["error"];
+	    }
+	}
+	
+	export class FeedbackReport {
+	    company: string;
+	    task: string;
+	    description: string;
+	    status: string;
+	    at: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new FeedbackReport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = source["company"];
+	        this.task = source["task"];
+	        this.description = source["description"];
+	        this.status = source["status"];
+	        this.at = source["at"];
 	    }
 	}
 	export class FlowView {
