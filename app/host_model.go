@@ -67,7 +67,7 @@ func (h *Host) modelActions() modelapi.Actions {
 	if err != nil {
 		return unavailable{&Problem{Kind: "engine", Text: err.Error()}}
 	}
-	return hostActions{EngineActions: a, h: h}
+	return hostActions{EngineActions: a.ListFrom(h.state), h: h}
 }
 
 // hostActions adds the Host's conversations and controlled browsers to the engine's actions
@@ -85,12 +85,8 @@ func (a hostActions) Browser() modelapi.BrowserActions { return a.h.modelBrowser
 type unavailable struct{ p *Problem }
 
 func (u unavailable) err() error {
-	return &modelRefusal{u.p.Text + " Nothing was done; tell the user."}
+	return &modelapi.UnavailableError{Reason: u.p.Text + " Nothing was done; tell the user."}
 }
-
-type modelRefusal struct{ s string }
-
-func (e *modelRefusal) Error() string { return e.s }
 
 func (u unavailable) Discover(context.Context, string) (*discovery.Company, error) {
 	return nil, u.err()
@@ -115,6 +111,9 @@ func (u unavailable) Approval(context.Context, string) (*modelapi.ApprovalView, 
 	return nil, u.err()
 }
 func (u unavailable) Wait(context.Context, string, time.Duration) (*modelapi.Outcome, error) {
+	return nil, u.err()
+}
+func (u unavailable) Companies(context.Context) ([]modelapi.KnownCompany, error) {
 	return nil, u.err()
 }
 func (u unavailable) Conversations() (*conversation.Manager, error) { return nil, u.err() }
