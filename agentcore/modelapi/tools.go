@@ -216,7 +216,7 @@ func (t *tools) listCompanies(ctx context.Context, raw json.RawMessage) *Reply {
 		list = append(list, e)
 	}
 	r := &Reply{Status: StatusOK, Fields: map[string]any{"companies": list},
-		Message: fmt.Sprintf("the user has added %d Companies to Poppydesk. Use an identifier or domain as company with the other tools; discover_company adds another.", len(list))}
+		Message: fmt.Sprintf("the user has added %s to Poppydesk. Use an identifier or domain as company with the other tools; discover_company adds another.", plural(len(list), "Company", "Companies"))}
 	if len(list) == 0 {
 		r.Message = "the user has added no Company to Poppydesk yet. discover_company with a domain the user names adds one."
 	}
@@ -1124,4 +1124,11 @@ func orNone(s string) string {
 		return "not named"
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
