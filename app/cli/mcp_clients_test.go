@@ -16,6 +16,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -542,4 +545,238 @@ func cancelledWait(f *apptest.Fixture) bool {
 		}
 	}
 	return false
+}
+
+// TestMCPWithoutApp: `poppydesk mcp` that can neither reach nor start the app answers the
+// client's initialize with a JSON-RPC error that says why and what to do, and exits non-zero;
+// the MCP clients show that message instead of a closed connection.
+func TestMCPWithoutApp(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.sock")
+	// The command itself, over pipes.
+	env := testEnv(t.TempDir())
+	env.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	code, out, errs := runCLI(t, env, "mcp", "--socket", missing, "--no-start")
+	var resp struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &resp) != nil || string(resp.ID) != "7" || resp.Error.Code != CodeNotRunning ||
+		!strings.Contains(resp.Error.Message, "no Poppydesk app answers at "+missing) || !strings.Contains(resp.Error.Message, "start Poppydesk") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// An app that cannot start: its own words reach the client.
+	fake := filepath.Join(t.TempDir(), "poppydesk")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'cannot open display: no DISPLAY' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = testEnv(t.TempDir())
+	env.Executable = fake
+	env.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}` + "\n")
+	if code, out, _ := runCLI(t, env, "mcp", "--socket", missing); code != 1 || !strings.Contains(out, `"id":"a"`) || !strings.Contains(out, "cannot open display") {
+		t.Fatalf("a failed start: exit %d, stdout %q", code, out)
+	}
+
+	m := needMCPTools(t)
+	// The TypeScript SDK client shows the message.
+	c := exec.Command(m.node, append([]string{m.tsClient}, poppydeskMCP(missing)...)...)
+	c.Env = append(os.Environ(), envCLIMain+"=1")
+	b, _ := c.Output()
+	if !strings.Contains(string(b), "no Poppydesk app answers") || strings.Contains(string(b), `"connected":true`) {
+		t.Fatalf("the TypeScript SDK client printed %s", b)
+	}
+	t.Logf("TypeScript SDK client: %s", bytes.TrimSpace(b))
+	// And so does the Inspector CLI.
+	argv := append([]string{m.inspector, "--format", "json", "-e", envCLIMain + "=1", "--method", "tools/list", "--"}, poppydeskMCP(missing)...)
+	ic := exec.Command(m.node, argv...)
+	ic.Env = append(os.Environ(), "HOME="+m.inspectorHome)
+	ib, err := ic.CombinedOutput()
+	if err == nil || !strings.Contains(string(ib), "no Poppydesk app answers") {
+		t.Fatalf("the Inspector CLI (%v) printed %s", err, ib)
+	}
+	t.Logf("Inspector CLI: %s", bytes.TrimSpace(ib))
+}
+
+// serveEverything runs the reference MCP server (@modelcontextprotocol/server-everything,
+// Streamable HTTP) on a loopback port and serves it as a Company's MCP channel: behind a TLS
+// reverse proxy at https://other.shop.localhost:PORT/mcp (the reference Company's host and CA),
+// listed in the Company's poppy.json. It returns the channel's url and the proxy's count of
+// requests and of requests without the Session header.
+func serveEverything(t *testing.T, m mcpTools, f *apptest.Fixture) (url string, requests, unsigned func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, m.node, "--import", m.loopbackShim, m.everything, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	cmd.Dir = m.dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on port") {
+				close(ready)
+				break
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("server-everything did not start listening within 30 s")
+	}
+	target, _ := neturl.Parse("http://127.0.0.1:" + strconv.Itoa(port))
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // SSE answers pass through as they come
+	// The Host's closing DELETE may come after the server stopped: answer it without a log line.
+	proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
+	var mu sync.Mutex
+	var n, missing int
+	f.Company.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		if r.Header.Get("Poppy-Session") == "" {
+			missing++
+		}
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	url = f.Company.URL(poppytest.OtherHost, "/mcp")
+	f.Company.EditPoppyJSON(func(doc map[string]any) {
+		if l, ok := doc["apis"].([]any); ok {
+			doc["apis"] = append(l, map[string]any{"type": "mcp", "url": url, "description": "The reference MCP server (server-everything)"})
+		}
+	})
+	count := func(p *int) func() int { return func() int { mu.Lock(); defer mu.Unlock(); return *p } }
+	return url, count(&n), count(&missing)
+}
+
+// TestCompanyMCPResultsReachTheModel: with the reference MCP server from npm as a Company's MCP
+// channel, its tool results reach the model's client whole, inside the untrusted envelope:
+// images, embedded text and binary resources, resource links and structured content, and its
+// progress notifications reach the client that asked for progress. Every request to it carries
+// the Session header.
+func TestCompanyMCPResultsReachTheModel(t *testing.T) {
+	m := needMCPTools(t)
+	f := apptest.Start(t, apptest.Options{Socket: true})
+	srv, requests, unsigned := serveEverything(t, m, f)
+	c, _ := m.startTSClient(t, poppydeskMCP(f.Host.Socket())...)
+	c.send(map[string]any{"op": "list"})
+	schemas := compileSchemas(t, c.next()["tools"].([]any))
+	dom := f.Company.Domain
+	call := func(tool string, args map[string]any) map[string]any {
+		t.Helper()
+		res := c.call(tool, args)
+		schemas.validate(t, tool, res)
+		return res
+	}
+	if st := status(call("discover_company", map[string]any{"domain": dom})); st != "ok" {
+		t.Fatalf("discover: %s", st)
+	}
+	res := call("list_mcp_tools", map[string]any{"company": dom, "server": srv})
+	if status(res) != "ok" || !strings.Contains(fmt.Sprint(sc(res)), "get-tiny-image") {
+		t.Fatalf("list_mcp_tools: %v", sc(res))
+	}
+	tool := func(name string, args map[string]any) (map[string]any, []any) {
+		t.Helper()
+		res := call("call_mcp_tool", map[string]any{"company": dom, "server": srv, "tool": name, "arguments": args})
+		if status(res) != "performed" {
+			t.Fatalf("%s: %v", name, sc(res))
+		}
+		parts, _ := res["content"].([]any)
+		if p0, _ := parts[0].(map[string]any); !strings.HasPrefix(fmt.Sprint(p0["text"]), "Poppydesk: ") {
+			t.Fatalf("%s: Poppydesk's words are not first: %v", name, parts)
+		}
+		if p1, _ := parts[1].(map[string]any); !strings.HasPrefix(fmt.Sprint(p1["text"]), "UNTRUSTED COMPANY CONTENT") {
+			t.Fatalf("%s: the Company's content is not behind the warning: %v", name, parts)
+		}
+		return sc(res), parts[2:]
+	}
+	kinds := map[string]int{}
+	// An image: an image part after the untrusted text, described in the envelope.
+	s, parts := tool("get-tiny-image", map[string]any{})
+	if len(parts) != 1 || parts[0].(map[string]any)["type"] != "image" || parts[0].(map[string]any)["mimeType"] != "image/png" ||
+		len(fmt.Sprint(parts[0].(map[string]any)["data"])) < 1000 || !strings.Contains(fmt.Sprint(s), "Here's the image you requested") {
+		t.Fatalf("get-tiny-image: %v %.300v", s, parts)
+	}
+	kinds["image"]++
+	// An embedded text resource: in the envelope; a binary one: a resource part.
+	s, _ = tool("get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 1})
+	if !strings.Contains(fmt.Sprint(s), "type:resource") || !strings.Contains(fmt.Sprint(s), "demo://resource/static/document/") && !strings.Contains(fmt.Sprint(s), "demo://") {
+		t.Fatalf("get-resource-reference Text: %v", s)
+	}
+	kinds["resource (text)"]++
+	_, parts = tool("get-resource-reference", map[string]any{"resourceType": "Blob", "resourceId": 1})
+	if len(parts) != 1 || parts[0].(map[string]any)["type"] != "resource" || parts[0].(map[string]any)["resource"].(map[string]any)["blob"] == nil {
+		t.Fatalf("get-resource-reference Blob: %.500v", parts)
+	}
+	kinds["resource (blob)"]++
+	_, parts = tool("get-resource-links", map[string]any{"count": 2})
+	links := 0
+	for _, p := range parts {
+		if p.(map[string]any)["type"] == "resource_link" && p.(map[string]any)["uri"] != "" {
+			links++
+		}
+	}
+	if links != 2 {
+		t.Fatalf("get-resource-links: %d links in %.500v", links, parts)
+	}
+	kinds["resource_link"] += links
+	s, _ = tool("get-structured-content", map[string]any{"location": "Chicago"})
+	if !strings.Contains(fmt.Sprint(s), "temperature") {
+		t.Fatalf("get-structured-content: %v", s)
+	}
+	kinds["structured content"]++
+
+	// The Company server's progress reaches the client that asked for it.
+	c.send(map[string]any{"op": "call", "tool": "call_mcp_tool", "progress": true,
+		"args": map[string]any{"company": dom, "server": srv, "tool": "trigger-long-running-operation", "arguments": map[string]any{"duration": 1, "steps": 3}}})
+	var progress []any
+	for {
+		a := c.next()
+		if p, ok := a["progress"]; ok {
+			progress = append(progress, p)
+			continue
+		}
+		r, _ := a["result"].(map[string]any)
+		if status(r) != "performed" {
+			t.Fatalf("the long-running operation: %v", a)
+		}
+		schemas.validate(t, "call_mcp_tool", r)
+		break
+	}
+	// The server sends 3 steps; the last one can come after the result (notifications are
+	// handled apart from the response), so at least the first must arrive, under the client's
+	// token, increasing.
+	if len(progress) < 1 || !strings.Contains(fmt.Sprint(progress[0]), "the Company's MCP server") ||
+		progress[0].(map[string]any)["total"] != float64(3) {
+		t.Fatalf("progress %v: want the Company server's steps of 3", progress)
+	}
+	for i := 1; i < len(progress); i++ {
+		if progress[i].(map[string]any)["progress"].(float64) <= progress[i-1].(map[string]any)["progress"].(float64) {
+			t.Fatalf("progress does not increase: %v", progress)
+		}
+	}
+	if requests() == 0 || unsigned() != 0 {
+		t.Fatalf("%d requests reached the Company's MCP server, %d without the Session header", requests(), unsigned())
+	}
+	_, v := schemas.report(t)
+	t.Logf("content that reached the model: %v; %d progress notifications; %d requests to the MCP server, all with the Session header; %d structuredContent validated",
+		kinds, len(progress), requests(), v)
 }
