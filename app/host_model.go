@@ -69,7 +69,7 @@ func (h *Host) modelActions() modelapi.Actions {
 	if err != nil {
 		return unavailable{&Problem{Kind: "engine", Text: err.Error()}}
 	}
-	return hostActions{EngineActions: a, h: h}
+	return hostActions{EngineActions: a.ListFrom(h.state), h: h}
 }
 
 // hostActions adds the Host's conversations, controlled browsers and task coverage to the
@@ -90,12 +90,8 @@ func (a hostActions) Coverage() (*coverage.Service, error) { return a.h.coverage
 type unavailable struct{ p *Problem }
 
 func (u unavailable) err() error {
-	return &modelRefusal{u.p.Text + " Nothing was done; tell the user."}
+	return &modelapi.UnavailableError{Reason: u.p.Text + " Nothing was done; tell the user."}
 }
-
-type modelRefusal struct{ s string }
-
-func (e *modelRefusal) Error() string { return e.s }
 
 func (u unavailable) Discover(context.Context, string) (*discovery.Company, error) {
 	return nil, u.err()
@@ -122,6 +118,9 @@ func (u unavailable) Approval(context.Context, string) (*modelapi.ApprovalView, 
 func (u unavailable) Wait(context.Context, string, time.Duration) (*modelapi.Outcome, error) {
 	return nil, u.err()
 }
+func (u unavailable) Companies(context.Context) ([]modelapi.KnownCompany, error) {
+	return nil, u.err()
+}
 func (u unavailable) Conversations() (*conversation.Manager, error) { return nil, u.err() }
 
 // Browser refuses the model's browser actions with the Problem's words too.
@@ -130,4 +129,4 @@ func (u unavailable) Browser() modelapi.BrowserActions { return u }
 func (u unavailable) Browse(context.Context, modelapi.BrowseRequest) (*modelapi.BrowseResult, error) {
 	return nil, u.err()
 }
-func (u unavailable) Coverage() (*coverage.Service, error)          { return nil, u.err() }
+func (u unavailable) Coverage() (*coverage.Service, error) { return nil, u.err() }

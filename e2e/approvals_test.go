@@ -349,7 +349,7 @@ func TestExampleAgentInChromium(t *testing.T) {
 	w.waitFor("the agent's final report", `(document.getElementById("agent-lines")?.textContent ?? "").includes("Outcome: the exchange was performed after your approval.")`, 60*time.Second)
 	w.waitFor("the agent's end", `document.getElementById("agent-state")?.textContent === "The example agent has finished."`, 10*time.Second)
 	lines := w.eval(`Array.from(document.querySelectorAll("#agent-lines li")).map((l) => l.textContent).join("\n")`)
-	for _, want := range []string{"→ discover_company: done", "→ describe_company: done", "→ list_api_operations: done", "→ call_api_operation: waiting_for_user", "→ wait_for_approval: done"} {
+	for _, want := range []string{"→ discover_company: ok", "→ describe_company: ok", "→ list_api_operations: ok", "→ call_api_operation: waiting_for_user", "→ wait_for_approval: performed"} {
 		if !strings.Contains(lines, want) {
 			t.Errorf("the agent's words lack %q:\n%s", want, lines)
 		}

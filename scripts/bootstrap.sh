@@ -3,7 +3,7 @@
 # second run only checks. Works as root or through sudo on Debian 12 and Ubuntu 24.04; on other
 # systems it prints exactly what to install and stops.
 #
-#   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages
+#   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages (frontend/, e2e/mcp/)
 #   scripts/bootstrap.sh --check    # only report what is missing (exit 1 if anything is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,11 +86,16 @@ fi
 # ---------------------------------------------------------------- Go modules and npm packages
 if [ "$check_only" = 0 ]; then
   go mod download
-  if [ -f frontend/package-lock.json ]; then
-    if [ ! -d frontend/node_modules ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
-      say "installing npm packages (npm ci)"
-      (cd frontend && npm ci --no-audit --no-fund --loglevel=error) >&2
+  # frontend/: the window's build tools; e2e/mcp/: the MCP clients and the reference MCP server
+  # the tests run (MCP Inspector CLI, the TypeScript SDK, server-everything), never downloaded by
+  # a test.
+  for dir in frontend e2e/mcp; do
+    if [ -f "$dir/package-lock.json" ]; then
+      if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        say "installing npm packages in $dir (npm ci)"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
+      fi
     fi
-  fi
+  done
 fi
 say "ready in $(( $(ts) - start )) s"

@@ -35,7 +35,14 @@
 //     destinations, never follows redirects, and adds the MCP server's own access token from a
 //     token function when signed in. HTTP-level errors become *transport.ProtocolError (wrapped
 //     by the SDK; use errors.As). The standalone SSE stream is off: Poppy needs no
-//     server-initiated messages, and each HTTP request is bounded by the transport's timeout.
+//     server-initiated messages. Each exchange (connect, list, call) is bounded by the caller's
+//     ToolCall.Timeout or else the transport's exchange timeout (30 s), as a context deadline:
+//     a server answers a POST with SSE headers at once and may stream for as long as it likes,
+//     so the response-header timeout alone does not bound a call (MCPTimeoutError). A tool
+//     result keeps every content block (text, image, audio, embedded resource, resource link)
+//     within MaxToolContentBytes, with a note for what was cut; a caller that passes a progress
+//     function (WithProgress) gets the server's progress notifications, asked for with a token
+//     of Poppydesk's own.
 //
 // Operations extension v2 hooks (Operations 4, 6): a Result carries the raw HTTP status and body
 // even for error statuses (together with the *transport.ProtocolError), so a 403

@@ -493,7 +493,7 @@ func (q *Queue) send(ctx context.Context, rec *store.Approval, req *request, op 
 		if err != nil {
 			return sendResult{kind: sentNoAnswer, cause: err.Error()}
 		}
-		note := resultNote{Body: res.StructuredContent, Text: res.Text}
+		note := resultNote{Body: res.StructuredContent, Text: res.Text, Content: res.Content}
 		if nop, ok, perr := operations.FromToolResult(res.IsError, res.StructuredContent); ok {
 			if perr != nil {
 				return sendResult{kind: sentMalformed, note: note, cause: perr.Error()}

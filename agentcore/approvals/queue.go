@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -568,6 +569,7 @@ type resultNote struct {
 	HTTPStatus int             `json:"http_status,omitempty"`
 	Body       json.RawMessage `json:"body,omitempty"`
 	Text       string          `json:"text,omitempty"`
+	Content    []apis.Content  `json:"content,omitempty"`
 	Message    string          `json:"message,omitempty"`
 }
 
@@ -575,6 +577,16 @@ func (n resultNote) encode() string {
 	if len(n.Body) > maxResultNote {
 		n.Body = nil
 		n.Message += " (the Company's response was larger than 64 KiB and is not kept)"
+	}
+	if c, err := json.Marshal(n.Content); err == nil && len(c) > maxResultNote {
+		// The decision log keeps what each block was, not its bytes.
+		n.Content = slices.Clone(n.Content)
+		for i := range n.Content {
+			if len(n.Content[i].Data) > 0 || len(n.Content[i].Text) > 1024 {
+				n.Content[i].Data, n.Content[i].Text, n.Content[i].Omitted = nil, "", true
+				n.Content[i].Note = "not kept in Poppydesk's decision log (larger than 64 KiB with the rest of the result)"
+			}
+		}
 	}
 	if len(n.Text) > maxResultNote {
 		n.Text = n.Text[:maxResultNote] + "…"
@@ -591,7 +603,7 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		last = &decs[len(decs)-1]
 		var n resultNote
 		if json.Unmarshal([]byte(last.Note), &n) == nil {
-			o.HTTPStatus, o.Body, o.Text, o.Message = n.HTTPStatus, n.Body, n.Text, n.Message
+			o.HTTPStatus, o.Body, o.Text, o.Content, o.Message = n.HTTPStatus, n.Body, n.Text, n.Content, n.Message
 		}
 	}
 	switch operations.State(rec.State) {
@@ -600,7 +612,7 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		if len(rec.Revisions) > 1 {
 			o.Message = "not performed; the Company sent new terms, waiting for the user's decision in Poppydesk"
 		}
-		o.HTTPStatus, o.Body, o.Text = 0, nil, ""
+		o.HTTPStatus, o.Body, o.Text, o.Content = 0, nil, "", nil
 	case operations.StateApproved, operations.StateSending, operations.StateRetrying:
 		o.Status, o.Message = StatusInProgress, "the user approved; Poppydesk is sending the approval to the Company"
 	case operations.StateOutcomeUnknown:

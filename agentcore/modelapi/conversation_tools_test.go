@@ -23,7 +23,7 @@ func TestConversationTools(t *testing.T) {
 		return r
 	}
 	r := call("start_conversation", map[string]any{"company": f.s.Domain, "text": "Which jacket is warmer?", "wait_seconds": 2})
-	if r.IsError || !strings.HasPrefix(r.Text, modelapi.UntrustedWarning) {
+	if r.IsError || !strings.Contains(r.Text, "\n"+modelapi.UntrustedWarning) {
 		t.Fatalf("start = %s", r.Raw)
 	}
 	id, _ := r.SC["conversation"].(map[string]any)["conversation_id"].(string)

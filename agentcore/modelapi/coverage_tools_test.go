@@ -45,9 +45,11 @@ func newCovModel(t *testing.T, f *apptest.Fixture) *covModel {
 type covReply struct {
 	IsError bool
 	SC      map[string]any
-	Text    string
-	Data    map[string]any // untrusted_company_content.data (nil when none)
-	Raw     string
+	// Text is the text part that carries the Company's content (it starts with the untrusted
+	// warning); Poppydesk's own line is the part before it.
+	Text string
+	Data map[string]any // untrusted_company_content.data (nil when none)
+	Raw  string
 }
 
 func (r covReply) status() string  { s, _ := r.SC["status"].(string); return s }
@@ -76,7 +78,7 @@ func (m *covModel) call(name string, args map[string]any) covReply {
 	b, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(b, &r.SC)
 	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
+		if tc, ok := c.(*mcp.TextContent); ok && strings.HasPrefix(tc.Text, modelapi.UntrustedWarning) {
 			r.Text += tc.Text
 		}
 	}
@@ -111,7 +113,7 @@ func TestCoverageTools(t *testing.T) {
 	}
 
 	r = m.call(modelapi.ToolListExcludedTasks, map[string]any{"company": company})
-	if r.IsError || r.status() != "done" || !strings.HasPrefix(r.Text, modelapi.UntrustedWarning) {
+	if r.IsError || r.status() != modelapi.StatusOK || !strings.HasPrefix(r.Text, modelapi.UntrustedWarning) {
 		t.Fatalf("list_excluded_tasks = %s", r.Raw)
 	}
 	data := jsonOf(r.Data)
@@ -191,7 +193,7 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	m := newCovModel(t, f)
 	company := f.Company.Domain
 	r := m.call(modelapi.ToolCallAPIOperation, map[string]any{"company": company, "account": "alice.w", "operation_id": "listOrders"})
-	if r.status() != "done" || !strings.Contains(jsonOf(r.Data), "ord_7Hk2") {
+	if r.status() != modelapi.StatusPerformed || !strings.Contains(jsonOf(r.Data), "ord_7Hk2") {
 		t.Fatalf("listOrders = %s", r.Raw)
 	}
 	// A token error (spec 7) on the report: the engine refreshes once and sends it again.

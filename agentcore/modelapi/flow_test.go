@@ -84,7 +84,7 @@ func TestToolsListed(t *testing.T) {
 func TestJacketExchange(t *testing.T) {
 	f := newFixture(t, fopts{signedIn: true})
 	r := f.mustCall(t, modelapi.ToolDiscoverCompany, map[string]any{"domain": f.s.Domain})
-	if r.IsError || r.status() != "done" || r.SC["identifier"] != f.s.Identifier() {
+	if r.IsError || r.status() != "ok" || r.SC["identifier"] != f.s.Identifier() {
 		t.Fatalf("discover: %s", r.Raw)
 	}
 	checkEnvelope(t, r, f.s.Identifier())
@@ -106,7 +106,7 @@ func TestJacketExchange(t *testing.T) {
 	}
 	id := r.approvalID()
 	g := f.mustCall(t, modelapi.ToolGetApproval, map[string]any{"approval_id": id})
-	if g.status() != "pending" || !strings.Contains(g.Raw, "Stormline Insulated Jacket") {
+	if g.status() != "waiting_for_user" || !strings.Contains(g.Raw, "Stormline Insulated Jacket") {
 		t.Fatalf("get_approval: %s", g.Raw)
 	}
 	checkEnvelope(t, g, f.s.Identifier())
@@ -125,7 +125,7 @@ func TestJacketExchange(t *testing.T) {
 		t.Fatalf("approve: %+v", out)
 	}
 	w := <-done
-	if w.err != nil || w.r.status() != "done" || !strings.Contains(w.r.Raw, "Exchange confirmed") {
+	if w.err != nil || w.r.status() != "performed" || !strings.Contains(w.r.Raw, "Exchange confirmed") {
 		t.Fatalf("wait: %v %s", w.err, w.r.Raw)
 	}
 	checkEnvelope(t, w.r, f.s.Identifier())
@@ -138,7 +138,7 @@ func TestJacketExchange(t *testing.T) {
 		t.Fatalf("activity: %s", a.Raw)
 	}
 	first, _ := list[0].(map[string]any)
-	if first["tool"] != modelapi.ToolWaitForApproval || first["status"] != "done" || first["approvalId"] != id {
+	if first["tool"] != modelapi.ToolWaitForApproval || first["status"] != "performed" || first["approvalId"] != id {
 		t.Fatalf("newest activity %v", first)
 	}
 }
@@ -151,8 +151,10 @@ func checkEnvelope(t testing.TB, r reply, company string) {
 	if !ok || env["company_identifier"] != company || env["company"] == "" || env["data"] == nil {
 		t.Fatalf("no envelope naming %s: %s", company, r.Raw)
 	}
-	if !strings.HasPrefix(r.Text, modelapi.UntrustedWarning+"\n") {
-		t.Fatalf("text does not start with the warning: %q", r.Text)
+	// Poppydesk's own part first, then the Company's, which starts with the warning.
+	own, company, ok := strings.Cut(r.Text, "\n"+modelapi.UntrustedWarning+"\n")
+	if !ok || !strings.HasPrefix(own, "Poppydesk: ") || strings.Contains(own, "UNTRUSTED") || company == "" {
+		t.Fatalf("the text is not Poppydesk's part then the Company's part starting with the warning: %q", r.Text)
 	}
 }
 

@@ -37,7 +37,7 @@ func TestRelay(t *testing.T) {
 		t.Fatalf("initialize: %+v", init)
 	}
 	r, err := callOn(t, cs, modelapi.ToolDiscoverCompany, map[string]any{"domain": f.s.Domain})
-	if err != nil || r.status() != "done" {
+	if err != nil || r.status() != "ok" {
 		t.Fatalf("through the relay: %v %s", err, r.Raw)
 	}
 }
@@ -55,9 +55,9 @@ func repoRoot(t testing.TB) string {
 func TestTypeScriptSDKClient(t *testing.T) {
 	root := repoRoot(t)
 	node, err := exec.LookPath("node")
-	sdk := filepath.Join(root, "frontend", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	sdk := filepath.Join(root, "e2e", "mcp", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
 	if _, serr := os.Stat(sdk); err != nil || serr != nil {
-		msg := "needs node and `npm install` in frontend/ (the @modelcontextprotocol/sdk devDependency)"
+		msg := "needs node and `npm ci` in e2e/mcp/ (scripts/bootstrap.sh installs the MCP test clients)"
 		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
 			t.Fatal("POPPYDESK_REQUIRE_E2E=1 but the test " + msg)
 		}
@@ -104,7 +104,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			t.Errorf("call_api_operation annotations: %+v", tl)
 		}
 	}
-	if res.Describe.IsError || res.Describe.Status != "done" || res.Describe.EnvelopeCompany != "Shop (reference Company)" || !res.Describe.TextStartsWithWarning {
+	if res.Describe.IsError || res.Describe.Status != "ok" || res.Describe.EnvelopeCompany != "Shop (reference Company)" || !res.Describe.TextStartsWithWarning {
 		t.Fatalf("describe_company through the TypeScript client: %+v", res.Describe)
 	}
 	if !res.UnknownArgument.IsError || res.UnknownArgument.Status != "refused" {

@@ -79,8 +79,8 @@ func scenarios() []scenario {
 
 // TestScenarios: the model sees each decision's outcome in plain words.
 func TestScenarios(t *testing.T) {
-	want := map[string]string{"approved": "done", "declined": "declined", "in progress": "", "lost response": "",
-		"new revision on retry": "", "hostile summary": "done", "mcp approved": "done"}
+	want := map[string]string{"approved": "performed", "declined": "declined", "in progress": "", "lost response": "",
+		"new revision on retry": "", "hostile summary": "performed", "mcp approved": "performed"}
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			f := newFixture(t, fopts{signedIn: true, faults: sc.faults})
@@ -327,7 +327,7 @@ func TestNoApprovalThroughTheInterface(t *testing.T) {
 		}
 		sc, _ := res.StructuredContent.(map[string]any)
 		t.Logf("%s -> %v: %v", a.name, sc["status"], sc["message"])
-		if st := sc["status"]; st == "done" {
+		if st := sc["status"]; st == "performed" {
 			t.Fatalf("%s: performed: %+v", a.name, sc)
 		}
 	}

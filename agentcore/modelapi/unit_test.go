@@ -106,7 +106,13 @@ func FuzzReply(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := res.Content[0].(*mcp.TextContent).Text
+		// Poppydesk's own part comes first and holds none of the Company's words; the
+		// Company's part starts with the warning.
+		own := res.Content[0].(*mcp.TextContent).Text
+		if !strings.HasPrefix(own, "Poppydesk: ") || name != "" && len(name) > 3 && strings.Contains(own, name) {
+			t.Fatalf("Poppydesk's part is not first or quotes the Company: %q", own)
+		}
+		text := res.Content[1].(*mcp.TextContent).Text
 		if !strings.HasPrefix(text, UntrustedWarning+"\n") {
 			t.Fatalf("text does not start with the warning: %q", text)
 		}

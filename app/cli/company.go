@@ -33,11 +33,11 @@ func companyCommand() command {
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			listen := fs.String("listen", "127.0.0.1:0", "loopback `address` to listen on")
 			var faults listFlag
-			fs.Var(&faults, "fault", "switch on a fault (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			fs.Var(&faults, "fault", "switch on the fault `name` (repeatable): "+strings.Join(poppytest.Faults, ", "))
 			return func(ctx context.Context, args []string) error {
 				switch {
 				case len(args) == 0 || args[0] != "serve":
-					return usageError{"the only company subcommand is `serve`"}
+					return errSubcommand("serve", args)
 				case len(args) > 1:
 					return errUnexpected(args[1])
 				}
@@ -52,7 +52,7 @@ func companyCommand() command {
 func companyServe(ctx context.Context, listen string, faults []string, stdout io.Writer) error {
 	s, err := poppytest.New(poppytest.Options{Listen: listen, Faults: faults})
 	if err != nil {
-		return usageError{err.Error()}
+		return errInvalid("--listen", err)
 	}
 	if err := s.Start(ctx); err != nil {
 		return err

@@ -34,7 +34,7 @@ func discoverCommand() command {
 				}
 				if *devCA != "" {
 					if !*allowLoopback {
-						return usageError{"--dev-ca is trusted only for dev host names; add --dev-allow-loopback"}
+						return errFlagNeeds("--dev-ca", "--dev-allow-loopback", "a dev CA is trusted only for dev host names")
 					}
 					certs, err := readPEMCerts(*devCA)
 					if err != nil {

@@ -47,7 +47,7 @@ func demoCommand() command {
 	return command{name: "demo", summary: "Open the window connected to the reference Company (a local demo).", usage: "[--fault NAME]... [FLAGS]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			o := &windowOptions{demo: true}
-			fs.Var(&o.faults, "fault", "switch on one of the reference Company's faults (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			fs.Var(&o.faults, "fault", "switch on the reference Company's fault `name` (repeatable): "+strings.Join(poppytest.Faults, ", "))
 			return windowFlags(fs, env, o)
 		}}
 }
@@ -152,7 +152,7 @@ func checkFaults(names []string) error {
 			known = known || f == n
 		}
 		if !known {
-			return usageError{"unknown fault " + n + "; the reference Company's faults are: " + strings.Join(poppytest.Faults, ", ")}
+			return errInvalid("--fault", fmt.Errorf("the reference Company has no fault %q; its faults are: %s", n, strings.Join(poppytest.Faults, ", ")))
 		}
 	}
 	return nil
