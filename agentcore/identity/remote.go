@@ -48,11 +48,11 @@ const (
 
 // Error codes of the operator's JSON error answers.
 const (
-	OperatorErrQuota         = "quota_exceeded"     // HTTP 429, with Retry-After
-	OperatorErrKeyNotSigning = "key_not_signing"    // HTTP 409: ask again with the current key
-	OperatorErrDevice        = "invalid_device"     // HTTP 401: unknown or revoked device, bad proof
-	OperatorErrToken         = "invalid_token"      // HTTP 401: bad, used or expired enrollment token
-	OperatorErrRequest       = "invalid_request"    // HTTP 400
+	OperatorErrQuota         = "quota_exceeded"  // HTTP 429, with Retry-After
+	OperatorErrKeyNotSigning = "key_not_signing" // HTTP 409: ask again with the current key
+	OperatorErrDevice        = "invalid_device"  // HTTP 401: unknown or revoked device, bad proof
+	OperatorErrToken         = "invalid_token"   // HTTP 401: bad, used or expired enrollment token
+	OperatorErrRequest       = "invalid_request" // HTTP 400
 	OperatorErrUnavailable   = "temporarily_unavailable"
 )
 
