@@ -146,7 +146,7 @@ func SchemaVersion() int { return len(migrations) }
 func (s *Store) migrate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+	if err := s.prepare(ctx); err != nil {
 		return fmt.Errorf("the operator's database cannot be prepared: %w; check the DSN and that the database user may create tables", err)
 	}
 	for v := 1; v <= len(migrations); v++ {
@@ -164,17 +164,41 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// prepare creates the table of applied migrations, under the lock on PostgreSQL (CREATE TABLE IF
+// NOT EXISTS is not safe against a concurrent one there).
+func (s *Store) prepare(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := s.lockMigrations(ctx, tx); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// lockMigrations makes instances that start at once take turns on PostgreSQL; the others then
+// find the work done. The lock ends with the transaction.
+func (s *Store) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if !s.postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7405151)`)
+	return err
+}
+
 func (s *Store) applyMigration(ctx context.Context, v int) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if s.postgres {
-		// Instances starting at once take turns; the others then find the version applied.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7405151)`); err != nil {
-			return err
-		}
+	if err := s.lockMigrations(ctx, tx); err != nil {
+		return err
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM schema_migrations WHERE version = $1`), v).Scan(&n); err != nil {
