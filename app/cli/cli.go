@@ -139,6 +139,7 @@ func commands() []command {
 		discoverCommand(),
 		companyCommand(),
 		identityCommand(),
+		operatorCommand(),
 		resetCommand(),
 		versionCommand(),
 		helpCommand(),
