@@ -63,6 +63,10 @@ type Config struct {
 	ClientID string
 	// ClientName is the client_name of the published metadata ("": "Poppydesk").
 	ClientName string
+	// Operator is the base URL of an operator that publishes the identity and signs blindly for
+	// this device (spec 10.7); the device's enrollment with it is read from the keyring. "": the
+	// one recorded under [SettingOperator], if any, else the self-operated identity (ClientID).
+	Operator string
 	// Developer names the hosts that may be reached on loopback and the CAs trusted for them
 	// only. Zero: production rules (spec 3: HTTPS, public addresses, the system's roots).
 	Developer Developer
@@ -182,6 +186,8 @@ type Host struct {
 	keyring  string // what the window says about the keyring
 	problem  *Problem
 	clientID string
+	device   *store.DeviceBundle      // the operator enrollment in use (nil: self-operated)
+	remote   *identity.RemoteOperator // the operator's device side (nil: self-operated)
 
 	engine *engine.Engine
 	oauth  *oauth.Client
@@ -417,6 +423,10 @@ func (h *Host) openIdentity(ctx context.Context) error {
 	id := h.cfg.ClientID
 	if h.demo != nil {
 		id = h.demo.clientID()
+	} else if err := h.chooseOperator(ctx); err != nil || h.problem != nil {
+		return err
+	} else if h.device != nil {
+		id = h.device.ClientID // spec 4.1: the operator's published identity
 	}
 	if id == "" {
 		v, err := h.state.GetSetting(ctx, SettingClientID)
@@ -456,7 +466,15 @@ func (h *Host) openEngine(ctx context.Context) error {
 	}
 	// The identifiers in the Company's responses are kept out of feedback reports (spec 9.3).
 	h.identifiers = coverage.NewSeen(0)
-	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: identity.Config{ClientID: h.clientID, ClientName: name},
+	idc := identity.Config{ClientID: h.clientID, ClientName: name}
+	op, err := h.remoteOperator() // nil: the self-operated root key
+	if err != nil {
+		return fmt.Errorf("preparing the operator %s: %w", h.device.Operator, err)
+	}
+	if op != nil {
+		idc.ClientName, idc.JWKSURI = h.device.ClientName, h.device.JWKSURI
+	}
+	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: idc, Operator: op,
 		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout,
 		OnExchange: h.identifiers.Observe})
 	if err != nil {

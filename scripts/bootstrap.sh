@@ -19,7 +19,7 @@ NODE_MIN=20
 # package in the tests fetches nothing.
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
-  xdg-utils)
+  xdg-utils postgresql)
 
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -50,7 +50,8 @@ else
   say "This is not a Debian-based system. Install the equivalents of these packages yourself:"
   say "  a C toolchain and pkg-config, GTK 3 and WebKitGTK 4.1 development files, Xvfb and xauth,"
   say "  xwininfo (x11-utils), Chromium, gnome-keyring (or another Secret Service), dbus-daemon,"
-  say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man and xdg-open."
+  say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man, xdg-open and"
+  say "  PostgreSQL (its server binaries: initdb, pg_ctl)."
   say "Debian names: ${APT_PACKAGES[*]}"
   [ "$check_only" = 1 ] && exit 1
 fi

@@ -50,6 +50,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger (nil: discard).
 	Logger *slog.Logger
+	// AgentHosts and AgentRootCAs let the Company fetch the client metadata and JWKS of a
+	// Personal Agent published elsewhere on loopback (an operator under development, spec
+	// 4.1): these host names map to 127.0.0.1 too, and these CAs are trusted for dev hosts only.
+	AgentHosts   []string
+	AgentRootCAs []*x509.Certificate
 }
 
 // Request is one request the reference Company received.
@@ -188,7 +193,10 @@ func (s *Server) Start(ctx context.Context) error {
 	s.Port = raw.Addr().(*net.TCPAddr).Port
 	s.Domain = ShopHost + ":" + strconv.Itoa(s.Port)
 	s.ln = tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12})
-	tr, err := transport.New(s.ClientConfig())
+	own := s.ClientConfig()
+	own.DevHosts = append(own.DevHosts, s.opts.AgentHosts...)
+	own.DevRootCAs = append(own.DevRootCAs, s.opts.AgentRootCAs...)
+	tr, err := transport.New(own)
 	if err != nil {
 		raw.Close()
 		return err

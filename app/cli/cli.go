@@ -142,6 +142,7 @@ func commands() []command {
 		discoverCommand(),
 		companyCommand(),
 		identityCommand(),
+		operatorCommand(),
 		resetCommand(),
 		versionCommand(),
 		helpCommand(),

@@ -39,17 +39,6 @@ import (
 	"github.com/poppydesk/poppydesk/browser"
 )
 
-// envCLIMain makes the test binary run the command line with its arguments (the `poppydesk`
-// an MCP client launches).
-const envCLIMain = "POPPYDESK_CLI_TEST_MAIN"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(envCLIMain) == "1" {
-		os.Exit(Run(context.Background(), os.Args[1:], Env{Version: "test", Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
-	}
-	os.Exit(m.Run())
-}
-
 // mcpTools are the installed test clients and servers (e2e/mcp/node_modules).
 type mcpTools struct {
 	node, dir     string
