@@ -32,16 +32,7 @@ type fixture struct {
 func newFixture(t *testing.T, faults ...string) *fixture {
 	t.Helper()
 	f := &fixture{clock: &poppytest.Clock{}, state: store.NewMemoryEngineState(), reports: store.NewMemoryFeedbackReports()}
-	s, err := poppytest.New(poppytest.Options{Faults: faults, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{Faults: faults, Now: f.clock.Now})
 	f.s = s
 	seen := coverage.NewSeen(0)
 	tc := s.ClientConfig()
