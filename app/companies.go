@@ -41,7 +41,7 @@ type CompanyList struct {
 }
 
 func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.h.Context(), d)
+	return context.WithTimeout(windowCause(c.h.Context()), d)
 }
 
 func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {

@@ -41,7 +41,7 @@ func companyCommand() command {
 				case len(args) > 1:
 					return errUnexpected(args[1])
 				}
-				if err := checkFaults(faults); err != nil {
+				if err := checkFaults(faults, false); err != nil {
 					return err
 				}
 				return companyServe(ctx, *listen, faults, env.Stdout)

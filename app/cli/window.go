@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
@@ -47,7 +48,7 @@ func demoCommand() command {
 	return command{name: "demo", summary: "Open the window connected to the reference Company (a local demo).", usage: "[--fault NAME]... [FLAGS]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			o := &windowOptions{demo: true}
-			fs.Var(&o.faults, "fault", "switch on one of the reference Company's faults (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			fs.Var(&o.faults, "fault", "switch on one of the reference Company's faults (repeatable): "+strings.Join(poppytest.AllFaults, ", "))
 			return windowFlags(fs, env, o)
 		}}
 }
@@ -60,7 +61,7 @@ func windowFlags(fs *flag.FlagSet, env *Env, o *windowOptions) runFunc {
 			return errNoArguments(args)
 		}
 		if o.demo {
-			if err := checkFaults(o.faults); err != nil {
+			if err := checkFaults(o.faults, true); err != nil {
 				return err
 			}
 		}
@@ -144,15 +145,16 @@ func (f *listFlag) Set(v string) error {
 	return nil
 }
 
-// checkFaults refuses a fault name the reference Company does not know.
-func checkFaults(names []string) error {
+// checkFaults refuses a fault name the reference Company does not know (its Company Agent's
+// included when agent is true).
+func checkFaults(names []string, agent bool) error {
+	known := poppytest.Faults
+	if agent {
+		known = poppytest.AllFaults
+	}
 	for _, n := range names {
-		known := false
-		for _, f := range poppytest.Faults {
-			known = known || f == n
-		}
-		if !known {
-			return usageError{"unknown fault " + n + "; the reference Company's faults are: " + strings.Join(poppytest.Faults, ", ")}
+		if !slices.Contains(known, n) {
+			return usageError{"unknown fault " + n + "; the reference Company's faults are: " + strings.Join(known, ", ")}
 		}
 	}
 	return nil
