@@ -180,26 +180,11 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 	if !d.On() || d.AgentListen == "" {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(d.AgentListen)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("developer mode serves Poppydesk's client metadata only on a loopback address, not %q", d.AgentListen)
-	}
-	ca, err := loadDevCA(h.cfg.Paths, h.now())
-	if err != nil {
-		return fmt.Errorf("developer mode's CA: %w", err)
-	}
-	leaf, err := ca.leaf(h.now())
+	a, err := startDevAgent(ctx, h.cfg.Paths, d.AgentListen, h.now())
 	if err != nil {
 		return err
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", d.AgentListen)
-	if err != nil {
-		return fmt.Errorf("developer mode could not listen on %s for Poppydesk's client metadata: %w; free the port or change agent_listen", d.AgentListen, err)
-	}
-	a := &agentServer{port: ln.Addr().(*net.TCPAddr).Port, caPath: ca.certPath}
-	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	go a.srv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}))
+	host, _, _ := net.SplitHostPort(d.AgentListen)
 	h.agentSrv = a
 	h.onClose("developer mode's client metadata listener", func(ctx context.Context) error { return a.srv.Shutdown(ctx) })
 	if h.devSaved.On() && h.devSaved.AgentListen == "" {
@@ -215,6 +200,55 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 	h.log.Info("developer mode on", "companies", d.Companies, "hosts", d.Hosts, "ca_file", d.CAFile, "client_id", h.DevClientID())
 	return nil
 }
+
+// startDevAgent listens on a loopback address with a certificate from the developer-mode CA.
+func startDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*agentServer, error) {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("developer mode serves Poppydesk's client metadata only on a loopback address, not %q", listen)
+	}
+	ca, err := loadDevCA(p, now)
+	if err != nil {
+		return nil, fmt.Errorf("developer mode's CA: %w", err)
+	}
+	leaf, err := ca.leaf(now)
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("developer mode could not listen on %s for Poppydesk's client metadata: %w; free the port or change agent_listen", listen, err)
+	}
+	a := &agentServer{port: ln.Addr().(*net.TCPAddr).Port, caPath: ca.certPath}
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	go a.srv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}))
+	return a, nil
+}
+
+// DevAgent is Poppydesk's client metadata served on loopback for developer mode, for the
+// subcommands that build their own identity (`poppydesk check`).
+type DevAgent struct {
+	// ClientID is https://agent.localhost:PORT/agent.json and CAFile the CA to trust for it.
+	ClientID, CAFile string
+	a                *agentServer
+}
+
+// ServeDevAgent listens on listen (loopback) with the developer-mode CA of the data folder p.
+// Mount the identity's handler with Mount once it exists.
+func ServeDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*DevAgent, error) {
+	a, err := startDevAgent(ctx, p, listen, now)
+	if err != nil {
+		return nil, err
+	}
+	return &DevAgent{ClientID: "https://" + DevAgentHost + ":" + strconv.Itoa(a.port) + "/agent.json", CAFile: a.caPath, a: a}, nil
+}
+
+// Mount serves h.
+func (d *DevAgent) Mount(h http.Handler) { d.a.handler.Store(&h) }
+
+// Close stops serving.
+func (d *DevAgent) Close(ctx context.Context) error { return d.a.srv.Shutdown(ctx) }
 
 // DevClientID is the client_id developer mode serves ("" when it serves none).
 func (h *Host) DevClientID() string {

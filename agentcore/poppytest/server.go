@@ -50,6 +50,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger (nil: discard).
 	Logger *slog.Logger
+	// TrustCAs are also trusted when the Company fetches a Personal Agent's client metadata on
+	// agent.localhost: the CA of a Personal Agent that serves its own metadata there (Poppydesk's
+	// developer mode), as a developer's Company would be configured to trust it.
+	TrustCAs []*x509.Certificate
 }
 
 // Request is one request the reference Company received.
@@ -186,7 +190,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.Port = raw.Addr().(*net.TCPAddr).Port
 	s.Domain = ShopHost + ":" + strconv.Itoa(s.Port)
 	s.ln = tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12})
-	tr, err := transport.New(s.ClientConfig())
+	cc := s.ClientConfig()
+	cc.DevRootCAs = append(cc.DevRootCAs, s.opts.TrustCAs...)
+	tr, err := transport.New(cc)
 	if err != nil {
 		raw.Close()
 		return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/app"
 )
 
 // companyServeInfo is the one JSON line `poppydesk company serve` prints.
@@ -33,6 +35,7 @@ func companyCommand() command {
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			listen := fs.String("listen", "127.0.0.1:0", "loopback `address` to listen on")
 			var faults listFlag
+			trust := fs.String("trust-ca", "", "PEM `file` of a Personal Agent's CA to trust when fetching client metadata on agent.localhost (Poppydesk's developer-mode CA)")
 			fs.Var(&faults, "fault", "switch on a fault (repeatable): "+strings.Join(poppytest.Faults, ", "))
 			return func(ctx context.Context, args []string) error {
 				switch {
@@ -44,13 +47,21 @@ func companyCommand() command {
 				if err := checkFaults(faults, false); err != nil {
 					return err
 				}
-				return companyServe(ctx, *listen, faults, env.Stdout)
+				var cas []*x509.Certificate
+				if *trust != "" {
+					c, err := app.ReadPEMCerts(*trust)
+					if err != nil {
+						return err
+					}
+					cas = c
+				}
+				return companyServe(ctx, *listen, faults, cas, env.Stdout)
 			}
 		}}
 }
 
-func companyServe(ctx context.Context, listen string, faults []string, stdout io.Writer) error {
-	s, err := poppytest.New(poppytest.Options{Listen: listen, Faults: faults})
+func companyServe(ctx context.Context, listen string, faults []string, trust []*x509.Certificate, stdout io.Writer) error {
+	s, err := poppytest.New(poppytest.Options{Listen: listen, Faults: faults, TrustCAs: trust})
 	if err != nil {
 		return usageError{err.Error()}
 	}
