@@ -84,7 +84,11 @@ func (s *Shell) Info() AppInfo {
 		info.Demo = d.Name + " (" + d.Identifier + ")"
 	}
 	if dev := h.cfg.Developer; dev.On() && h.demo == nil {
-		info.Developer = "Developer mode: " + strings.Join(dev.Companies, ", ")
+		names := dev.Companies
+		if len(names) == 0 {
+			names = dev.Hosts
+		}
+		info.Developer = "Developer mode: " + strings.Join(names, ", ")
 		if dev.CAFile != "" {
 			info.Developer += " · CA " + dev.CAFile
 		}
