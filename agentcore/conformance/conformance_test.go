@@ -43,6 +43,7 @@ func runCheck(t *testing.T, faults ...string) *conformance.Report {
 // TestFaultFree: the reference Company without faults passes every probe.
 func TestFaultFree(t *testing.T) {
 	rep := runCheck(t)
+	t.Logf("a full check of the reference Company: %d probes in %v", len(rep.Results), rep.Duration)
 	if n := rep.MustFailures(); n != 0 {
 		t.Fatalf("%d MUST failures: %+v", n, rep.Failed())
 	}

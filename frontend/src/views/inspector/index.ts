@@ -25,7 +25,7 @@ export function inspectorView(backend: InspectorAPI, activity: ActivityAPI, demo
     const show = (id: string) => {
       if (typeof leave === "function") leave();
       for (const b of bar.children) b.setAttribute("aria-selected", String((b as HTMLElement).dataset.tab === id));
-      if (id === "exchanges") leave = timelineView(backend, panel);
+      if (id === "exchanges") leave = timelineView(backend, panel, ctx.empty);
       else if (id === "findings") leave = findingsView(backend, panel);
       else if (id === "faults") leave = faultsView(backend, panel);
       else leave = activityView(activity)(panel, ctx);

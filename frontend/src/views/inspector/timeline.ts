@@ -20,7 +20,7 @@ export function pathOf(url: string): string {
   return url.replace(/^https:\/\//, "");
 }
 
-export function timelineView(backend: InspectorAPI, host: HTMLElement): () => void {
+export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: () => HTMLElement): () => void {
   const q: InspectorQuery = { company: "", sid: "", errors_only: false, findings_only: false, search: "", limit: 200 };
   const selected = new Set<number>();
   const company = el("select", { id: "insp-company", "aria-label": "Company" });
@@ -70,6 +70,13 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement): () => vo
     options(company, "All Companies", p.companies, q.company ?? "");
     options(session, "All Sessions", p.sessions, q.sid ?? "");
     const rows = p.rows ?? [];
+    const filtered = !!(q.company || q.sid || q.errors_only || q.findings_only || q.search);
+    if (empty && p.total === 0 && !filtered) {
+      // Nothing recorded at all: the section's own empty state says what will appear.
+      summary.replaceChildren(empty());
+      list.replaceChildren();
+      return;
+    }
     summary.textContent =
       p.total === 0
         ? "No exchange matches. Every request Poppydesk makes to a Company appears here as it happens."
