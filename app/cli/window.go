@@ -37,6 +37,8 @@ type windowOptions struct {
 	faults    listFlag
 	e2eListen string
 	e2eDist   string
+	// dev is developer mode for this run (it replaces the one saved in Settings).
+	dev devFlags
 }
 
 func windowCommand() command {
@@ -55,6 +57,7 @@ func demoCommand() command {
 
 func windowFlags(fs *flag.FlagSet, env *Env, o *windowOptions) runFunc {
 	fs.BoolVar(&o.debug, "debug", false, "write debug-level entries to the log file")
+	o.dev.register(fs)
 	bridgeFlags(fs, o)
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
@@ -101,6 +104,11 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 		KeyringService: env.KeyringService()}
 	if o.demo {
 		cfg.Demo = &app.DemoOptions{Faults: o.faults}
+	}
+	if dev, err := o.dev.developer(); err != nil {
+		return err
+	} else if dev.On() {
+		cfg.Developer = dev
 	}
 	h, err := app.New(ctx, cfg)
 	if err != nil {
