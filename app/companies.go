@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -102,6 +103,16 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 	defer cancel()
 	co, err := c.h.engine.Discover(ctx, domain)
 	if err != nil {
+		if ce, ok := discovery.AsCheckError(err); ok && c.h.findings != nil {
+			f := inspect.FromCheckError(ce)
+			f.Company = domain
+			c.h.findings.Add(f)
+		}
+		if hint := discovery.DeveloperHint(err, domain); hint != "" {
+			hint = strings.NewReplacer("add it with --dev-company "+domain, "add "+domain+" in Settings → Developer mode",
+				"give its certificate with --dev-ca FILE and the Company with --dev-company "+domain, "add "+domain+" and its CA file in Settings → Developer mode").Replace(hint)
+			return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w. %s", domain, err, hint)
+		}
 		return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w", domain, err)
 	}
 	c.h.relay.Emit(EventCompaniesChanged)

@@ -195,3 +195,23 @@ func TestDeveloperModeSettings(t *testing.T) {
 		t.Fatal("the Company under development is still reachable with developer mode off")
 	}
 }
+
+// TestDiscoverHintAndFinding: the window's Discover of a Company under development without
+// developer mode says how developer mode would help, and a failed discovery check becomes a
+// finding naming its section.
+func TestDiscoverHintAndFinding(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultDomainMismatch}})
+	_, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	if err == nil {
+		t.Fatal("discovery succeeded despite the fault")
+	}
+	fs, _ := f.Host.Fronts().Inspector.Findings()
+	if len(fs) == 0 || fs[0].Rule != inspect.RuleDiscoveryDomain || fs[0].Section != "spec 3, 3.1" || !strings.Contains(fs[0].Fix, "set organization.domain to") {
+		t.Errorf("findings = %+v", fs)
+	}
+	g := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) { c.Developer = app.Developer{} }})
+	_, err = g.Host.Fronts().Companies.Discover(g.Company.Domain)
+	if err == nil || !strings.Contains(err.Error(), "Settings → Developer mode") {
+		t.Errorf("no developer-mode hint: %v", err)
+	}
+}
