@@ -119,7 +119,7 @@ func (a *Approvals) call() (context.Context, context.CancelFunc, error) {
 	if err := a.h.refusal(); err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(a.h.Context(), approvalsTimeout)
+	ctx, cancel := context.WithTimeout(windowCause(a.h.Context()), approvalsTimeout)
 	return ctx, cancel, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -87,7 +88,7 @@ type CompanyList struct {
 }
 
 func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.h.Context(), d)
+	return context.WithTimeout(windowCause(c.h.Context()), d)
 }
 
 func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
@@ -158,6 +159,16 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 	defer cancel()
 	co, err := c.h.engine.Discover(ctx, domain)
 	if err != nil {
+		if ce, ok := discovery.AsCheckError(err); ok && c.h.findings != nil {
+			f := inspect.FromCheckError(ce)
+			f.Company = domain
+			c.h.findings.Add(f)
+		}
+		if hint := discovery.DeveloperHint(err, domain); hint != "" {
+			hint = strings.NewReplacer("add it with --dev-company "+domain, "add "+domain+" in Settings → Developer mode",
+				"give its certificate with --dev-ca FILE and the Company with --dev-company "+domain, "add "+domain+" and its CA file in Settings → Developer mode").Replace(hint)
+			return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w. %s", domain, err, hint)
+		}
 		return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w", domain, err)
 	}
 	c.h.relay.Emit(EventCompaniesChanged)

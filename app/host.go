@@ -20,6 +20,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
@@ -96,11 +97,20 @@ const NoSocket = "-"
 // Developer is developer mode: the hosts of Companies under development and the certificate
 // authorities trusted for them only.
 type Developer struct {
+	// Companies are the domains (host[:port]) of the Companies under development, as the
+	// developer named them (host_devmode.go); shown in the window's badge.
+	Companies []string
 	// Hosts are host names (no port) that map to 127.0.0.1; "*.suffix" matches subdomains.
-	// Only they may reach loopback.
+	// Only they may reach loopback ([DeveloperHosts] derives them from Companies).
 	Hosts []string
-	// RootCAs are trusted for Hosts only, never for another host.
+	// RootCAs are trusted for Hosts only, never for another host; CAFile is where they came
+	// from ("" when given directly).
 	RootCAs []*x509.Certificate
+	CAFile  string
+	// AgentListen is the loopback address where Poppydesk serves its own client metadata for
+	// the developer's Company ("": it serves none, as with the reference Company in tests,
+	// which serves it on agent.localhost).
+	AgentListen string
 }
 
 // On reports whether developer mode names any host.
@@ -217,6 +227,14 @@ type Host struct {
 	agent   exampleAgent
 	seen    browserSeen
 
+	// Developer mode: the listener of Poppydesk's client metadata, the saved settings it was
+	// read from, and why saved settings could not be applied.
+	agentSrv   *agentServer
+	devSaved   DeveloperSettings
+	devProblem string
+	// findings are the rules Companies broke, as the engine noticed them (agentcore/inspect).
+	findings *inspect.Log
+
 	fronts Fronts
 	// started is closed when the start-up work (recovery, resumption) has finished.
 	started chan struct{}
@@ -254,6 +272,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		{"the data folder", h.openFolders},
 		{"the reference Company", h.startDemo},
 		{"the state database", h.openState},
+		{"developer mode", h.openDeveloper},
 		{"the secrets", h.openSecrets},
 		{"the identity", h.openIdentity},
 		{"the engine", h.openEngine},
@@ -466,6 +485,8 @@ func (h *Host) openEngine(ctx context.Context) error {
 	}
 	// The identifiers in the Company's responses are kept out of feedback reports (spec 9.3).
 	h.identifiers = coverage.NewSeen(0)
+	h.findings = inspect.NewLog(0, h.now)
+	h.findings.OnChange(func(inspect.Finding) { h.relay.Emit(EventInspector) })
 	idc := identity.Config{ClientID: h.clientID, ClientName: name}
 	op, err := h.remoteOperator() // nil: the self-operated root key
 	if err != nil {
@@ -476,12 +497,13 @@ func (h *Host) openEngine(ctx context.Context) error {
 	}
 	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: idc, Operator: op,
 		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout,
-		OnExchange: h.identifiers.Observe})
+		OnExchange: h.exchangeRecorded})
 	if err != nil {
 		return err
 	}
 	h.onClose("the engine", e.Close)
 	h.engine, h.oauth = e, e.OAuth()
+	h.mountAgent()
 	if h.demo != nil {
 		return h.demo.connect(ctx, h)
 	}

@@ -8,10 +8,13 @@ import (
 	"context"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 )
 
@@ -24,6 +27,8 @@ func (h *Host) openModelAPI(context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Each tool call's requests name it as their cause in the Inspector.
+	srv.AddReceivingMiddleware(modelCause)
 	h.model = srv
 	if h.cfg.Socket == NoSocket {
 		return nil
@@ -57,6 +62,17 @@ func (h *Host) openModelAPI(context.Context) error {
 	})
 	h.log.Info("model interface listening", "socket", h.socket)
 	return nil
+}
+
+// modelCause puts the model's tool call on the context of its handler, so every exchange it
+// causes names it (agentcore/inspect).
+func modelCause(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+			ctx = inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseModel, Name: ctr.Params.Name})
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // modelActions is what the model's tools reach: the engine and queue of this Host, or, when the

@@ -36,8 +36,10 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conformance"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -656,6 +658,49 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		exLog.Write(ex.RequestBody)
 		exLog.Write(ex.ResponseBody)
 	}
+	// The Inspector's data as the window gets it (timeline, every entry opened, findings), the
+	// HAR and curl exports of every exchange, and a `poppydesk check` report against the same
+	// Company signed with the Host's own identity.
+	var inspData, harData, checkData bytes.Buffer
+	{
+		in := h.Fronts().Inspector
+		page, err := in.List(app.InspectorQuery{Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(page)
+		inspData.Write(b)
+		var ids []int64
+		for _, r := range page.Rows {
+			ids = append(ids, r.ID)
+			en, err := in.Entry(r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(en)
+			inspData.Write(b)
+		}
+		fs, _ := in.Findings()
+		b, _ = json.Marshal(fs)
+		inspData.Write(b)
+		har, err := in.ExportHAR(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		harData.WriteString(har)
+		curl, err := in.ExportCurl(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		harData.WriteString(curl)
+		rep, err := conformance.Run(ctx, conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: e.Agent(),
+			ProbeURL: s.URL(poppytest.ShopHost, "/api/products")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = json.MarshalIndent(rep, "", "  ")
+		checkData.Write(b)
+	}
 	sessions, err := st.ListSessions(ctx, c.Identifier, account)
 	if err != nil || len(sessions) < 2 {
 		t.Fatalf("recorded Sessions of the account: %d, %v", len(sessions), err)
@@ -737,6 +782,9 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 			asked.ApprovalID, convID, "Please exchange it now", "two-way zip", convItem.ID}},
 		{name: "the exchange log rows", data: exLog.Bytes(), controls: []string{"/api/products", redact.Mask, "/token", "/poppy/conversations/" + convID}},
 		{name: "what the model received", data: modelSaw.Bytes(), controls: []string{"Exchange confirmed"}},
+		{name: "the Inspector's data", data: inspData.Bytes(), controls: []string{"Session JWT (Poppy-Session)", "poppy-delegation+jwt", inspect.Hidden, "/api/products", c.Identifier}},
+		{name: "the HAR and curl exports", data: harData.Bytes(), controls: []string{`"version": "1.2"`, "/api/products", "curl", redact.Mask}},
+		{name: "check's report", data: checkData.Bytes(), controls: []string{"invalid_session", `"status": "pass"`, s.Domain}},
 	}
 	if browserRan {
 		open[4].controls = append(open[4].controls, poppytest.BrowserSessionPath+"/authorize")

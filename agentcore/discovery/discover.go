@@ -67,7 +67,10 @@ func New(cfg Config) (*Discoverer, error) {
 // Option changes one discovery.
 type Option func(*options)
 
-type options struct{ noCache bool }
+type options struct {
+	noCache bool
+	report  *Report
+}
 
 // NoCache fetches every document again without using a cached copy (spec 3.4, after
 // version_unsupported). Fresh results are still stored.
@@ -153,7 +156,20 @@ func (d *Discoverer) Discover(ctx context.Context, domain string, opts ...Option
 		if ce, ok := AsCheckError(err); ok && ce.Domain == "" {
 			ce.Domain = domain
 		}
+		if ce, ok := AsCheckError(err); ok && o.report != nil {
+			o.report.add(CheckResult{Check: ce.Check, Section: ce.Section, URL: ce.URL, Err: ce})
+		}
 		return nil, err
+	}
+	if o.report != nil {
+		for i := range o.report.Results {
+			if ce := o.report.Results[i].Err; ce != nil && ce.Domain == "" {
+				ce.Domain = domain
+			}
+		}
+		if o.report.Failed() {
+			return c, o.report.First()
+		}
 	}
 	return c, nil
 }
@@ -175,8 +191,12 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 	}
 	final, _ := url.Parse(res.finalURL)
 	if final.Path != "/.well-known/poppy.json" || final.RawQuery != "" || final.ForceQuery || final.RawPath != "" && final.RawPath != final.Path {
-		return nil, &CheckError{Check: CheckFinalURL, Section: "3", URL: res.finalURL,
-			Detail: "after redirects poppy.json came from a URL whose path is not exactly /.well-known/poppy.json or that has a query; the document is not used (otherwise an uploaded file could speak for the domain)"}
+		if err := o.soft(&CheckError{Check: CheckFinalURL, Section: "3", URL: res.finalURL,
+			Detail: "after redirects poppy.json came from a URL whose path is not exactly /.well-known/poppy.json or that has a query; the document is not used (otherwise an uploaded file could speak for the domain)"}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckFinalURL, "3", res.finalURL)
 	}
 	host := authority(final)
 	main, err := ParseDocument(res.body)
@@ -184,8 +204,12 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 		return nil, withURL(err, res.finalURL)
 	}
 	if !strings.EqualFold(main.Organization.Domain, host) {
-		return nil, &CheckError{Check: CheckOrganizationDomain, Section: "3, 3.1", URL: res.finalURL,
-			Detail: fmt.Sprintf("organization.domain is %q but the document was served by %q; it must name the host that serves it after redirects (compared ignoring case)", main.Organization.Domain, host)}
+		if err := o.soft(&CheckError{Check: CheckOrganizationDomain, Section: "3, 3.1", URL: res.finalURL,
+			Detail: fmt.Sprintf("organization.domain is %q but the document was served by %q; it must name the host that serves it after redirects (compared ignoring case)", main.Organization.Domain, host)}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckOrganizationDomain, "3, 3.1", res.finalURL)
 	}
 	// Versions (spec 3.4).
 	chosen, chosenURL := "", ""
@@ -223,10 +247,13 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 		}
 		docURL = chosenURL
 		if !strings.EqualFold(doc.Organization.Domain, host) {
-			return nil, &CheckError{Check: CheckOrganizationDomain, Section: "3.4", URL: chosenURL,
-				Detail: fmt.Sprintf("the version %s document names organization.domain %q, but every document a Company serves must have the same organization.domain (%q)", chosen, doc.Organization.Domain, host)}
+			if err := o.soft(&CheckError{Check: CheckOrganizationDomain, Section: "3.4", URL: chosenURL,
+				Detail: fmt.Sprintf("the version %s document names organization.domain %q, but every document a Company serves must have the same organization.domain (%q)", chosen, doc.Organization.Domain, host)}); err != nil {
+				return nil, err
+			}
 		}
 	}
+	o.pass(CheckVersion, "3.4", docURL)
 	c := &Company{Organization: doc.Organization, Version: chosen, DocumentURL: docURL, PoppyJSONURL: res.finalURL, Document: doc,
 		Channels:   Channels{Agent: doc.Agent, APIs: doc.APIs, Web: doc.Web, Feedback: doc.Feedback, ExcludedTasks: doc.ExcludedTasks},
 		Extensions: doc.Extensions, Scopes: scopes(doc)}
@@ -438,7 +465,11 @@ func (d *Discoverer) authorizationServer(ctx context.Context, issuer, domain str
 		return nil, &CheckError{Check: CheckASMetadata, Section: "3.2", URL: mu, Detail: "the issuer's metadata is not valid JSON metadata: " + err.Error()}
 	}
 	if as.Issuer != issuer {
-		return nil, &CheckError{Check: CheckIssuerMatch, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the metadata's issuer is %q but the issuer found is %q; they must match character for character", as.Issuer, issuer)}
+		if err := o.soft(&CheckError{Check: CheckIssuerMatch, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the metadata's issuer is %q but the issuer found is %q; they must match character for character", as.Issuer, issuer)}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckIssuerMatch, "3.2", mu)
 	}
 	want := strings.ToLower(domain)
 	listed := false
@@ -449,7 +480,11 @@ func (d *Discoverer) authorizationServer(ctx context.Context, issuer, domain str
 		}
 	}
 	if !listed {
-		return nil, &CheckError{Check: CheckProtectedResources, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the issuer's protected_resources does not list https://%s; the issuer must confirm every domain whose issuer it is, otherwise any domain could claim its tokens", domain)}
+		if err := o.soft(&CheckError{Check: CheckProtectedResources, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the issuer's protected_resources does not list https://%s; the issuer must confirm every domain whose issuer it is, otherwise any domain could claim its tokens", domain)}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckProtectedResources, "3.2", mu)
 	}
 	missing := func(field string) error {
 		return &CheckError{Check: CheckASMetadata, Section: "3.2", URL: mu, Detail: field}

@@ -17,6 +17,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/session"
@@ -129,6 +130,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if tc.Now == nil {
 		tc.Now = cfg.Now
+	}
+	if tc.Inspect == nil {
+		// Decoded claims, cause and findings, taken before redaction (agentcore/inspect).
+		tc.Inspect = inspect.Decode
 	}
 	extra := tc.Observer
 	tc.Observer = func(ex transport.Exchange) {

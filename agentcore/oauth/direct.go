@@ -134,7 +134,8 @@ func (c *Client) StartDirect(ctx context.Context, req SignInRequest) (*DirectFlo
 	au.RawQuery = q.Encode()
 	f.URL = au.String()
 
-	fctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	// The flow outlives ctx, but keeps its values (the Inspector's cause, agentcore/inspect).
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 	f.cancel = cancel
 	mux := http.NewServeMux()
 	mux.HandleFunc(ru.Path, f.callback)

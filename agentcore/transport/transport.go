@@ -48,6 +48,11 @@ type Config struct {
 	LookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Observer, when set, receives every exchange with secrets redacted.
 	Observer func(Exchange)
+	// Inspect, when set with Observer, sees each exchange once before redaction: the request
+	// as sent, its body, and the response's header and the part of its body that was read. What
+	// it returns travels in Exchange.Inspected. It must return nothing secret: agentcore/inspect
+	// keeps decoded claims without signatures or token values.
+	Inspect func(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any
 	// Logger receives debug lines about exchanges (secrets redacted). Nil: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
@@ -76,6 +81,8 @@ type Exchange struct {
 	RequestBody  []byte
 	ResponseBody []byte
 	Err          string
+	// Inspected is what Config.Inspect returned for this exchange (nil without it).
+	Inspected any
 }
 
 // Transport is the engine's safe HTTP transport: one connection pool for every Company, with the
@@ -213,24 +220,36 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	start := g.t.now()
 	ex := Exchange{Method: req.Method, URL: redact.URL(req.URL), RequestHeader: redact.Header(req.Header)}
+	var rawBody []byte
 	if req.GetBody != nil && req.ContentLength > 0 && req.ContentLength <= maxObservedBody {
 		if b, err := req.GetBody(); err == nil {
-			body, _ := io.ReadAll(b)
+			rawBody, _ = io.ReadAll(b)
 			b.Close()
-			ex.RequestBody = redact.JSON(body)
+			ex.RequestBody = redact.JSON(rawBody)
+		}
+	}
+	inspect := func(respHeader http.Header, respBody []byte) {
+		if g.t.cfg.Inspect != nil && obs != nil {
+			ex.Inspected = g.t.cfg.Inspect(req.Context(), req, rawBody, respHeader, respBody)
 		}
 	}
 	resp, err := g.t.rt.RoundTrip(req)
 	if err != nil {
 		ex.Duration = g.t.now().Sub(start)
 		ex.Err = redact.String(err.Error())
+		inspect(nil, nil)
 		g.emit(req.Context(), ex)
 		return nil, err
 	}
 	ex.Status = resp.StatusCode
 	ex.ResponseHeader = redact.Header(resp.Header)
 	// The exchange is reported when the body is closed, with what was read of it (redacted).
-	resp.Body = &observedBody{rc: resp.Body, g: g, ctx: req.Context(), ex: ex, start: start}
+	resp.Body = &observedBody{rc: resp.Body, g: g, ctx: req.Context(), ex: ex, start: start,
+		inspect: func(ex *Exchange, body []byte) {
+			if g.t.cfg.Inspect != nil && obs != nil {
+				ex.Inspected = g.t.cfg.Inspect(req.Context(), req, rawBody, resp.Header, body)
+			}
+		}}
 	return resp, nil
 }
 
@@ -252,6 +271,8 @@ type observedBody struct {
 	start time.Time
 	buf   []byte
 	done  bool
+	// inspect runs Config.Inspect on the raw body read before it is redacted.
+	inspect func(ex *Exchange, body []byte)
 }
 
 func (b *observedBody) Read(p []byte) (int, error) {
@@ -267,6 +288,7 @@ func (b *observedBody) Close() error {
 	if !b.done {
 		b.done = true
 		b.ex.Duration = b.g.t.now().Sub(b.start)
+		b.inspect(&b.ex, b.buf)
 		if len(b.buf) > 0 {
 			b.ex.ResponseBody = redact.JSON(b.buf)
 		}

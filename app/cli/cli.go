@@ -140,6 +140,7 @@ func commands() []command {
 		mcpCommand(),
 		exampleAgentCommand(),
 		discoverCommand(),
+		checkCommand(),
 		companyCommand(),
 		identityCommand(),
 		operatorCommand(),

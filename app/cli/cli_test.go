@@ -117,7 +117,7 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"company"}, `missing the subcommand "serve"`},
 		{[]string{"company", "run"}, `unknown subcommand "run"; the only one is "serve"`},
 		{[]string{"identity", "import"}, `unknown subcommand "import"; the only one is "export"`},
-		{[]string{"discover", "a.example", "--dev-ca", "ca.pem"}, "--dev-ca needs --dev-allow-loopback"},
+		{[]string{"discover", "a.example", "--dev-ca", "ca.pem"}, "--dev-ca is trusted only for the hosts of Companies under development"},
 		{[]string{"mcp", "extra"}, "unexpected argument \"extra\"; the only mcp subcommand is `setup`"},
 	}
 	for _, u := range usage {

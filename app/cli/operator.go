@@ -101,7 +101,7 @@ func operatorCommand() command {
 						if !*allowLoopback {
 							return usageError{"--dev-ca is trusted only for dev host names; add --dev-allow-loopback"}
 						}
-						certs, err := readPEMCerts(*devCA)
+						certs, err := app.ReadPEMCerts(*devCA)
 						if err != nil {
 							return err
 						}

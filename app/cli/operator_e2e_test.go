@@ -145,7 +145,7 @@ func TestOperatorEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(company.line), &co); err != nil {
 		t.Fatalf("company serve printed %q (%v)", company.line, err)
 	}
-	companyCA, err := readPEMCerts(co.CACert)
+	companyCA, err := app.ReadPEMCerts(co.CACert)
 	if err != nil {
 		t.Fatal(err)
 	}
