@@ -33,8 +33,13 @@ type Config struct {
 	Transport *transport.Transport
 	// Signer signs every request with the Session header (required; agentcore/session's Session).
 	Signer transport.Signer
-	// Destinations are the Company's Session destinations (required; spec 5.2).
+	// Destinations are the Company's Session destinations (required; spec 5.2), such as
+	// discovery.Company.SessionDestinations.
 	Destinations *transport.Destinations
+	// Described holds the Session destinations of the OpenAPI descriptions read this run
+	// (NewDescribed; share one per Company). Nil: this Client keeps its own, filled by
+	// FetchOpenAPI only.
+	Described *Described
 	// Version is Poppy-Version (required, spec 3.4) and Extensions the Poppy-Extensions value
 	// ("" for none), set before the Signer, whose values win.
 	Version    string
@@ -63,10 +68,11 @@ type Config struct {
 
 // Client calls one Company's APIs in one Session. Safe for concurrent use.
 type Client struct {
-	cfg  Config
-	base http.RoundTripper
-	now  func() time.Time
-	log  *slog.Logger
+	cfg       Config
+	described *Described
+	base      http.RoundTripper
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns a Client.
@@ -81,7 +87,10 @@ func New(cfg Config) (*Client, error) {
 	case cfg.Version == "":
 		return nil, errors.New("apis: Config.Version is required for Poppy-Version (spec 3.4)")
 	}
-	c := &Client{cfg: cfg, base: cfg.Transport.NoRedirectClient().Transport, now: cfg.Now, log: cfg.Logger}
+	c := &Client{cfg: cfg, described: cfg.Described, base: cfg.Transport.NoRedirectClient().Transport, now: cfg.Now, log: cfg.Logger}
+	if c.described == nil {
+		c.described = NewDescribed(nil)
+	}
 	if c.now == nil {
 		c.now = cfg.Transport.Now
 	}
@@ -279,7 +288,7 @@ func (c *Client) roundTrip(req *http.Request, token string) (*http.Response, err
 	if err != nil {
 		return nil, err
 	}
-	if !c.cfg.Destinations.Allows(u) {
+	if !c.isDestination(req.Context(), u) {
 		return nil, &transport.DestinationError{URL: redact.URL(u)}
 	}
 	if u.RawQuery != "" && u.Query().Has("access_token") {

@@ -18,10 +18,14 @@
 //     never send a token, Session JWT, assertion or credentials to a new URL. A 3xx becomes a
 //     *RedirectError naming the Location (errors.Is ErrRedirectRefused). The OAuth layer uses
 //     NoRedirectClient for token, revocation and device endpoints for the same reason.
-//   - 5.2 Session destinations: a SessionClient signs only requests to its Destinations (the
-//     Company's API URL prefixes, protocol and extension endpoints; see
-//     discovery.Company.SessionDestinations); any other URL (discovery documents, OAuth
-//     endpoints, web pages, other hosts) gets a *DestinationError before anything is sent.
+//   - 5.2 Session destinations: a SessionClient signs only requests to its Destinations (see
+//     discovery.Company.SessionDestinations): exact URLs (an MCP server's url,
+//     {browser_session_endpoint}/authorize), URL templates (an OpenAPI server joined with its
+//     path templates, each expression one segment part; the conversation routes of 8.2) and
+//     extension endpoint prefixes, never a whole origin. Exclusions (description documents,
+//     OAuth endpoints, pages) and every /.well-known/ path are refused whatever the entries say.
+//     Any other URL (discovery documents, OAuth endpoints, web pages, other hosts) gets a
+//     *DestinationError before anything is sent.
 //     The Signer (agentcore/session's *Session) sets Poppy-Session, Poppy-Version and
 //     Poppy-Extensions; SessionClient also sets Poppy-Version/Poppy-Extensions first for signers
 //     that don't, and the signer's values win.

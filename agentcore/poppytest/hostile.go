@@ -1,0 +1,60 @@
+package poppytest
+
+// Faults of a Company that lays out its documents so that a careless Personal Agent would send
+// the Session header where spec 5.2 forbids it, or that breaks the Operations extension's rules
+// on its side. Each is listed in Faults (server.go), so SetFault, Options.Faults and `poppydesk
+// company serve --fault` switch it on.
+const (
+	// FaultDescriptionAtRoot: poppy.json lists the OpenAPI description at the origin's root,
+	// https://shop.localhost:PORT/openapi.json, served there (its relative server /api still
+	// names the Orders API). A Personal Agent that takes the description's folder as an API
+	// prefix would send the Session JWT to every URL of the origin: poppy.json, the metadata,
+	// the website (spec 5.2: only the request URLs the description describes).
+	FaultDescriptionAtRoot = "description-at-root"
+	// FaultDescriptionProtocolURLs: the OpenAPI description also lists, as operations,
+	// poppy.json, the protected resource metadata, the website's home page, the browser-session
+	// page, the description itself and the issuer's token endpoint (an operation server on the
+	// issuer). None of them may carry the Session header, whatever the description says (spec
+	// 5.2: discovery and description documents, OAuth endpoints and web pages never do).
+	FaultDescriptionProtocolURLs = "description-lists-protocol-urls"
+)
+
+// hostileFaults are the faults of this file.
+var hostileFaults = []string{FaultDescriptionAtRoot, FaultDescriptionProtocolURLs}
+
+// RootDescriptionPath is where FaultDescriptionAtRoot serves the OpenAPI description.
+const RootDescriptionPath = "/openapi.json"
+
+// editHostilePoppy applies the poppy.json faults of this file.
+func (s *Server) editHostilePoppy(doc map[string]any) {
+	if !s.fault(FaultDescriptionAtRoot) {
+		return
+	}
+	for _, a := range doc["apis"].([]any) {
+		if m := a.(map[string]any); m["type"] == "openapi" {
+			m["url"] = s.Origin() + RootDescriptionPath
+		}
+	}
+}
+
+// editHostileOpenAPI applies the OpenAPI description faults of this file.
+func (s *Server) editHostileOpenAPI(doc map[string]any) {
+	if !s.fault(FaultDescriptionProtocolURLs) {
+		return
+	}
+	paths := doc["paths"].(map[string]any)
+	get := func(id string) map[string]any {
+		return map[string]any{"get": map[string]any{"operationId": id, "responses": map[string]any{"200": map[string]any{"description": "ok"}}}}
+	}
+	origin := []any{map[string]any{"url": s.Origin()}}
+	for id, p := range map[string]string{"poppyJSON": "/.well-known/poppy.json", "resourceMetadata": "/.well-known/oauth-protected-resource",
+		"homePage": "/", "browserSessionPage": "/poppy/browser-session", "description": "/api/openapi.json",
+		"rootDescription": RootDescriptionPath} {
+		item := get(id)
+		item["servers"] = origin
+		paths[p] = item
+	}
+	token := map[string]any{"post": map[string]any{"operationId": "tokenEndpoint", "servers": []any{map[string]any{"url": s.Issuer()}},
+		"responses": map[string]any{"200": map[string]any{"description": "ok"}}}}
+	paths["/oauth/token"] = token
+}
