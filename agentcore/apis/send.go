@@ -165,6 +165,9 @@ type Result struct {
 	Status  int
 	Header  http.Header
 	Body    []byte
+	// Extensions is the Poppy-Extensions value the last attempt carried ("" when it declared
+	// none, spec 3.4): what the Company may answer with depends on it (Operations 2).
+	Extensions string
 }
 
 // JSON decodes the body into v.
@@ -225,7 +228,7 @@ func (c *Client) Send(ctx context.Context, req *Request) (*Result, error) {
 		if rerr != nil {
 			return nil, fmt.Errorf("apis: reading the response of %s %s: %w", r.Method, redactURL(r.URL), rerr)
 		}
-		res := &Result{Request: r, Status: resp.StatusCode, Header: resp.Header, Body: body}
+		res := &Result{Request: r, Status: resp.StatusCode, Header: resp.Header, Body: body, Extensions: hr.Header.Get("Poppy-Extensions")}
 		if resp.StatusCode < 400 {
 			return res, nil
 		}

@@ -153,11 +153,16 @@ func mineOperation(r *store.Approval, op *operations.Operation) bool {
 
 // checkSession applies "Who can approve it" (Operations 3) to the Session the approval would be
 // sent in now. The User is the same by construction: one Poppydesk keeps one User ID per
-// (Company, account) in the keyring, so the comparison is of Company, account and sid.
+// (Company, account) in the keyring, so the comparison is of Company, account and sid. A Session
+// that does not declare the Operations extension version 2 never carries an approval
+// (Operations 2).
 func (q *Queue) checkSession(ctx context.Context, rec *store.Approval) error {
 	cl, _, err := q.client(ctx, rec.Company, rec.Account)
 	if err != nil {
 		return err
+	}
+	if !clientDeclaresOperations(cl) {
+		return errUndeclaredSession
 	}
 	returned := operations.Origin{Company: rec.Company, SID: rec.SID, Account: rec.Account}
 	current := operations.Origin{Company: cl.Identifier(), SID: cl.SID(), Account: cl.Account()}

@@ -114,6 +114,9 @@ func (q *Queue) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
 		return nil, fmt.Errorf("approvals: %s %s got no answer: %w", req.Method, req.URL, err)
 	}
 	op, ok, perr := operations.FromAPIResponse(res.Status, res.Body)
+	if ok && !declaresOperations(res.Extensions) {
+		return q.undeclared(ctx, comp.Identifier, InterfaceAPI, res.Status, res.Body, ""), nil
+	}
 	if ok {
 		if perr != nil {
 			return nil, fmt.Errorf("approvals: %s %s was not performed and nothing can be approved: %w", req.Method, req.URL, perr)
@@ -189,6 +192,9 @@ func (q *Queue) CallTool(ctx context.Context, c ToolCall) (*Outcome, error) {
 		return nil, err
 	}
 	op, ok, perr := operations.FromToolResult(res.IsError, res.StructuredContent)
+	if ok && !clientDeclaresOperations(cl) {
+		return q.undeclared(ctx, comp.Identifier, InterfaceMCP, 0, res.StructuredContent, res.Text), nil
+	}
 	if ok {
 		if perr != nil {
 			return nil, fmt.Errorf("approvals: tool %q was not performed and nothing can be approved: %w", c.Tool, perr)

@@ -5,7 +5,13 @@
 // Sections implemented (Operations extension v2 unless noted):
 //
 //   - Operations 2, spec 3.3, 3.4: the extension is declared only when the Company lists version
-//     "2" (agentcore/engine chooses the Session's extensions; TestExtensionDeclaredOnlyForV2).
+//     "2" (agentcore/engine chooses the Session's extensions; TestExtensionDeclaredOnlyForV2). An
+//     operation returned to a request that did not declare it (the Poppy-Extensions the API
+//     request carried, apis.Result.Extensions, or the MCP connection's Session) is the Company's
+//     error: it is never stored or shown, and the caller gets StatusCompanyError with
+//     MessageUndeclaredOperation. An approval is sent only in a Session that declares the
+//     extension (checkSession), so Poppy-Approval and the approval _meta never travel on a
+//     request that doesn't.
 //   - Operations 4: an operation is recognized in an API answer (HTTP 403 approval_required) and an
 //     MCP tool result (isError with structuredContent.operation) through agentcore/operations; a
 //     malformed operation is an error for the caller, never an approval request.

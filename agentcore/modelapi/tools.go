@@ -57,10 +57,12 @@ var StatusMessages = map[string]string{
 	"declined":         "not performed; the user declined it in Poppydesk",
 	"expired":          "not performed; the Company's terms expired before the user decided. Ask the user whether to try again",
 	"failed":           "not performed; the Company refused or could not do it (its words are in the untrusted Company content)",
+	"company_error":    "not performed; the Company broke the protocol's rules, so there is nothing for the user to decide",
 }
 
 // fixedMessageStatuses are the outcome statuses whose queue messages are Poppydesk's fixed words.
-var fixedMessageStatuses = map[string]bool{"waiting_for_user": true, "done": true, "declined": true, "expired": true, "in_progress": true}
+var fixedMessageStatuses = map[string]bool{"waiting_for_user": true, "done": true, "declined": true, "expired": true, "in_progress": true,
+	"company_error": true}
 
 var (
 	domainRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?$`)
@@ -705,7 +707,7 @@ func outcomeReply(o *Outcome, c *discovery.Company, fields map[string]any) *Repl
 	if msg == "" {
 		msg = "the request ended with status " + o.Status
 	}
-	r := &Reply{Status: o.Status, Message: msg, ApprovalID: o.ApprovalID, Fields: fields, IsError: o.Status == "failed"}
+	r := &Reply{Status: o.Status, Message: msg, ApprovalID: o.ApprovalID, Fields: fields, IsError: o.Status == "failed" || o.Status == "company_error"}
 	if fields == nil {
 		r.Fields = map[string]any{}
 	}

@@ -17,23 +17,44 @@ const (
 	// issuer). None of them may carry the Session header, whatever the description says (spec
 	// 5.2: discovery and description documents, OAuth endpoints and web pages never do).
 	FaultDescriptionProtocolURLs = "description-lists-protocol-urls"
+	// FaultOperationsUnlisted: poppy.json lists no operations extension, yet the Orders API and
+	// the MCP server's exchange_item return operations to requests that don't declare it
+	// (breaks Operations 2: a Company MUST NOT return operations to such a request).
+	FaultOperationsUnlisted = "operations-unlisted"
+	// FaultOperationsOtherVersion: poppy.json lists the operations extension in version "1"
+	// only, yet the Orders API and exchange_item return version 2 operations to requests that
+	// don't declare version 2 (Operations 2: another major version is not support).
+	FaultOperationsOtherVersion = "operations-other-version"
 )
 
 // hostileFaults are the faults of this file.
-var hostileFaults = []string{FaultDescriptionAtRoot, FaultDescriptionProtocolURLs}
+var hostileFaults = []string{FaultDescriptionAtRoot, FaultDescriptionProtocolURLs, FaultOperationsUnlisted, FaultOperationsOtherVersion}
+
+// operationsRegardless reports whether the Company returns operations whether or not the
+// request declares the extension (FaultOperationsUnlisted, FaultOperationsOtherVersion).
+func (s *Server) operationsRegardless() bool {
+	return s.fault(FaultOperationsUnlisted) || s.fault(FaultOperationsOtherVersion)
+}
 
 // RootDescriptionPath is where FaultDescriptionAtRoot serves the OpenAPI description.
 const RootDescriptionPath = "/openapi.json"
 
 // editHostilePoppy applies the poppy.json faults of this file.
 func (s *Server) editHostilePoppy(doc map[string]any) {
-	if !s.fault(FaultDescriptionAtRoot) {
-		return
-	}
-	for _, a := range doc["apis"].([]any) {
-		if m := a.(map[string]any); m["type"] == "openapi" {
-			m["url"] = s.Origin() + RootDescriptionPath
+	if s.fault(FaultDescriptionAtRoot) {
+		for _, a := range doc["apis"].([]any) {
+			if m := a.(map[string]any); m["type"] == "openapi" {
+				m["url"] = s.Origin() + RootDescriptionPath
+			}
 		}
+	}
+	exts, _ := doc["extensions"].(map[string]any)
+	switch {
+	case exts == nil:
+	case s.fault(FaultOperationsUnlisted):
+		delete(exts, "operations")
+	case s.fault(FaultOperationsOtherVersion):
+		exts["operations"] = []any{map[string]any{"version": "1"}}
 	}
 }
 
