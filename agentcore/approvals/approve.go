@@ -49,6 +49,11 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 	if rec, err = q.cfg.Store.GetApproval(ctx, id); err != nil {
 		return nil, q.readErr(id, err)
 	}
+	if decs, err := q.cfg.Store.Decisions(ctx, id); err != nil {
+		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", id, err)
+	} else if revisionReusedIn(decs) {
+		return nil, fmt.Errorf("approvals: approval %s was not approved and nothing was sent: %w", id, ErrRevisionReused)
+	}
 	n := len(rec.Revisions)
 	op, err := revisionOp(&rec, n-1)
 	if err != nil {
@@ -305,6 +310,10 @@ func (q *Queue) sendApproved(ctx context.Context, id string) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", id, err)
 		}
+		if revisionReusedIn(decs) {
+			// Operations 3: the revision names two sets of terms; no approval of it is sent.
+			return outcomeOf(&rec, decs), nil
+		}
 		state := operations.State(rec.State)
 		switch state {
 		case operations.StateApproved, operations.StateOutcomeUnknown:
@@ -435,6 +444,11 @@ func (q *Queue) answeredWithNewRevision(ctx context.Context, rec *store.Approval
 	env, err := json.Marshal(envelope{Operation: res.raw, Request: req})
 	if err != nil {
 		return nil, err
+	}
+	if _, reused := reusedRevision(rec, res.op); reused {
+		// Other terms under a revision already used (Operations 3): after an approval went out,
+		// the outcome stays unknown and nothing more is sent.
+		return q.revisionReused(ctx, rec, res.op, env)
 	}
 	next := rec.Revisions[len(rec.Revisions)-1].Revision + 1
 	newState := operations.StatePending

@@ -354,6 +354,10 @@ func (q *Queue) held(ctx context.Context, target string) (*Outcome, error) {
 	}
 	for i := range recs {
 		if hasTarget(&recs[i], target) {
+			if decs, err := q.cfg.Store.Decisions(ctx, recs[i].ID); err == nil && revisionReusedIn(decs) {
+				// Nothing more is sent for it (Operations 3), and nothing new is asked either.
+				return outcomeOf(&recs[i], decs), nil
+			}
 			return heldOutcome(recs[i].ID, recs[i].State), nil
 		}
 	}
@@ -427,6 +431,10 @@ func (q *Queue) propose(ctx context.Context, p proposal) (*Outcome, error) {
 	recs, err := q.related(ctx, p.company, p.op.OperationID)
 	if err != nil {
 		return nil, err
+	}
+	// Operations 3: other terms under a revision the Company already used are its violation.
+	if o, handled, err := q.checkReused(ctx, recs, p.company, p.op, env); handled {
+		return o, err
 	}
 	var others []operations.State
 	for i := range recs {
@@ -537,15 +545,15 @@ func httpHeader(m map[string]string) http.Header {
 var activeStates = append([]string{string(operations.StatePending)}, unresolvedStates...)
 
 // related returns the approvals an operation can relate to: the company's active ones (pending,
-// approved, being sent, outcome unknown) and its succeeded ones whose revisions name
-// operationID. Finished approvals of other operations are not read, so the cost does not grow
+// approved, being sent, outcome unknown) and its succeeded and failed ones whose revisions name
+// operationID (a failed one may hold a revision the Company reused, Operations 3). Finished approvals of other operations are not read, so the cost does not grow
 // with the history.
 func (q *Queue) related(ctx context.Context, company, operationID string) ([]store.Approval, error) {
 	active, err := q.cfg.Store.ListApprovals(ctx, activeStates...)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 	}
-	done, err := q.cfg.Store.ListApprovals(ctx, string(operations.StateSucceeded))
+	done, err := q.cfg.Store.ListApprovals(ctx, string(operations.StateSucceeded), string(operations.StateFailed))
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 	}

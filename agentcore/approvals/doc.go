@@ -26,6 +26,13 @@
 //     the model repeats a call with another body and the Company answers with the same
 //     operation, the item gets a new stored revision, a request_changed warning and a new
 //     digest, and an approval with the older digest is refused (ErrRequestChanged).
+//   - Operations 3 "New terms": other terms (summary, terms or expiry) under an operation_id and
+//     revision the Company already used are its violation (checkReused, reusedRevision): the new
+//     terms are stored so the window shows what changed, the item gets Item.Violation and a
+//     WarnRevisionReused warning in Poppydesk's words, Approve refuses it (ErrRevisionReused)
+//     whatever digest is presented, and no approval of it is ever sent again. An item whose
+//     approval had not gone out fails; one whose approval had keeps an unknown outcome, so the
+//     user isn't asked about the same action again. The caller gets StatusCompanyError.
 //   - Operations 3 "Who can approve it": a signed-out operation only in its own Session, a
 //     signed-in one in any Session of the same account (operations.CanApproveIn), checked before
 //     the decision is consumed. The User is the same by construction (one User ID per Company and
