@@ -338,6 +338,11 @@ func parseToken(step string, body []byte, requested []string, needRefresh, dpop 
 		return nil, nil, companyErr(step, "sign-in returned no refresh token; every sign-in must (spec 4.4, 4.8)")
 	}
 	granted, err := CheckGranted(requested, tr.Scope)
+	if err != nil && needRefresh && errors.Is(err, errNoScope) {
+		// spec 4.7: a sign-in that grants no scope ends as a decline, exactly as one the User
+		// declined (the same error, window words and loopback page).
+		return &tr, nil, &Error{Step: step, Problem: "no scope was approved, so the sign-in ended as a decline (spec 4.7); the tokens were not stored", wrapped: ErrDeclined}
+	}
 	if err != nil {
 		return nil, nil, &Error{Step: step, Problem: err.Error()}
 	}

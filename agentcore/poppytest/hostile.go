@@ -25,10 +25,23 @@ const (
 	// only, yet the Orders API and exchange_item return version 2 operations to requests that
 	// don't declare version 2 (Operations 2: another major version is not support).
 	FaultOperationsOtherVersion = "operations-other-version"
+	// FaultScopeNone: the token responses of sign-ins (authorization_code and device_code
+	// grants) grant no scope: "scope": "", as when the User approves none. Spec 4.7: a Poppy
+	// sign-in grants at least one scope, and one that grants none ends as a decline.
+	FaultScopeNone = "scope-none"
 )
 
 // hostileFaults are the faults of this file.
-var hostileFaults = []string{FaultDescriptionAtRoot, FaultDescriptionProtocolURLs, FaultOperationsUnlisted, FaultOperationsOtherVersion}
+var hostileFaults = []string{FaultDescriptionAtRoot, FaultDescriptionProtocolURLs, FaultOperationsUnlisted, FaultOperationsOtherVersion,
+	FaultScopeNone}
+
+// signInGranted is the scopes a sign-in's token response grants: none under FaultScopeNone.
+func (s *Server) signInGranted(approved []string) []string {
+	if s.fault(FaultScopeNone) {
+		return nil
+	}
+	return approved
+}
 
 // operationsRegardless reports whether the Company returns operations whether or not the
 // request declares the extension (FaultOperationsUnlisted, FaultOperationsOtherVersion).
