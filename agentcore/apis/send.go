@@ -87,7 +87,7 @@ func New(cfg Config) (*Client, error) {
 	case cfg.Version == "":
 		return nil, errors.New("apis: Config.Version is required for Poppy-Version (spec 3.4)")
 	}
-	c := &Client{cfg: cfg, described: cfg.Described, base: cfg.Transport.NoRedirectClient().Transport, now: cfg.Now, log: cfg.Logger}
+	c := &Client{cfg: cfg, described: cfg.Described, base: cfg.Transport.RoundTripper(), now: cfg.Now, log: cfg.Logger}
 	if c.described == nil {
 		c.described = NewDescribed(nil)
 	}

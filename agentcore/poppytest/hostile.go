@@ -1,5 +1,10 @@
 package poppytest
 
+import (
+	"net/http"
+	"strings"
+)
+
 // Faults of a Company that lays out its documents so that a careless Personal Agent would send
 // the Session header where spec 5.2 forbids it, or that breaks the Operations extension's rules
 // on its side. Each is listed in Faults (server.go), so SetFault, Options.Faults and `poppydesk
@@ -29,11 +34,43 @@ const (
 	// grants) grant no scope: "scope": "", as when the User approves none. Spec 4.7: a Poppy
 	// sign-in grants at least one scope, and one that grants none ends as a decline.
 	FaultScopeNone = "scope-none"
+	// FaultHangDiscovery: poppy.json, the protected resource metadata and the authorization
+	// server metadata answer 200 with the start of a body, then send nothing more until the
+	// client gives up: a discovery that waited for them would never end.
+	FaultHangDiscovery = "hang-discovery"
+	// FaultHangToken: the token endpoint reads the request and never answers, so a sign-in,
+	// refresh or revocation that waited for it would never end.
+	FaultHangToken = "hang-token"
 )
 
 // hostileFaults are the faults of this file.
 var hostileFaults = []string{FaultDescriptionAtRoot, FaultDescriptionProtocolURLs, FaultOperationsUnlisted, FaultOperationsOtherVersion,
-	FaultScopeNone}
+	FaultScopeNone, FaultHangDiscovery, FaultHangToken}
+
+// hang holds the request open without a complete answer under FaultHangDiscovery and
+// FaultHangToken, until the client gives up (its connection closes) or the Server stops. It
+// reports whether it did.
+func (s *Server) hang(w http.ResponseWriter, r *http.Request) bool {
+	host, _, _ := strings.Cut(strings.ToLower(r.Host), ":")
+	p := r.URL.Path
+	switch {
+	case s.fault(FaultHangToken) && host == AuthHost && p == "/oauth/token":
+	case s.fault(FaultHangDiscovery) && (p == "/.well-known/poppy.json" || strings.HasPrefix(p, "/.well-known/oauth-")):
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"protocol_version":`))
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	default:
+		return false
+	}
+	select {
+	case <-r.Context().Done():
+	case <-s.stopped:
+	}
+	return true
+}
 
 // signInGranted is the scopes a sign-in's token response grants: none under FaultScopeNone.
 func (s *Server) signInGranted(approved []string) []string {

@@ -44,6 +44,12 @@
 //   - 10.4: the Session JWT's audience is the signer's business; this package only guarantees it
 //     goes to that Company's Session destinations.
 //
+// Bounded waits: DiscoveryClient and NoRedirectClient (discovery documents, metadata,
+// descriptions, JWKS, OAuth endpoints) end each request, redirects and body included, within
+// Config.DocumentTimeout (10 s by default); a Company that doesn't answer gets a *TimeoutError
+// naming the URL (errors.Is ErrTimeout and context.DeadlineExceeded), not a stuck request.
+// SessionClient requests are bounded by Config.Timeout and the caller's context.
+//
 // Every exchange is reported to Config.Observer (for the inspector) when its response body is
 // closed, with the URL, headers and the bodies' first 64 KiB redacted by agentcore/redact:
 // Poppy-Session, Authorization, DPoP, Cookie and Set-Cookie values, token-ish JSON fields, and

@@ -281,7 +281,7 @@ func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, toke
 	if err := signer.SignRequest(ctx, hr, token); err != nil {
 		return nil, fmt.Errorf("transport: signing the Session header failed: %w", err)
 	}
-	resp, err := c.t.noRedirect.Do(hr)
+	resp, err := c.t.session.Do(hr)
 	if err != nil {
 		return nil, err
 	}
