@@ -60,10 +60,20 @@ func clientDeclaresOperations(cl *engine.Client) bool {
 }
 
 // undeclared is the Outcome of an operation returned to a request that did not declare the
-// extension: the Company's answer as data, Poppydesk's words as the message, nothing stored.
+// extension, logged: the Company's answer as data, Poppydesk's words as the message, nothing
+// stored.
 func (q *Queue) undeclared(ctx context.Context, company, iface string, httpStatus int, body json.RawMessage, text string) *Outcome {
+	q.logUndeclared(ctx, company, iface)
+	return undeclaredOutcome(httpStatus, body, text)
+}
+
+func (q *Queue) logUndeclared(ctx context.Context, company, iface string) {
 	q.log.WarnContext(ctx, "approvals: the Company returned an operation to a request that did not declare the Operations extension version 2; it is not offered for approval (Operations 2)",
 		"company", company, "interface", iface)
+}
+
+// undeclaredOutcome is that Outcome.
+func undeclaredOutcome(httpStatus int, body json.RawMessage, text string) *Outcome {
 	o := &Outcome{Status: StatusCompanyError, HTTPStatus: httpStatus, Text: text, Message: MessageUndeclaredOperation}
 	if json.Valid(body) {
 		o.Body = body
