@@ -27,11 +27,18 @@ import (
 // nothing. Destinations is immutable after building; safe for concurrent use.
 type Destinations struct {
 	entries  []destEntry
-	excluded map[string]bool // origin+path
+	excluded map[placeKey]bool
+}
+
+// placeKey is an origin and a path, compared without building a string (no allocation on the
+// path of every signed request).
+type placeKey struct {
+	origin originKey
+	path   string
 }
 
 type destEntry struct {
-	origin string // "https://host[:port]" lowercased host
+	origin originKey
 	path   string // "/" normalised, no trailing slash except root
 	prefix bool
 	// tmpl is set for a Template entry: one pattern per segment of the decoded path.
@@ -132,9 +139,9 @@ func (b *DestinationsBuilder) Exclude(raw string) error {
 		return err
 	}
 	if b.d.excluded == nil {
-		b.d.excluded = map[string]bool{}
+		b.d.excluded = map[placeKey]bool{}
 	}
-	b.d.excluded[originOf(u)+cleanPath(u.EscapedPath())] = true
+	b.d.excluded[placeKey{originOf(u), cleanPath(u.EscapedPath())}] = true
 	return nil
 }
 
@@ -160,16 +167,25 @@ func (b *DestinationsBuilder) add(raw string, prefix bool) error {
 
 // Allows reports whether u is a Session destination.
 func (d *Destinations) Allows(u *url.URL) bool {
+	// A dot-segment or encoded slash could make the server see another resource than the text
+	// compared here (e.g. /api/../oauth/token): such a URL is never a destination.
+	if u == nil || CheckPath(u) != nil {
+		return false
+	}
+	return d.allowsChecked(u)
+}
+
+// allowsChecked is Allows for a URL whose path CheckPath (or CheckURL) accepted.
+func (d *Destinations) allowsChecked(u *url.URL) bool {
 	if d == nil || u == nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" {
 		return false
 	}
-	// A dot-segment or encoded slash could make the server see another resource than the text
-	// compared here (e.g. /api/../oauth/token); discovery and metadata documents live under
-	// /.well-known/ (RFC 8615); exclusions win. None of them is ever a destination.
-	if d.Refuses(u) {
+	// Discovery and metadata documents live under /.well-known/ (RFC 8615), and exclusions
+	// win: neither is ever a destination.
+	o, p := originOf(u), cleanPath(u.EscapedPath())
+	if p == "/.well-known" || strings.HasPrefix(p, "/.well-known/") || d.excluded[placeKey{o, p}] {
 		return false
 	}
-	o, p := originOf(u), cleanPath(u.EscapedPath())
 	for i := range d.entries {
 		e := &d.entries[i]
 		if e.origin != o {
@@ -201,7 +217,7 @@ func (d *Destinations) Refuses(u *url.URL) bool {
 	if p == "/.well-known" || strings.HasPrefix(p, "/.well-known/") {
 		return true
 	}
-	return d != nil && d.excluded[originOf(u)+p]
+	return d != nil && d.excluded[placeKey{originOf(u), p}]
 }
 
 // matchTemplate reports whether the decoded path p has the template's segments.
@@ -272,16 +288,17 @@ func globMatch(pat []globTok, s string) bool {
 	return p == len(pat)
 }
 
-// originOf is scheme://host[:port] with the host lowercased and the default port dropped.
-func originOf(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+// originKey is an https origin: the host lowercased, and the port ("" for 443).
+type originKey struct{ host, port string }
+
+// originOf is u's origin (https is the only scheme a destination has), without allocating when
+// the host is already lowercase.
+func originOf(u *url.URL) originKey {
+	k := originKey{host: strings.ToLower(u.Hostname()), port: u.Port()}
+	if k.port == "443" {
+		k.port = ""
 	}
-	if p := u.Port(); p != "" && p != "443" {
-		host += ":" + p
-	}
-	return "https://" + host
+	return k
 }
 
 func cleanPath(p string) string {

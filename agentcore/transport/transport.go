@@ -172,11 +172,11 @@ type Transport struct {
 	sleep  func(ctx context.Context, d time.Duration) error
 	log    *slog.Logger
 	guard  *guard
-	// noRedirect and followHTTPS are the document clients (Config.DocumentTimeout); session
-	// is SessionClient's (Config.Timeout). Reused: no per-request allocation.
+	// noRedirect and followHTTPS are the document clients (Config.DocumentTimeout), reused: no
+	// per-request allocation. SessionClient sends through guard itself, bounded by its request's
+	// context (Config.Timeout).
 	noRedirect  *http.Client
 	followHTTPS *http.Client
-	session     *http.Client
 }
 
 // New builds a Transport.
@@ -247,7 +247,6 @@ func New(cfg Config) (*Transport, error) {
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	t.noRedirect = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout, CheckRedirect: noFollow}
 	t.followHTTPS = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout, CheckRedirect: checkDiscoveryRedirect}
-	t.session = &http.Client{Transport: t.guard, Timeout: t.cfg.Timeout, CheckRedirect: noFollow}
 	return t, nil
 }
 
