@@ -316,11 +316,40 @@ func (c *Client) roundTrip(req *http.Request, token string) (*http.Response, err
 	if err := c.cfg.Signer.SignRequest(req.Context(), req, token); err != nil {
 		return nil, fmt.Errorf("apis: signing the Session header for %s %s failed: %w", req.Method, redact.URL(u), err)
 	}
-	resp, err := c.base.RoundTrip(req)
-	if err == nil && c.cfg.OnResponse != nil {
+	// The response headers must come within the transport's Timeout; the body then streams
+	// for as long as the caller's context allows (an MCP answer may take longer).
+	ctx, cancel := context.WithCancel(req.Context())
+	limit := c.cfg.Transport.Timeout()
+	waiting := time.AfterFunc(limit, cancel)
+	resp, err := c.base.RoundTrip(req.WithContext(ctx))
+	if !waiting.Stop() && req.Context().Err() == nil {
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, &transport.TimeoutError{URL: redact.URL(u), Limit: limit}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	if c.cfg.OnResponse != nil {
 		c.cfg.OnResponse(req.Context(), resp)
 	}
-	return resp, err
+	return resp, nil
+}
+
+// cancelOnClose ends a request's context when its response body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // protocolError types an error response as spec 7 does (the transport's *ProtocolError): the

@@ -41,11 +41,10 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 	f := newFixture(b, func(c *transport.Config) { c.Observer = nil })
 	f.discover(b)
 	ok := []byte(`{"products":[]}`)
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(ok) }))
-	target := f.s.URL(poppytest.OtherHost, "/api/products")
+	target, port := benchTarget(b, f.s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(ok) }))
 	// The benchmark endpoint is a Session destination of its own.
 	var db transport.DestinationsBuilder
-	if err := db.Prefix(f.s.URL(poppytest.OtherHost, "/api")); err != nil {
+	if err := db.Prefix(strings.TrimSuffix(target, "/products")); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -60,7 +59,7 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plain := plainClient(f.s)
+	plain := plainClient(f.s, port)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		b.Fatal(err)
@@ -130,10 +129,9 @@ func BenchmarkSignedOutRequestAllocs(b *testing.B) {
 	f := newFixture(b, func(c *transport.Config) { c.Observer = nil })
 	f.discover(b)
 	ok := []byte(`{"products":[]}`)
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(ok) }))
-	target := f.s.URL(poppytest.OtherHost, "/api/products")
+	target, port := benchTarget(b, f.s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(ok) }))
 	var db transport.DestinationsBuilder
-	if err := db.Prefix(f.s.URL(poppytest.OtherHost, "/api")); err != nil {
+	if err := db.Prefix(strings.TrimSuffix(target, "/products")); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -150,7 +148,7 @@ func BenchmarkSignedOutRequestAllocs(b *testing.B) {
 		}
 	})
 	b.Run("plain-net-http", func(b *testing.B) {
-		plain := plainClient(f.s)
+		plain := plainClient(f.s, port)
 		b.ReportAllocs()
 		for b.Loop() {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
@@ -173,13 +171,12 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 	f := newFixture(b, func(c *transport.Config) { c.Observer = nil })
 	f.discover(b)
 	ok := []byte(`{"products":[]}`)
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	target, port := benchTarget(b, f.s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(time.Millisecond)
 		w.Write(ok)
 	}))
-	target := f.s.URL(poppytest.OtherHost, "/api/products")
 	var db transport.DestinationsBuilder
-	if err := db.Prefix(f.s.URL(poppytest.OtherHost, "/api")); err != nil {
+	if err := db.Prefix(strings.TrimSuffix(target, "/products")); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -198,7 +195,7 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 		}
 	})
 	b.Run("plain-net-http", func(b *testing.B) {
-		plain := plainClient(f.s)
+		plain := plainClient(f.s, port)
 		for b.Loop() {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			resp, err := plain.Do(req)
@@ -211,14 +208,36 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 	})
 }
 
+// benchTarget serves ok on its own loopback TLS listener, with a certificate the reference
+// Company's CA issued for OtherHost (so the engine's dev-mode transport trusts it), and returns
+// the URL of /api/products there and the listener's port. It is not the reference Company,
+// which records every request it gets (headers and body, for tests to inspect): that server
+// work grows with the Session header and is not the client's.
+func benchTarget(b *testing.B, s *poppytest.Server, h http.Handler) (string, int) {
+	b.Helper()
+	leaf, err := s.CA().Leaf(time.Now(), poppytest.OtherHost)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}))
+	b.Cleanup(func() { srv.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	return "https://" + poppytest.OtherHost + ":" + strconv.Itoa(port) + "/api/products", port
+}
+
 // plainClient is the baseline: a bare net/http client (keep-alive, HTTP/1.1) that trusts the
 // reference Company's CA and dials its loopback listener, with none of the engine's checks.
-func plainClient(s *poppytest.Server) *http.Client {
+func plainClient(s *poppytest.Server, port int) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: s.CA().Pool(), ServerName: poppytest.OtherHost},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)))
+			return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		},
 	}}
 }

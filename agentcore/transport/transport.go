@@ -236,10 +236,12 @@ func New(cfg Config) (*Transport, error) {
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return p.dialTLS(ctx, network, addr, roots, devRoots)
 		},
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: t.cfg.Timeout,
+		MaxIdleConns:        100,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		// No ResponseHeaderTimeout: every client bounds its own requests (the document clients
+		// with http.Client.Timeout, SessionClient with its request's context, agentcore/apis
+		// with a wait for the headers of its own), so a signed request pays for one timer.
 		ExpectContinueTimeout: time.Second,
 	}
 	t.guard = &guard{t: t}
@@ -251,10 +253,13 @@ func New(cfg Config) (*Transport, error) {
 }
 
 // RoundTripper is the guard under every client (HTTPS only, the address policy, observed):
-// for layers that sign requests themselves and bound them with their context (agentcore/apis).
-// It follows no redirect and has no timeout of its own beyond the wait for response headers
-// (Config.Timeout).
+// for layers that sign requests themselves (agentcore/apis). It follows no redirect and has no
+// timeout of its own: the caller bounds each exchange (Timeout).
 func (t *Transport) RoundTripper() http.RoundTripper { return t.guard }
+
+// Timeout is Config.Timeout: how long a signed exchange may take (SessionClient), or wait for
+// its response headers (agentcore/apis, whose MCP answers may stream for longer).
+func (t *Transport) Timeout() time.Duration { return t.cfg.Timeout }
 
 // Close drops idle connections.
 func (t *Transport) Close() { t.rt.CloseIdleConnections() }
