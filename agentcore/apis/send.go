@@ -333,17 +333,28 @@ func (c *Client) roundTrip(req *http.Request, token string) (*http.Response, err
 		cancel()
 		return nil, err
 	}
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, ctx: ctx, cancel: cancel}
 	if c.cfg.OnResponse != nil {
 		c.cfg.OnResponse(req.Context(), resp)
 	}
 	return resp, nil
 }
 
-// cancelOnClose ends a request's context when its response body is closed.
+// cancelOnClose ends a request's context when its response body is closed, and reports a body
+// cut because the caller's context ended as that context's error: net/http may report such a
+// cut as io.EOF, which would pass a truncated body for a complete one.
 type cancelOnClose struct {
 	io.ReadCloser
+	ctx    context.Context
 	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && b.ctx.Err() != nil {
+		return n, b.ctx.Err()
+	}
+	return n, err
 }
 
 func (b *cancelOnClose) Close() error {

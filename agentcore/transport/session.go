@@ -315,7 +315,7 @@ func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, toke
 		cancel()
 		return nil, &url.Error{Op: urlOp(hr.Method), URL: redact.URL(u), Err: err}
 	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, url: u, limit: c.t.cfg.Timeout}
 	return resp, nil
 }
 
@@ -327,10 +327,26 @@ func urlOp(method string) string {
 	return method[:1] + strings.ToLower(method[1:])
 }
 
-// cancelBody ends a request's context when its response body is closed.
+// cancelBody ends a request's context when its response body is closed, and reports a body cut
+// by the end of the exchange's deadline as a *TimeoutError: net/http may report such a cut as
+// io.EOF, which would pass a truncated body for a complete one.
 type cancelBody struct {
 	io.ReadCloser
+	ctx    context.Context
 	cancel context.CancelFunc
+	url    *url.URL
+	limit  time.Duration
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && b.ctx.Err() != nil {
+		if errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
+			return n, &TimeoutError{URL: redact.URL(b.url), Limit: b.limit}
+		}
+		return n, b.ctx.Err()
+	}
+	return n, err
 }
 
 func (b *cancelBody) Close() error {
