@@ -29,7 +29,7 @@ import (
 //   - engine: SessionClient.Do with a real Session JWT from agentcore/session (Session
 //     destinations check, Poppy headers, the policy dialer, error handling);
 //   - plain: a bare net/http request;
-//   - bare-sig: one ECDSA P-256 signature (crypto/ecdsa SignASN1 over a SHA-256 digest of a
+//   - bare-sig: one ECDSA P-256 signature (crypto/ecdsa SignASN1 over a SHA-256 digest of a real
 //     Session JWT's signing input), the one signature spec 5.2 requires per request;
 //   - stub: the engine with a signer that only sets the header, so engine minus stub is the
 //     signer's cost and stub minus plain the transport's.
@@ -64,8 +64,17 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// A signing input as long as a real Session JWT's (header with the delegation, claims).
-	input := []byte(strings.Repeat("eyJ0eXAiOiJwb3BweS1zZXNzaW9uK2p3dCIs", 30))
+	// The signing input of a real Session JWT for this request (header with the delegation,
+	// claims): the bare signature hashes and signs as many bytes as the engine's.
+	var input []byte
+	{
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		if err := f.sess.SignRequest(ctx, r, ""); err != nil {
+			b.Fatal(err)
+		}
+		jwt := r.Header.Get("Poppy-Session")
+		input = []byte(jwt[:strings.LastIndexByte(jwt, '.')])
+	}
 	variants := []func() error{
 		func() error { return drainDo(engine.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})) },
 		func() error {
