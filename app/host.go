@@ -127,6 +127,9 @@ type Tuning struct {
 	DirectTimeout time.Duration
 	// Observer sees every exchange of the engine's transport (after the exchange log).
 	Observer func(transport.Exchange)
+	// DocumentTimeout bounds each discovery, metadata and OAuth request (default
+	// transport.DefaultDocumentTimeout).
+	DocumentTimeout time.Duration
 }
 
 // Problem says why the engine does not run: no keyring, a locked keyring, or no identity. The
@@ -469,7 +472,8 @@ func (h *Host) transportConfig() transport.Config {
 	if h.demo != nil {
 		dev = h.demo.developer()
 	}
-	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs, Sleep: h.cfg.Tuning.Sleep, Observer: h.cfg.Tuning.Observer}
+	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs, Sleep: h.cfg.Tuning.Sleep, Observer: h.cfg.Tuning.Observer,
+		DocumentTimeout: h.cfg.Tuning.DocumentTimeout}
 }
 
 func (h *Host) openEngine(ctx context.Context) error {

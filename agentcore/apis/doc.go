@@ -15,9 +15,15 @@
 //     External $refs are never fetched (kin-openapi's loader with external refs off), so a
 //     description cannot make the engine contact another URL. The server URL comes from the
 //     operation's, the path's or the document's servers (first match), resolved against the
-//     description URL, with server variables at their defaults; it must be HTTPS (spec 3) and every
-//     operation's URL must be a Session destination (spec 5.2), or the operation is listed with the
-//     reason it is unavailable.
+//     description URL, with server variables at their defaults (discovery.OpenAPIServer, shared
+//     with discovery, which reads the same descriptions to know the Company's Session
+//     destinations); it must be HTTPS (spec 3) and every operation's URL must be a Session
+//     destination (spec 5.2), or the operation is listed with the reason it is unavailable.
+//   - 5.2 destinations of descriptions read later: Config.Described (one per Company, shared by
+//     its Clients) keeps the request URLs of the descriptions this run read. FetchOpenAPI records
+//     them, and Send signs a URL outside Config.Destinations only when a description describes
+//     it, reading the descriptions not read yet first, unsigned. What Config.Destinations refuses
+//     (documents, OAuth endpoints, pages, /.well-known/) stays refused.
 //   - 7 calls, 5.2, 5.6: Client.Send signs each attempt with the Session's transport.Signer
 //     (Poppy-Session, Poppy-Version, Poppy-Extensions), adds the access token when given, refuses
 //     URLs outside the Session destinations and tokens in URLs, never follows a redirect

@@ -81,7 +81,7 @@ func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenF
 		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	m := &MCPSession{URL: u.String(), rt: rt, timeout: c.cfg.Transport.NoRedirectClient().Timeout, progress: map[string]func(Progress){}}
+	m := &MCPSession{URL: u.String(), rt: rt, timeout: c.cfg.Transport.Timeout(), progress: map[string]func(Progress){}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "poppydesk", Version: "0.4"}, &mcp.ClientOptions{Logger: c.log,
 		ProgressNotificationHandler: m.onProgress})
 	cctx, cancel := m.bound(ctx, 0)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -127,7 +128,10 @@ func (e *descError) Is(target error) bool { return target == ErrDescription }
 
 // FetchOpenAPI fetches and reads the description of an openapi entry of poppy.json. The request
 // carries no Session header and no credentials (a description is not a Session destination,
-// spec 5.2) and is never redirected; the body is read up to 4 MiB.
+// spec 5.2) and is never redirected; the body is read up to 4 MiB. The request URLs the
+// description describes become Session destinations of this Client (and of every Client sharing
+// its Config.Described) in place of those of the entry's earlier reads: Send may sign requests
+// to them from now on (spec 5.2, 7).
 func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Description, error) {
 	if api.Type != "openapi" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not openapi", api.URL, api.Type)
@@ -159,32 +163,42 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 	if len(body) > maxBody {
 		return nil, &descError{url: api.URL, msg: "is larger than the 4 MiB the engine reads"}
 	}
-	d, err := ParseOpenAPI(ctx, api.URL, body, c.cfg.Destinations)
+	d, urls, err := parseOpenAPI(ctx, api.URL, body, nil)
 	if err != nil {
 		return nil, err
 	}
+	dest := c.described.record(api.URL, urls)
+	markUnavailable(d, func(u *url.URL) bool {
+		return c.cfg.Destinations.Allows(u) || !c.cfg.Destinations.Refuses(u) && dest.Allows(u)
+	})
 	d.APIDescribe = api.Description
 	return d, nil
 }
 
 // ParseOpenAPI reads an OpenAPI 3.0 or 3.1 description (JSON or YAML) fetched from descURL.
 // External $refs are refused. Operations whose URL is not HTTPS or not one of dest are listed
-// with Unavailable set.
+// with Unavailable set (dest: Session destinations such as discovery.Company.SessionDestinations,
+// which hold the request URLs of the description read at discovery, spec 5.2).
 func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transport.Destinations) (*Description, error) {
+	d, _, err := parseOpenAPI(ctx, descURL, data, dest.Allows)
+	return d, err
+}
+
+// parseOpenAPI is ParseOpenAPI with the destinations check as a function, and the request URLs
+// the description describes (discovery.OpenAPIRequestURLs). A nil allows leaves Unavailable for
+// markUnavailable.
+func parseOpenAPI(ctx context.Context, descURL string, data []byte, allows func(*url.URL) bool) (*Description, []string, error) {
 	base, err := transport.CheckURL(descURL)
 	if err != nil {
-		return nil, &descError{url: descURL, msg: "is not an HTTPS URL (spec 3)", err: err}
+		return nil, nil, &descError{url: descURL, msg: "is not an HTTPS URL (spec 3)", err: err}
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false // never fetch another URL or file for a $ref
-	loader.Context = ctx
-	doc, err := loader.LoadFromData(data)
+	doc, err := discovery.LoadOpenAPI(ctx, data)
 	if err != nil {
-		return nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
-	}
-	mm := doc.OpenAPIMajorMinor()
-	if mm != "3.0" && mm != "3.1" {
-		return nil, &descError{url: descURL, msg: fmt.Sprintf("declares OpenAPI %q; spec 7 lists OpenAPI 3.0 and 3.1", doc.OpenAPI)}
+		var oe *discovery.OpenAPIError
+		if errors.As(err, &oe) {
+			return nil, nil, &descError{url: descURL, msg: oe.Msg, err: oe.Err}
+		}
+		return nil, nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
 	}
 	d := &Description{URL: descURL, OpenAPI: doc.OpenAPI, Schemes: map[string]SecurityScheme{}}
 	if doc.Info != nil {
@@ -214,7 +228,7 @@ func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transp
 		}
 	}
 	if doc.Paths == nil {
-		return d, nil
+		return d, nil, nil
 	}
 	paths := doc.Paths.Map()
 	keys := make([]string, 0, len(paths))
@@ -242,18 +256,9 @@ func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transp
 			if o.ID == "" {
 				o.ID = o.Method + " " + p
 			}
-			servers := doc.Servers
-			if len(item.Servers) > 0 {
-				servers = item.Servers
-			}
-			if op.Servers != nil && len(*op.Servers) > 0 {
-				servers = *op.Servers
-			}
-			o.ServerURL, o.Unavailable = resolveServer(base, servers)
-			if o.Unavailable == "" {
-				if u, err := url.Parse(o.ServerURL + placeholderPath(p)); err != nil || !dest.Allows(u) {
-					o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2), so the engine will not send the Session JWT there", o.ServerURL, p)
-				}
+			o.ServerURL, o.Unavailable = discovery.OpenAPIServer(base, doc, item, op)
+			if o.Unavailable == "" && !strings.HasPrefix(p, "/") {
+				o.Unavailable = fmt.Sprintf("its path %q does not start with \"/\" (OpenAPI 3.1 §4.8.8)", p)
 			}
 			o.Parameters = parameters(item.Parameters, op.Parameters)
 			if op.RequestBody != nil && op.RequestBody.Value != nil {
@@ -296,7 +301,23 @@ func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transp
 			d.Operations = append(d.Operations, o)
 		}
 	}
-	return d, nil
+	if allows != nil {
+		markUnavailable(d, allows)
+	}
+	return d, discovery.OpenAPIRequestURLs(base, doc), nil
+}
+
+// markUnavailable sets Unavailable on each operation whose URL allows refuses (spec 5.2).
+func markUnavailable(d *Description, allows func(*url.URL) bool) {
+	for i := range d.Operations {
+		o := &d.Operations[i]
+		if o.Unavailable != "" {
+			continue
+		}
+		if u, err := url.Parse(o.ServerURL + placeholderPath(o.Path)); err != nil || !allows(u) {
+			o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2: a document, OAuth endpoint or page that never gets the Session JWT, or a path the engine cannot match safely), so the engine will not send the Session JWT there", o.ServerURL, o.Path)
+		}
+	}
 }
 
 func isJSON(ct string) bool {
@@ -327,40 +348,6 @@ func parameters(lists ...openapi3.Parameters) []Parameter {
 		}
 	}
 	return out
-}
-
-// resolveServer returns the first server URL (variables at their defaults) resolved against the
-// description URL that is HTTPS, or the reason none is (spec 3 "HTTPS"). Without servers, the
-// server is "/" (OpenAPI 3.1 §4.8.1).
-func resolveServer(base *url.URL, servers openapi3.Servers) (string, string) {
-	if len(servers) == 0 {
-		servers = openapi3.Servers{{URL: "/"}}
-	}
-	var reasons []string
-	for _, s := range servers {
-		if s == nil {
-			continue
-		}
-		raw := s.URL
-		for name, v := range s.Variables {
-			if v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-			}
-		}
-		ref, err := url.Parse(raw)
-		if err != nil {
-			reasons = append(reasons, fmt.Sprintf("%q is not a URL", s.URL))
-			continue
-		}
-		u := base.ResolveReference(ref)
-		u.RawQuery, u.Fragment = "", ""
-		if u.Scheme != "https" || u.Host == "" || u.User != nil {
-			reasons = append(reasons, fmt.Sprintf("%q is not an HTTPS URL (spec 3)", s.URL))
-			continue
-		}
-		return strings.TrimSuffix(u.String(), "/"), ""
-	}
-	return "", "no usable server: " + strings.Join(reasons, "; ")
 }
 
 // placeholderPath fills path parameters with "x" to check a template against the destinations.

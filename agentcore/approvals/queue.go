@@ -303,7 +303,11 @@ type Item struct {
 	// ApprovedRevision is the revision that was approved and is (re)sent, when one was.
 	ApprovedRevision string
 	// CanCheckOutcome is true when CheckOutcome applies (approved, being sent, outcome unknown).
-	CanCheckOutcome  bool
+	CanCheckOutcome bool
+	// Violation, when set, says in Poppydesk's words which rule of the Operations extension the
+	// Company broke for this approval, such as other terms under a revision it had already used
+	// (WarnRevisionReused, Operations 3); such an item can't be approved and nothing more is sent.
+	Violation        string
 	Created, Updated time.Time
 }
 
@@ -513,6 +517,18 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
 	}
+	if revisionReusedIn(decs) {
+		// The Company's violation comes first, in its own words; the request changing between
+		// the revisions is not the point (and not the model's fault) once nothing can be approved.
+		it.Violation = revisionReusedWords(cur.Revision, rec.State == string(operations.StateOutcomeUnknown))
+		kept := []operations.Warning{{Code: WarnRevisionReused, Message: it.Violation}}
+		for _, w := range it.Warnings {
+			if w.Code != WarnRequestChanged {
+				kept = append(kept, w)
+			}
+		}
+		it.Warnings, it.CanCheckOutcome = kept, false
+	}
 	if n, ok := approvedRevision(decs); ok {
 		for i := range rec.Revisions {
 			if rec.Revisions[i].Revision == n {
@@ -633,12 +649,18 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		if o.Message == "" {
 			o.Message = "not performed: the Company refused the approved request"
 		}
+
 	case operations.StateDeclined:
 		o.Status, o.Message = StatusDeclined, "not performed: the user declined in Poppydesk"
 	case operations.StateExpired:
 		o.Status, o.Message = StatusExpired, "not performed: the terms expired before the approval was sent"
 	default:
 		o.Status, o.Message = StatusFailed, "not performed: the approval is "+rec.State
+	}
+	if revisionReusedIn(decs) {
+		// Operations 3: the Company reused a revision; its words from the decision log say
+		// whether the approval had gone out (the outcome stays unknown) or not (failed).
+		o.Status = StatusCompanyError
 	}
 	return o
 }

@@ -91,6 +91,9 @@ type Engine struct {
 	clients   map[clientKey]*Client
 	open      map[string]bool // sids recorded and not yet ended
 	closed    bool
+
+	descMu    sync.Mutex
+	described map[string]describedEntry // by Company identifier (described.go)
 }
 
 type clientKey struct{ company, account string }
@@ -401,7 +404,7 @@ func (c *Client) apiClient() (*apis.Client, error) {
 		c.mu.Unlock()
 		return s.SignRequest(ctx, req, token)
 	})
-	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Version: sess.Version, Extensions: hdr,
+	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Described: c.e.describedOf(comp), Version: sess.Version, Extensions: hdr,
 		Authorize: c.authorize, OnResponse: c.onResponse, Now: c.e.now, Logger: c.e.log}
 	if c.account != "" {
 		cfg.AccessToken = c.accessToken

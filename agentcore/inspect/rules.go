@@ -56,6 +56,11 @@ const (
 	RuleOpsAtMostOnce       = "operations.at-most-once"
 	RuleOpsRevisionOnChange = "operations.revision-on-change"
 
+	// Session destinations, operations declared, timely answers (spec 5.2, Operations 2, 4.7).
+	RuleDestinationsDescribed = "session.destinations-described"
+	RuleOAuthNoScope          = "oauth.no-scope-granted"
+	RuleAnswersInTime         = "transport.answers-in-time"
+
 	// Task coverage (spec 9).
 	RuleSkillDigest          = "coverage.skill-digest"
 	RuleSkillArchive         = "coverage.skill-archive"
@@ -130,6 +135,9 @@ var catalog = []Rule{
 	{RuleOpsAtMostOnce, MUST, "Operations 7", "at most once", "an approval sent twice performs once, and the second response says the same", "store the outcome by operation and revision, and answer a retry with it"},
 	{RuleOpsRevisionOnChange, MUST, "Operations 3", "a changed request gets a new revision", "a request with other parameters gets other terms under a new revision", "derive the revision from the terms"},
 
+	{RuleDestinationsDescribed, MUST, "spec 5.2", "Session destinations are the described request URLs", "an OpenAPI description's servers and paths name only the API's own request URLs", "serve the description's servers and paths for the API only, not the origin's root or the protocol's documents"},
+	{RuleOAuthNoScope, NOTE, "spec 4.7", "a sign-in grants a scope", "a token response grants at least one requested scope", "answer access_denied when the user grants nothing"},
+	{RuleAnswersInTime, SHOULD, "spec 3", "documents and tokens are answered promptly", "discovery, metadata and token requests answer within seconds", "answer discovery and token requests without waiting on slow work"},
 	{RuleSkillDigest, MUST, "spec 9.4", "a skill matches its digest", "the artifact's SHA-256 equals the index's digest", "publish the digest of the artifact as it is served"},
 	{RuleSkillArchive, MUST, "spec 9.4", "a skill archive stays in its folder", "no absolute path, no .., no links", "build the archive with relative paths inside one folder"},
 	{RuleAlternativeReference, MUST, "spec 9.2", "an alternative names what poppy.json lists", "openapi and mcp references name a listed API and its operation or tool", "reference only APIs listed in poppy.json"},

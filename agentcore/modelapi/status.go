@@ -192,7 +192,7 @@ func outcomeStatus(queue string) string {
 	switch queue {
 	case "done":
 		return StatusPerformed
-	case StatusWaitingForUser, StatusInProgress, StatusOutcomeUnknown, StatusDeclined, StatusExpired, StatusFailed:
+	case StatusWaitingForUser, StatusInProgress, StatusOutcomeUnknown, StatusDeclined, StatusExpired, StatusFailed, StatusCompanyError:
 		return queue
 	}
 	return StatusError

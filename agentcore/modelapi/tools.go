@@ -45,7 +45,8 @@ const (
 )
 
 // Statuses whose queue messages are Poppydesk's fixed words (the others can quote the Company).
-var fixedMessageStatuses = map[string]bool{StatusWaitingForUser: true, StatusPerformed: true, StatusDeclined: true, StatusExpired: true, StatusInProgress: true}
+var fixedMessageStatuses = map[string]bool{StatusWaitingForUser: true, StatusPerformed: true, StatusDeclined: true, StatusExpired: true, StatusInProgress: true,
+	StatusCompanyError: true}
 
 var (
 	domainRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?$`)
@@ -817,7 +818,7 @@ func outcomeReply(o *Outcome, c *discovery.Company, fields map[string]any) *Repl
 	case o.Message != "":
 		detail = o.Message
 	}
-	r := &Reply{Status: status, Message: msg, ApprovalID: o.ApprovalID, Fields: fields, IsError: status == StatusFailed || status == StatusError}
+	r := &Reply{Status: status, Message: msg, ApprovalID: o.ApprovalID, Fields: fields, IsError: status == StatusFailed || status == StatusError || status == StatusCompanyError}
 	if fields == nil {
 		r.Fields = map[string]any{}
 	}

@@ -78,6 +78,7 @@ func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 		}
 		doc["supported_versions"] = sv
 	}
+	s.editHostilePoppy(doc) // hostile.go
 	s.mu.Lock()
 	edit := s.editPoppy
 	s.mu.Unlock()
@@ -171,7 +172,7 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 			edit(doc)
 		}
 		s.serveDoc(w, r, doc)
-	case p == "/api/openapi.json":
+	case p == "/api/openapi.json", p == RootDescriptionPath && s.fault(FaultDescriptionAtRoot):
 		s.serveDoc(w, r, s.openAPI())
 	case p == "/api/orders" || strings.HasPrefix(p, "/api/orders/"):
 		s.serveOrders(w, r) // orders.go: the Orders API with operations (Operations 4, 6, 7)
@@ -205,7 +206,9 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 // spec's jacket exchange, with an OAuth2 security scheme whose scopes match poppy.json. Its server
 // URL is relative to the description's URL (OpenAPI 3.1 §4.8.5).
 func (s *Server) openAPI() map[string]any {
-	return openAPIDocument(s.Issuer())
+	doc := openAPIDocument(s.Issuer())
+	s.editHostileOpenAPI(doc) // hostile.go
+	return doc
 }
 
 func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {

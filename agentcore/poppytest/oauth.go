@@ -655,7 +655,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			resource = c.resource
 		}
 		g := &grant{id: randID(12), clientID: ci.ClientID, account: c.account, scopes: c.scopes}
-		s.issue(w, g, c.requested, c.scopes, resource, jkt, true)
+		s.issue(w, g, c.requested, s.signInGranted(c.scopes), resource, jkt, true) // the fault: hostile.go
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		a.mu.Lock()
@@ -834,7 +834,7 @@ func (s *Server) pollDevice(w http.ResponseWriter, r *http.Request, ci *clientIn
 		resource = d.resource
 	}
 	g := &grant{id: randID(12), clientID: ci.ClientID, account: d.account, scopes: d.scopes}
-	s.issue(w, g, d.requested, d.scopes, resource, jkt, true)
+	s.issue(w, g, d.requested, s.signInGranted(d.scopes), resource, jkt, true) // the fault: hostile.go
 }
 
 // approveDevice records the person's answer on the verification page for userCode. It reports

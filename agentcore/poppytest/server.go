@@ -113,6 +113,9 @@ type Server struct {
 	verifier         sessionVerifier
 	verifierNoIssuer sessionVerifier
 	client           *transport.Transport
+	// stopped is closed by Close, so requests a fault holds open end with the Server.
+	stopped   chan struct{}
+	closeOnce sync.Once
 }
 
 // IssuerMode selects what the domain's protected resource metadata says (spec 3.2).
@@ -141,7 +144,7 @@ type AccessToken struct {
 
 // New builds a reference Company; Start serves it.
 func New(opts Options) (*Server, error) {
-	s := &Server{opts: opts, now: opts.Now, log: opts.Logger, faults: map[string]bool{}, hosts: map[string]http.Handler{},
+	s := &Server{opts: opts, now: opts.Now, log: opts.Logger, faults: map[string]bool{}, hosts: map[string]http.Handler{}, stopped: make(chan struct{}),
 		tokens: map[string]AccessToken{}, ended: map[string]bool{}, cacheCtl: "max-age=300", mainVer: "0.4", dpopNonce: randID(16)}
 	if s.now == nil {
 		s.now = time.Now
@@ -224,6 +227,7 @@ func (s *Server) Close() error {
 	if s.client != nil {
 		s.client.Close()
 	}
+	s.closeOnce.Do(func() { close(s.stopped) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return s.srv.Shutdown(ctx)
@@ -412,6 +416,9 @@ func (s *Server) record(r *http.Request) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.record(r)
+	if s.hang(w, r) { // hostile.go
+		return
+	}
 	host, port, err := net.SplitHostPort(r.Host)
 	if err != nil || port != strconv.Itoa(s.Port) {
 		writeError(w, http.StatusMisdirectedRequest, "invalid_request", "the reference Company serves only Host names with port "+strconv.Itoa(s.Port))
@@ -472,7 +479,7 @@ var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNew
 	FaultLoseResponse, FaultReusedRevision}
 
 // Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
-var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, coverageFaults)
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, coverageFaults, hostileFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {

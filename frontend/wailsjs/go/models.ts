@@ -176,6 +176,7 @@ export namespace app {
 	    interface: string;
 	    state: string;
 	    decidable: boolean;
+	    violation: string;
 	    current: ApprovalRevision;
 	    previous?: ApprovalRevision;
 	    changes?: operations.Changes;
@@ -200,6 +201,7 @@ export namespace app {
 	        this.interface = source["interface"];
 	        this.state = source["state"];
 	        this.decidable = source["decidable"];
+	        this.violation = source["violation"];
 	        this.current = this.convertValues(source["current"], ApprovalRevision);
 	        this.previous = this.convertValues(source["previous"], ApprovalRevision);
 	        this.changes = this.convertValues(source["changes"], operations.Changes);

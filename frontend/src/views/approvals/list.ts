@@ -3,7 +3,7 @@
 
 import type { ApprovalItem } from "../../api";
 import { el } from "../../dom";
-import { formatTime, stateWords } from "./words";
+import { formatTime, itemStateWords } from "./words";
 
 export interface ListActions {
   open(id: string): void;
@@ -28,11 +28,11 @@ export function approvalGroups(items: ApprovalItem[], act: ListActions): HTMLEle
         { type: "button", class: "approval-row", "data-id": it.id, id: `approval-row-${it.id}` },
         el("span", { class: "row-company" }, it.companyName || it.company),
         el("span", { class: "row-summary" }, it.current.summaryText),
-        el("span", { class: "row-state" }, `${stateWords(it.state)} · ${formatTime(it.updated)}`),
+        el("span", { class: "row-state" }, `${itemStateWords(it)} · ${formatTime(it.updated)}`),
       );
       open.addEventListener("click", () => act.open(it.id));
       const li = el("li", {}, open);
-      if (it.state === "outcome_unknown") {
+      if (it.state === "outcome_unknown" && !it.violation) {
         const check = el("button", { type: "button", class: "btn", "data-check": it.id }, "Check the outcome");
         check.addEventListener("click", () => act.check(it.id));
         li.appendChild(check);
