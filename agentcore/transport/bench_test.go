@@ -12,6 +12,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // BenchmarkSignedOutRequest compares, in the same run and against the same loopback TLS handler,
@@ -31,13 +32,8 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	b.Run("engine", func(b *testing.B) {
-		c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
+	do := func(c *transport.SessionClient) func(b *testing.B) {
+		return func(b *testing.B) {
 			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
 			if err != nil {
 				b.Fatal(err)
@@ -45,39 +41,31 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-	})
-	b.Run("plain-net-http", func(b *testing.B) {
-		plain := plainClient(f.s)
-		b.ReportAllocs()
-		for b.Loop() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			resp, err := plain.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	})
-	b.Run("engine-with-stub-signer", func(b *testing.B) {
-		stub := transport.SignerFunc(func(ctx context.Context, r *http.Request, tok string) error {
-			r.Header.Set("Poppy-Session", "eyJ0eXAiOiJwb3BweS1zZXNzaW9uK2p3dCJ9.e30.c2ln")
-			return nil
-		})
-		c, err := f.tr.Session(transport.SessionConfig{Signer: stub, Destinations: db.Build(), Version: "0.4"})
+	}
+	plain := plainClient(f.s)
+	plainDo := func(b *testing.B) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		resp, err := plain.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		for b.Loop() {
-			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchratio.Run(b, "engine", "plain-net-http", do(c), plainDo)
+	stub := transport.SignerFunc(func(ctx context.Context, r *http.Request, tok string) error {
+		r.Header.Set("Poppy-Session", "eyJ0eXAiOiJwb3BweS1zZXNzaW9uK2p3dCJ9.e30.c2ln")
+		return nil
 	})
+	cs, err := f.tr.Session(transport.SessionConfig{Signer: stub, Destinations: db.Build(), Version: "0.4"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchratio.Run(b, "engine-with-stub-signer", "plain-net-http", do(cs), plainDo)
 }
 
 // BenchmarkSignedOutRequestRealistic is BenchmarkSignedOutRequest with a handler that takes 1 ms,
@@ -99,31 +87,26 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	b.Run("engine", func(b *testing.B) {
-		c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
+	c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := plainClient(f.s)
+	benchratio.Run(b, "engine", "plain-net-http", func(b *testing.B) {
+		resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
 		if err != nil {
 			b.Fatal(err)
 		}
-		for b.Loop() {
-			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}, func(b *testing.B) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		resp, err := plain.Do(req)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("plain-net-http", func(b *testing.B) {
-		plain := plainClient(f.s)
-		for b.Loop() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			resp, err := plain.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	})
 }
 
