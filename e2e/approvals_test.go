@@ -208,10 +208,23 @@ func TestApprovalDialogInChromium(t *testing.T) {
 
 	// Enter on Approve does not approve.
 	{
+		// Every call the page makes to Go from here on is kept, so that the test can wait until
+		// each has been answered: an approval would have reached the Company by then (Approve
+		// returns after the send).
+		w.eval(`(() => { const f = window.fetch; window.bridgeCalls = [];
+			window.fetch = function (u, o) { const p = f.apply(this, arguments);
+				if (String(u).includes("/bridge/call")) window.bridgeCalls.push({ name: JSON.parse(o.body).name, done: p.then(() => 0, () => 0) });
+				return p; }; return "kept"; })()`)
 		w.do("focus Approve", chromedp.Focus(chromedp.ID("approve-button")))
 		w.do("press Enter", chromedp.KeyEvent(kb.Enter))
 		w.waitFor("the Enter hint", `document.getElementById("approval-guard").textContent.includes("Enter does not approve")`, 5*time.Second)
-		time.Sleep(300 * time.Millisecond) // a send would have reached the Company by now
+		calls, err := chromedp.Run(w.bctx, chromedp.Evaluate[string](`Promise.all(window.bridgeCalls.map(c => c.done)).then(() => window.bridgeCalls.map(c => c.name).join(" "))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("waiting for the page's calls: %v", err)
+		}
+		if strings.Contains(calls, "Approve") {
+			t.Fatalf("Enter called %q", calls)
+		}
 		if n := len(w.approvedRequests()); n != 0 {
 			t.Fatalf("Enter sent %d approvals to the Company", n)
 		}

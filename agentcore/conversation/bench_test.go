@@ -36,7 +36,11 @@ func BenchmarkStreamEvents(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // let the greeting finish
+	for deadline := time.Now().Add(10 * time.Second); len(f.s.AgentMessageIDs(id)) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the Company Agent's greeting never finished")
+		}
+	}
 	if err := f.s.AgentBurst(id, benchEvents); err != nil {
 		b.Fatal(err)
 	}
