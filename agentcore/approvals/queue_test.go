@@ -536,15 +536,20 @@ func TestDeclineAndWithdraw(t *testing.T) {
 	it := f.get(t, id)
 	done := make(chan *approvals.Outcome, 1)
 	go func() {
-		o, _ := f.q.Wait(ctx, id, 10*time.Second)
+		o, _ := f.q.Wait(ctx, id, time.Hour)
 		done <- o
 	}()
 	blockedIn(t, "approvals.(*Queue).Wait") // the Decline must wake it, not precede it
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err != nil {
 		t.Fatal(err)
 	}
-	if o := <-done; o == nil || o.Status != approvals.StatusDeclined {
-		t.Fatalf("wait = %+v", o)
+	select {
+	case o := <-done:
+		if o == nil || o.Status != approvals.StatusDeclined {
+			t.Fatalf("wait = %+v", o)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wait did not return at the decline (it waits up to an hour otherwise)")
 	}
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err == nil {
 		t.Fatal("declined twice")
