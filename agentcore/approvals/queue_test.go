@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -535,21 +536,45 @@ func TestDeclineAndWithdraw(t *testing.T) {
 	it := f.get(t, id)
 	done := make(chan *approvals.Outcome, 1)
 	go func() {
-		o, _ := f.q.Wait(ctx, id, 10*time.Second)
+		o, _ := f.q.Wait(ctx, id, time.Hour)
 		done <- o
 	}()
-	time.Sleep(20 * time.Millisecond) // let Wait block (it returns at the change either way)
+	blockedIn(t, "approvals.(*Queue).Wait") // the Decline must wake it, not precede it
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err != nil {
 		t.Fatal(err)
 	}
-	if o := <-done; o == nil || o.Status != approvals.StatusDeclined {
-		t.Fatalf("wait = %+v", o)
+	select {
+	case o := <-done:
+		if o == nil || o.Status != approvals.StatusDeclined {
+			t.Fatalf("wait = %+v", o)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wait did not return at the decline (it waits up to an hour otherwise)")
 	}
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err == nil {
 		t.Fatal("declined twice")
 	}
 	if len(f.approvalRequests()) != 0 {
 		t.Fatal("sent a declined approval")
+	}
+}
+
+// blockedIn polls, with a deadline, until a goroutine of this process waits in a select inside
+// fn (as runtime stacks name it, e.g. "approvals.(*Queue).Wait"): the test then acts while the
+// waiter is blocked, not before it started.
+func blockedIn(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, fn+"(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine is blocked in %s", fn)
+		}
 	}
 }
 

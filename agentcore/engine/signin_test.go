@@ -583,18 +583,82 @@ func TestServiceResourceChanged(t *testing.T) {
 	}
 }
 
-// FuzzServiceURL: ServiceURL never panics on Company-given URLs and returns a URL that
-// contains the request URL's service: the request URL itself when unparseable, else an https
-// origin or a service URL.
+// FuzzServiceURL: ServiceURL names the service a request URL belongs to by spec 4.5 / 7, checked
+// against a simple model over URLs built from parts (scheme and host in any case, with or
+// without a port, path segments, a trailing slash, a query): the MCP server's url exactly when
+// the URL is that server's; else the directory of the OpenAPI description when the URL is that
+// directory or below it (whole segments: /api2 is not below /api); else the URL's origin. Any
+// other string comes back unchanged, as the MCP url, or as some scheme://host.
 func FuzzServiceURL(f *testing.F) {
-	f.Add("https://shop.example/api/openapi.json", "https://shop.example/mcp", "https://shop.example/api/orders/1")
-	f.Add("https://shop.example/openapi.json", "https://shop.example/MCP/", "https://SHOP.example/mcp")
-	f.Add("://bad", "https://x/%zz", "https://shop.example:8443")
-	f.Fuzz(func(t *testing.T, openapiURL, mcpURL, raw string) {
+	f.Add("https://shop.example/api/openapi.json", "https://shop.example/mcp", "https://shop.example/api/orders/1", uint8(0), "api", "mcp", "api/orders/1", uint8(1))
+	f.Add("https://shop.example/openapi.json", "https://shop.example/MCP/", "https://SHOP.example/mcp", uint8(0x17), "v1", "mcp", "mcp", uint8(0x22))
+	f.Add("://bad", "https://x/%zz", "https://shop.example:8443", uint8(0x31), "api", "api/mcp", "api2/x", uint8(0x42))
+	f.Add("", "", "", uint8(0x05), "a/b", "a", "a/b/", uint8(0x13))
+	f.Fuzz(func(t *testing.T, openapiURL, mcpURL, raw string, hosts uint8, apiDir, mcpPath, rawPath string, shape uint8) {
+		// Any strings: never a panic, and nothing but what the doc says.
 		co := &discovery.Company{Channels: discovery.Channels{APIs: []discovery.API{{Type: "openapi", URL: openapiURL}, {Type: "mcp", URL: mcpURL}}}}
-		got := engine.ServiceURL(co, raw)
-		if got != raw && got != mcpURL && !strings.Contains(got, "://") {
+		if got := engine.ServiceURL(co, raw); got != raw && got != mcpURL && !strings.Contains(got, "://") {
 			t.Fatalf("ServiceURL(%q) = %q", raw, got)
+		}
+		// URLs built from parts, against the model.
+		hostNames := []string{"shop.example", "SHOP.Example", "shop.example:8443", "other.example"}
+		schemes := []string{"https", "HTTPS"}
+		segs := func(p string) []string {
+			var out []string
+			for _, s := range strings.Split(p, "/") {
+				s = strings.Map(func(r rune) rune {
+					if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+						return r
+					}
+					return -1
+				}, s)
+				if s != "" && len(out) < 4 {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+		build := func(scheme, host string, segs []string, slash bool, query string) string {
+			u := scheme + "://" + host
+			for _, s := range segs {
+				u += "/" + s
+			}
+			if slash {
+				u += "/"
+			}
+			return u + query
+		}
+		type origin struct{ scheme, host string }
+		apiO := origin{schemes[hosts&1], hostNames[hosts>>1&3]}
+		mcpO := origin{schemes[hosts>>3&1], hostNames[hosts>>4&3]}
+		rawO := origin{schemes[hosts>>6&1], hostNames[(hosts>>7)*3]}
+		api, mcpS := segs(apiDir), segs(mcpPath)
+		var rawS []string
+		switch shape & 3 { // the request URL: below the API directory, at or below the MCP url, or anywhere
+		case 0:
+			rawS = append(append([]string(nil), api...), segs(rawPath)...)
+		case 1:
+			rawS = append(append([]string(nil), mcpS...), segs(rawPath)...)
+		default:
+			rawS = segs(rawPath)
+		}
+		query := []string{"", "?x=1", "#f", "?a=/mcp"}[shape>>2&3]
+		openapi := build(apiO.scheme, apiO.host, append(append([]string(nil), api...), "openapi.json"), false, "")
+		mcpU := build(mcpO.scheme, mcpO.host, mcpS, shape&16 != 0, "")
+		rawU := build(rawO.scheme, rawO.host, rawS, shape&32 != 0, query)
+		co = &discovery.Company{Channels: discovery.Channels{APIs: []discovery.API{{Type: "openapi", URL: openapi}, {Type: "mcp", URL: mcpU}}}}
+		same := func(a, b origin) bool {
+			return strings.EqualFold(a.scheme, b.scheme) && strings.EqualFold(a.host, b.host)
+		}
+		want := strings.ToLower(rawO.scheme) + "://" + strings.ToLower(rawO.host)
+		switch {
+		case same(rawO, mcpO) && slices.Equal(rawS, mcpS):
+			want = mcpU
+		case same(rawO, apiO) && len(rawS) >= len(api) && slices.Equal(rawS[:len(api)], api):
+			want = build(apiO.scheme, apiO.host, api, false, "")
+		}
+		if got := engine.ServiceURL(co, rawU); got != want {
+			t.Fatalf("ServiceURL(%q) = %q, want %q (openapi %q, mcp %q)", rawU, got, want, openapi, mcpU)
 		}
 	})
 }

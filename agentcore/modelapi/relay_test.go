@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // relayCommand runs this test binary as the stdio relay to socket: exactly what `poppydesk mcp
@@ -122,33 +123,29 @@ func BenchmarkReadOnlyCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	args := map[string]any{"company": f.s.Domain}
-	b.Run("engine in-process", func(b *testing.B) {
-		for b.Loop() {
-			c, err := f.actions.Company(ctx, f.s.Domain)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.actions.Accounts(ctx, c.Identifier); err != nil {
-				b.Fatal(err)
-			}
+	inProcess := func(b *testing.B) {
+		c, err := f.actions.Company(ctx, f.s.Domain)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	tool := func(b *testing.B, cs *mcp.ClientSession) {
-		for b.Loop() {
+		if _, err := f.actions.Accounts(ctx, c.Identifier); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tool := func(cs *mcp.ClientSession) func(b *testing.B) {
+		return func(b *testing.B) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: modelapi.ToolDescribeCompany, Arguments: args})
 			if err != nil || res.IsError {
 				b.Fatal(err, res)
 			}
 		}
 	}
-	b.Run("mcp over socket", func(b *testing.B) { tool(b, f.cs) })
-	b.Run("mcp through relay", func(b *testing.B) {
-		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: relayCommand(f.socket)}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		tool(b, cs)
-	})
+	benchratio.Run(b, "mcp over socket", "engine in-process", tool(f.cs), inProcess)
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: relayCommand(f.socket)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	benchratio.Run(b, "mcp through relay", "engine in-process", tool(cs), inProcess)
 }

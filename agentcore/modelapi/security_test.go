@@ -392,7 +392,10 @@ func TestSocketPermissions(t *testing.T) {
 // server still refuses to serve it (SO_PEERCRED).
 func TestOtherUserCannotConnect(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root to run a process as another user (CI runs as root)")
+		if os.Getenv("POPPYDESK_REQUIRE_ROOT") == "1" {
+			t.Fatal("POPPYDESK_REQUIRE_ROOT=1 but the test does not run as root, so it cannot run a process as another user")
+		}
+		t.Skip("needs root to run a process as another user (CI runs as root; POPPYDESK_REQUIRE_ROOT=1 makes this a failure)")
 	}
 	f := newFixture(t, fopts{})
 	// The test binary must be executable by nobody: copy it to a world-readable place.

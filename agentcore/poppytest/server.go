@@ -76,6 +76,7 @@ type Server struct {
 	ca   *CA
 	ln   net.Listener
 	srv  *http.Server
+	cn   connTracker // connections accepted and still open (received.go)
 
 	// Port is the listener's port; Domain is "shop.localhost:PORT" (organization.domain).
 	Port   int
@@ -209,7 +210,7 @@ func (s *Server) Start(ctx context.Context) error {
 		raw.Close()
 		return err
 	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second,
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second, ConnState: s.cn.state,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go s.srv.Serve(s.ln)
 	go func() {

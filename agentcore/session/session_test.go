@@ -25,6 +25,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // countingSecrets wraps store.Secrets and counts every call.
@@ -397,21 +398,14 @@ func BenchmarkSign(b *testing.B) {
 	jwt := req.Header.Get("Poppy-Session")
 	input := []byte(jwt[:strings.LastIndexByte(jwt, '.')])
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	b.Run("session-jwt", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := s.SignRequest(ctx, req, "at_eyJhbGciOiJSUzI1NiJ9.access-token-of-moderate-length"); err != nil {
-				b.Fatal(err)
-			}
+	benchratio.Run(b, "session-jwt", "bare-ecdsa-p256", func(b *testing.B) {
+		if err := s.SignRequest(ctx, req, "at_eyJhbGciOiJSUzI1NiJ9.access-token-of-moderate-length"); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("bare-ecdsa-p256", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			h := sha256.Sum256(input)
-			if _, err := ecdsa.SignASN1(rand.Reader, key, h[:]); err != nil {
-				b.Fatal(err)
-			}
+	}, func(b *testing.B) {
+		h := sha256.Sum256(input)
+		if _, err := ecdsa.SignASN1(rand.Reader, key, h[:]); err != nil {
+			b.Fatal(err)
 		}
 	})
 }

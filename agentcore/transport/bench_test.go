@@ -18,6 +18,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // BenchmarkSignedOutRequest measures a signed-out request through the engine against its floor,
@@ -189,31 +190,23 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	b.Run("engine", func(b *testing.B) {
-		c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
+	c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := plainClient(f.s, port)
+	benchratio.Run(b, "engine", "plain-net-http", func(b *testing.B) {
+		if err := drainDo(c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})); err != nil {
+			b.Fatal(err)
+		}
+	}, func(b *testing.B) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		resp, err := plain.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for b.Loop() {
-			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	})
-	b.Run("plain-net-http", func(b *testing.B) {
-		plain := plainClient(f.s, port)
-		for b.Loop() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			resp, err := plain.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	})
 }
 
