@@ -534,6 +534,36 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	}
 	collectTokens("the approval")
 
+	// A report of a task the model could not do (spec 9.3), through the model's tool in the
+	// signed-in Session. Its description carries what a report must not: an order and an item
+	// the model saw in the Company's answers, the account's label, an email address and a phone
+	// number. Poppydesk removes them before sending; what the Company received is scanned below
+	// for them and for every secret.
+	reportMustNotCarry := []string{"ord_7Hk2", "itm_9Zt", signedIn, "jane.doe@example.org", "+1 415 555 0142"}
+	{
+		ct, sst := mcp.NewInMemoryTransports()
+		ss, err := h.ModelServer().Connect(ctx, sst, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "canary-model", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "report_unsupported_task", Arguments: map[string]any{"company": c.Identifier,
+			"account": signedIn, "task": "Pay with a voucher",
+			"description": "Order ord_7Hk2 (item itm_9Zt) of " + signedIn + " could not be paid with a voucher; write to jane.doe@example.org or call +1 415 555 0142."}})
+		if err != nil || res.IsError {
+			t.Fatalf("report_unsupported_task: %v %+v", err, res)
+		}
+		sawModel(res.StructuredContent)
+		cs.Close()
+		ss.Close()
+	}
+	if len(s.FeedbackReports()) == 0 {
+		t.Fatal("the Company received no feedback report")
+	}
+
 	// A browser join (spec 6): Debian's headless Chromium, joined to the signed-in Session by
 	// the model's browser tool on the Host's model server. The codes the Company issued are
 	// scanned for below.
@@ -857,6 +887,26 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		allLogs.data = append(allLogs.data, p.data...)
 	}
 	scan("while open", append(append(open, logs...), allLogs))
+	// The feedback reports as the Company received them: no secret, and none of what a report
+	// must not carry; the task phrase is their control.
+	var reports []byte
+	for _, r := range s.FeedbackReports() {
+		reports = append(append(reports, r.Body...), r.Description...)
+	}
+	scans++
+	if !bytes.Contains(reports, []byte("Pay with a voucher")) {
+		t.Error("the feedback reports the Company received lack their task: the scan would not see a leak there")
+	}
+	for _, n := range needles {
+		if bytes.Contains(reports, []byte(n.value)) {
+			t.Errorf("a feedback report the Company received holds a secret: %s (%s)", n.what, n.form)
+		}
+	}
+	for _, v := range reportMustNotCarry {
+		if bytes.Contains(reports, []byte(v)) {
+			t.Errorf("a feedback report the Company received holds %q, which Poppydesk must remove (spec 9.3)", v)
+		}
+	}
 	for sid := range sids { // sids are not secret: they are recorded (control)
 		if !bytes.Contains(dbAndWAL, []byte(sid)) {
 			t.Errorf("sid %s is not recorded in the state database", sid)
