@@ -374,7 +374,7 @@ func (m *Manager) load(ctx context.Context, company, id string) (*conv, error) {
 	m.mu.Lock()
 	if old := m.convs[key(company, id)]; old != nil {
 		c = old
-	} else {
+	} else if !m.done(c) {
 		m.convs[key(company, id)] = c
 	}
 	m.mu.Unlock()
@@ -397,6 +397,7 @@ func (m *Manager) save(ctx context.Context, c *conv) error {
 		if err := m.cfg.Store.PutConversation(ctx, rec); err != nil {
 			return fmt.Errorf("conversation: saving conversation %s failed: %w", c.id, err)
 		}
+		m.dropIfDone(c)
 		return nil
 	}
 	recs := make([]store.ConversationEntry, 0, len(c.unsaved))
@@ -412,7 +413,29 @@ func (m *Manager) save(ctx context.Context, c *conv) error {
 		return fmt.Errorf("conversation: saving conversation %s and %d transcript entries failed: %w", c.id, len(recs), err)
 	}
 	c.unsaved, c.stored, c.storedKnown = nil, n, true
+	m.dropIfDone(c)
 	return nil
+}
+
+// dropIfDone lets go of a closed conversation once everything of it is saved (the caller holds
+// c.mu): a closed conversation takes no more messages (spec 8.12), and when the Store keeps
+// transcripts, reading it again loads it from there (load does not keep it either). So the
+// Manager holds only the conversations that can still change, however many a long run closed.
+func (m *Manager) dropIfDone(c *conv) {
+	if !m.done(c) {
+		return
+	}
+	m.mu.Lock()
+	if m.convs[key(c.company, c.id)] == c {
+		delete(m.convs, key(c.company, c.id))
+	}
+	m.mu.Unlock()
+}
+
+// done reports whether c is closed with nothing of it left to save or send, and the Store keeps
+// its transcript.
+func (m *Manager) done(c *conv) bool {
+	return m.es != nil && NormalizeStatus(c.st.Status) == StatusClosed && len(c.unsaved) == 0 && len(c.st.Pending) == 0 && len(c.deltas) == 0
 }
 
 // count returns the length of c's transcript (the caller holds c.mu). With transcripts in the

@@ -78,3 +78,34 @@ func TestTranscriptAfterRestartPaged(t *testing.T) {
 		t.Fatalf("View over a Store without transcripts = %d, %v; want 0", n, err)
 	}
 }
+
+// TestClosedConversationsAreLetGo: a long run that starts and closes many conversations holds
+// none of them once closed (the state database keeps them), and a closed conversation's
+// transcript still reads whole afterwards.
+func TestClosedConversationsAreLetGo(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	var last string
+	var entries int
+	for i := range 5 {
+		v, err := f.m.Start(ctx, conversation.Start{Company: f.company, Text: "Which jacket is warmer?", Wait: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.m.Close(ctx, f.company, v.ConversationID); err != nil {
+			t.Fatalf("closing conversation %d: %v", i, err)
+		}
+		last = v.ConversationID
+		_, entries, err = f.m.View(ctx, f.company, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.m.Held(); n != 0 {
+		t.Fatalf("the Manager holds %d closed conversations", n)
+	}
+	v, n, err := f.m.View(ctx, f.company, last)
+	if err != nil || n != entries || conversation.NormalizeStatus(v.Status) != conversation.StatusClosed || n == 0 {
+		t.Fatalf("the closed conversation read again: %+v, %d entries (want %d), %v", v, n, entries, err)
+	}
+}
