@@ -182,6 +182,9 @@ func (h *Host) demoAccount(_ context.Context, company string) string {
 	return ""
 }
 
+// demoRequester is who asks when the user presses a demo button: the window itself, for the user.
+const demoRequester = "the demo's request button in this window"
+
 // demoRequest is the demo buttons' action: ask the reference Company for the spec's jacket
 // exchange through its API ("api") or its MCP server ("mcp"), as the model would (a request,
 // never an approval). The Company answers with an operation and the dialog opens.
@@ -194,10 +197,11 @@ func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 	case "api":
 		out, err = h.queue.CallAPI(ctx, approvals.APICall{Company: d.info.Identifier, Account: DemoAccount, API: d.openAPI, OperationID: "exchangeItem",
 			Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
-			Intent: intent})
+			Intent: intent, Requester: demoRequester})
 	case "mcp":
 		out, err = h.queue.CallTool(ctx, approvals.ToolCall{Company: d.info.Identifier, Account: DemoAccount, Server: d.mcp, Tool: "exchange_item",
-			Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent})
+			Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent,
+			Requester: demoRequester})
 	default:
 		return "", fmt.Errorf("unknown demo kind %q", kind)
 	}

@@ -212,10 +212,11 @@ type Host struct {
 	// What the window shows that the Host keeps: the approvals waiting for a decision (the
 	// badge), the sign-ins the user started, the example agent's run, what the model's browser
 	// shows.
-	pending atomic.Int64
-	signIn  signInFlows
-	agent   exampleAgent
-	seen    browserSeen
+	pending    atomic.Int64
+	shownClock dialogClock
+	signIn     signInFlows
+	agent      exampleAgent
+	seen       browserSeen
 
 	fronts Fronts
 	// started is closed when the start-up work (recovery, resumption) has finished.

@@ -243,6 +243,9 @@ type request struct {
 	Target string `json:"target"`
 	// Conversation is the conversation an operation came in (InterfaceConversation).
 	Conversation string `json:"conversation,omitempty"`
+	// Requester is the agent that asked, in its own words (APICall.Requester); not part of
+	// the digest or the target: it is shown, never sent.
+	Requester string `json:"requester,omitempty"`
 }
 
 func decodeRequest(rec *store.Approval) (*request, error) {
@@ -303,7 +306,10 @@ type Item struct {
 	// ApprovedRevision is the revision that was approved and is (re)sent, when one was.
 	ApprovedRevision string
 	// CanCheckOutcome is true when CheckOutcome applies (approved, being sent, outcome unknown).
-	CanCheckOutcome  bool
+	CanCheckOutcome bool
+	// Decided is when the user approved or declined (zero while undecided, and for an item
+	// that expired or was replaced without a decision).
+	Decided          time.Time
 	Created, Updated time.Time
 }
 
@@ -328,6 +334,8 @@ type RequestView struct {
 	Arguments   json.RawMessage
 	// Conversation is the conversation the operation came in (InterfaceConversation).
 	Conversation string
+	// Requester is the agent that asked, in its own words ("" when unknown).
+	Requester string
 }
 
 // WarnRequestChanged is the code of the Item warning that the request this approval would send
@@ -476,7 +484,7 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	}
 	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: rec.Interface,
 		State: rec.State, Current: view(cur, req), Created: rec.Created, Updated: rec.Updated,
-		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation},
+		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation, Requester: req.Requester},
 		Warnings: operations.CheckTerms(cur, req.facts())}
 	if c, err := q.cfg.Engine.Company(ctx, rec.Company); err == nil {
 		it.CompanyName, it.CompanyDomain = c.Organization.Name, c.Organization.Domain
@@ -512,6 +520,12 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	decs, err := q.cfg.Store.Decisions(ctx, rec.ID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
+	}
+	for i := len(decs) - 1; i >= 0; i-- {
+		if decs[i].Decision == decisionApprove || decs[i].Decision == decisionDecline {
+			it.Decided = decs[i].At
+			break
+		}
 	}
 	if n, ok := approvedRevision(decs); ok {
 		for i := range rec.Revisions {

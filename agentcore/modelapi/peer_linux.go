@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -32,4 +34,45 @@ func checkPeer(conn net.Conn) error {
 		return fmt.Errorf("the peer runs as uid %d, not as this user (uid %d)", cred.Uid, os.Getuid())
 	}
 	return nil
+}
+
+// peerVia says how a connection reached the socket: [ViaRelay] when the peer process runs this
+// same executable (`poppydesk mcp`), "" when it is this process (an in-process client such as
+// the demo's example agent), else [ViaSocket].
+func peerVia(conn net.Conn) string {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return ""
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return ViaSocket
+	}
+	var cred *syscall.Ucred
+	if err := raw.Control(func(fd uintptr) {
+		cred, _ = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil || cred == nil {
+		return ViaSocket
+	}
+	if int(cred.Pid) == os.Getpid() {
+		return ""
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return ViaSocket
+	}
+	peer, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(int(cred.Pid)), "exe"))
+	if err == nil && sameFile(peer, self) {
+		return ViaRelay
+	}
+	return ViaSocket
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

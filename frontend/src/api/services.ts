@@ -49,6 +49,8 @@ const approvalsCalls = {
   // runExampleAgent starts the scripted example agent (demo mode; a user gesture).
   runExampleAgent: (): Promise<void> => call("Approvals", () => Approvals.RunExampleAgent()),
   exampleAgent: (): Promise<T.ExampleAgentRun> => call("Approvals", () => Approvals.ExampleAgent()),
+  // dialogShown reports that the dialog of an approval is on screen, with the steps it took.
+  dialogShown: (id: string, steps: T.DialogStep[]): Promise<void> => call("Approvals", () => Approvals.DialogShown(id, steps)),
 } satisfies Wrapping<typeof Approvals>;
 export const approvals = { ...approvalsCalls, on: onEvent } satisfies Service<typeof Approvals>;
 export type ApprovalsAPI = typeof approvals;

@@ -53,6 +53,7 @@ export type Outcome = Data<app.Outcome>;
 export type ApprovalItem = Override<Data<app.ApprovalItem>, { changes?: Changes | null; warnings: TermsWarning[] | null }>;
 export type ApprovalsStatus = Data<app.ApprovalsStatus>;
 export type ExampleAgentRun = Data<app.ExampleAgentRun>;
+export type DialogStep = Data<app.DialogStep>;
 
 // ---- app.SignIn and app.Companies ----
 export type ScopeInfo = Data<oauth.ScopeInfo>;

@@ -94,6 +94,7 @@ export namespace app {
 	    body: string;
 	    tool: string;
 	    arguments: string;
+	    requester: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ApprovalRequest(source);
@@ -106,6 +107,7 @@ export namespace app {
 	        this.body = source["body"];
 	        this.tool = source["tool"];
 	        this.arguments = source["arguments"];
+	        this.requester = source["requester"];
 	    }
 	}
 	export class TermRow {
@@ -182,6 +184,7 @@ export namespace app {
 	    result?: Outcome;
 	    created: string;
 	    updated: string;
+	    decided: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ApprovalItem(source);
@@ -206,6 +209,7 @@ export namespace app {
 	        this.result = this.convertValues(source["result"], Outcome);
 	        this.created = source["created"];
 	        this.updated = source["updated"];
+	        this.decided = source["decided"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -675,6 +679,20 @@ export namespace app {
 	        this.userCode = source["userCode"];
 	        this.qr = source["qr"];
 	        this.intervalSeconds = source["intervalSeconds"];
+	    }
+	}
+	export class DialogStep {
+	    name: string;
+	    ms: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new DialogStep(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.ms = source["ms"];
 	    }
 	}
 	export class ExampleAgentRun {

@@ -13,7 +13,7 @@ import { type ApprovalItem, type ApprovalsAPI, type Outcome, describeError } fro
 import { el } from "../../dom";
 import { outcomeNodes } from "./outcome";
 import { approvalContent } from "./terms";
-import { formatRemaining, formatTime, stateWords } from "./words";
+import { formatRemaining, formatTime, recordWords } from "./words";
 
 // DialogBackend is what the dialog needs from Go: the decisions.
 export type DialogBackend = Pick<ApprovalsAPI, "approve" | "decline" | "checkOutcome">;
@@ -158,6 +158,12 @@ export class ApprovalDialog {
       return;
     }
     if (this.busy) return; // the decision in flight reports itself
+    if (old.state !== item.state) {
+      // A decided item reads as a record: its heading and words change with its state.
+      const top = this.body.scrollTop;
+      this.render(item, null);
+      this.body.scrollTop = top;
+    }
     this.item = item;
     this.refreshButtons();
     if (!item.decidable && item.result && !this.decided) this.showOutcome(item.result);
@@ -221,7 +227,7 @@ export class ApprovalDialog {
         : `Expires in ${formatRemaining(left)} (at ${formatTime(it.current.expiresAt)}).`;
       this.expiry.classList.toggle("expired", expired);
     } else {
-      this.expiry.textContent = stateWords(it.state);
+      this.expiry.textContent = this.decided && it.decidable ? "Your decision is recorded." : recordWords(it);
       this.expiry.classList.remove("expired");
     }
     const why = this.approveBlocked();

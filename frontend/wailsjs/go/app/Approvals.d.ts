@@ -8,6 +8,8 @@ export function CheckOutcome(arg1:string):Promise<app.Outcome>;
 
 export function Decline(arg1:string,arg2:string):Promise<void>;
 
+export function DialogShown(arg1:string,arg2:Array<app.DialogStep>):Promise<void>;
+
 export function ExampleAgent():Promise<app.ExampleAgentRun>;
 
 export function Get(arg1:string):Promise<app.ApprovalItem>;
