@@ -282,6 +282,20 @@ func (a *Approvals) StartDemoExchange(kind string) (string, error) {
 	return a.h.demoRequest(ctx, kind)
 }
 
+// ResetDemo, in demo mode only, restores the reference Company as at start and signs the demo
+// account in again (Host.ResetDemo): the window's "Reset demo" button.
+func (a *Approvals) ResetDemo() error {
+	if !a.h.demoOn() {
+		return errors.New("Reset demo exists only in demo mode (`poppydesk demo`)")
+	}
+	ctx, cancel, err := a.call()
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return a.h.ResetDemo(ctx)
+}
+
 // RunExampleAgent, in demo mode only, starts the scripted example agent (a user gesture: the
 // window's "Run the example agent" button). The agent talks to Poppydesk only through the model
 // interface, as any MCP client would: it discovers the reference Company, asks for the jacket

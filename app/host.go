@@ -159,6 +159,9 @@ func (h *Host) refusal() error {
 	if h == nil {
 		return errNotConnected
 	}
+	if h.wasReset.Load() {
+		return errWasReset
+	}
 	if h.problem != nil {
 		return h.problem
 	}
@@ -214,6 +217,9 @@ type Host struct {
 	// shows.
 	pending    atomic.Int64
 	shownClock dialogClock
+	attention  attention
+	// wasReset is set once Reset Everything ran: every service then answers errWasReset.
+	wasReset atomic.Bool
 	signIn     signInFlows
 	agent      exampleAgent
 	seen       browserSeen

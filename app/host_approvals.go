@@ -2,7 +2,8 @@ package app
 
 // What the Host does when the approval queue changes (Operations 5–7): the window hears of it
 // at once, the Approvals badge is counted again, and a new approval or new terms show a desktop
-// notification. The notification is a courtesy; the badge and the dialog are the record.
+// notification while the window is not focused (host_attention.go). The notification is a
+// courtesy; the badge and the dialog are the record.
 
 import (
 	"context"
@@ -35,7 +36,7 @@ func (h *Host) afterApprovalChange(ctx context.Context, ev approvals.Event) {
 		h.log.Debug("no notification: reading the approval failed", "approval", ev.ApprovalID, "err", err)
 		return
 	}
-	h.notifier.Notify(approvalNotice(ev.Kind, it.CompanyName))
+	h.notify(approvalNotice(ev.Kind, it.CompanyName))
 }
 
 // approvalNotice is the desktop notification of a new approval ("created") or of new terms

@@ -44,7 +44,7 @@ func BindingTypes() []any {
 // Fronts are the window's services over this Host.
 func (h *Host) Fronts() Fronts { return h.fronts }
 
-func (h *Host) openFronts(context.Context) error {
+func (h *Host) openFronts(ctx context.Context) error {
 	if h.cfg.Notifier != nil {
 		h.notifier = h.cfg.Notifier
 	} else {
@@ -53,9 +53,13 @@ func (h *Host) openFronts(context.Context) error {
 		h.onClose("desktop notifications", func(context.Context) error { n.Close(); return nil })
 	}
 	h.opener = h.cfg.Opener
+	if h.opener == nil && h.demo != nil {
+		h.opener = h.demoOpener()
+	}
 	if h.opener == nil {
 		h.opener = OpenerFunc(OpenInBrowser)
 	}
+	h.loadAttention(ctx)
 	if h.engine != nil {
 		h.logo = NewLogoFetcher(h.engine.Transport().NoRedirectClient())
 	}

@@ -1,6 +1,9 @@
 package app
 
-import "sync"
+import (
+	"path/filepath"
+	"sync"
+)
 
 // Section IDs, in the order of the window's navigation rail.
 const (
@@ -56,6 +59,22 @@ type AppInfo struct {
 	Keyring string `json:"keyring"`
 	// Demo names the reference Company when the window runs in demo mode; empty otherwise.
 	Demo string `json:"demo"`
+	// Problem is the kind of the Host's Problem ("no_identity", "no_keyring",
+	// "keyring_locked"; "" when the engine runs), ProblemText its words.
+	Problem     string `json:"problem"`
+	ProblemText string `json:"problemText"`
+	// Identity is the published identity Poppydesk signs with (its client_id, spec 4.1; ""
+	// without one); IdentityMode says whose it is: "self", "operator" or "demo" ("" without).
+	Identity     string `json:"identity"`
+	IdentityMode string `json:"identityMode"`
+	// Operator is the operator's base URL when one publishes the identity.
+	Operator string `json:"operator"`
+	// StateFile is the state database; Socket the model's MCP socket ("" when it does not
+	// listen).
+	StateFile string `json:"stateFile"`
+	Socket    string `json:"socket"`
+	// Reset is true once Reset everything ran in this window.
+	Reset bool `json:"reset"`
 }
 
 // Shell is the window's service for the application frame: header, navigation and Settings,
@@ -77,6 +96,26 @@ func (s *Shell) Info() AppInfo {
 	if d, ok := h.Demo(); ok {
 		info.Demo = d.Name + " (" + d.Identifier + ")"
 	}
+	if h.problem != nil {
+		info.Problem, info.ProblemText = h.problem.Kind, h.problem.Text
+	}
+	info.Identity = h.clientID
+	switch {
+	case h.clientID == "":
+	case h.demo != nil:
+		info.IdentityMode = "demo"
+	case h.device != nil:
+		info.IdentityMode, info.Operator = "operator", h.device.Operator
+	default:
+		info.IdentityMode = "self"
+	}
+	dir := h.cfg.Paths.Data
+	if h.stateDir != "" {
+		dir = h.stateDir
+	}
+	info.StateFile = filepath.Join(dir, StateFile)
+	info.Socket = h.Socket()
+	info.Reset = h.wasReset.Load()
 	return info
 }
 
@@ -86,6 +125,7 @@ func (s *Shell) Sections() []Section {
 	counts := map[string]int{}
 	if s.h.refusal() == nil {
 		counts[SectionApprovals] = s.h.approvalsWaiting()
+		counts[SectionSignIn] = s.h.signInsWaiting()
 	}
 	return sectionsOf(counts)
 }

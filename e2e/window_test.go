@@ -30,7 +30,7 @@ var sections = []struct{ id, title, empty string }{
 	{"conversations", "Conversations", "No conversations yet"},
 	{"browser", "Browser", "The controlled browser is closed"},
 	{"inspector", "Inspector", "Your model has not asked anything yet"},
-	{"settings", "Settings", "Nothing to change yet"},
+	{"settings", "Settings", ""}, // Settings has sections, never an empty state
 }
 
 // prerequisites returns the built frontend and Chromium, or skips (fails with
@@ -149,7 +149,7 @@ func TestWindowInChromium(t *testing.T) {
 		if want := f.Host.Fronts().Shell.Info().Keyring; want != "connected" {
 			t.Errorf("the Host reports the keyring %q, want connected (the fixture's secret store)", want)
 		}
-		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring: connected" {
+		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring connected" {
 			t.Errorf("keyring chip = %q", got)
 		}
 		waitFor("the readiness report", `document.body.dataset.ready === "true"`)
@@ -185,10 +185,14 @@ func TestWindowInChromium(t *testing.T) {
 			}
 			waitFor(s.title, `document.getElementById("section-title").textContent === `+jsString(s.title))
 			// Views that read from Go (Companies, Sign-in, Inspector) show their empty state once
-			// Go has answered that there is nothing yet.
-			waitFor(s.id+" empty state", `document.getElementById("empty-state") !== null`)
-			if got := eval(`document.getElementById("empty-state").textContent`); !strings.Contains(got, s.empty) {
-				t.Errorf("%s: empty state %q lacks %q", s.id, got, s.empty)
+			// Go has answered that there is nothing yet; Settings shows its sections.
+			if s.empty == "" {
+				waitFor(s.id+" sections", `document.getElementById("settings-theme") !== null && document.getElementById("info-data") !== null`)
+			} else {
+				waitFor(s.id+" empty state", `document.getElementById("empty-state") !== null`)
+				if got := eval(`document.getElementById("empty-state").textContent`); !strings.Contains(got, s.empty) {
+					t.Errorf("%s: empty state %q lacks %q", s.id, got, s.empty)
+				}
 			}
 			if got := eval(`document.getElementById("nav-` + s.id + `").getAttribute("aria-current") || ""`); got != "page" {
 				t.Errorf("%s: aria-current = %q", s.id, got)
@@ -234,7 +238,11 @@ func TestWindowInChromium(t *testing.T) {
 			if dir := os.Getenv("POPPYDESK_E2E_SCREENSHOTS"); dir != "" {
 				for _, sec := range []string{"approvals", "settings"} {
 					run("open "+sec, chromedp.Evaluate[chromedp.Void](`location.hash = "#/`+sec+`"`))
-					waitFor(sec, `document.getElementById("empty-state").dataset.section === "`+sec+`"`)
+					if sec == "settings" {
+						waitFor(sec, `document.getElementById("settings-theme") !== null`)
+					} else {
+						waitFor(sec, `document.getElementById("empty-state").dataset.section === "`+sec+`"`)
+					}
 					if png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot()); err == nil {
 						_ = os.WriteFile(filepath.Join(dir, "window-"+sec+"-"+scheme+".png"), png, 0o644)
 					}

@@ -22,9 +22,38 @@ class FakeBackend extends FakeEvents implements ShellAPI {
       dataDir: "/data/poppydesk",
       configDir: "/config/poppydesk",
       logFile: "/state/poppydesk/poppydesk.log",
-      keyring: "not connected yet",
+      keyring: this.keyring,
       demo: "",
+      problem: this.problem,
+      problemText: "",
+      identity: "",
+      identityMode: "",
+      operator: "",
+      stateFile: "/data/poppydesk/poppydesk.sqlite",
+      socket: "",
+      reset: false,
     });
+  }
+  keyring = "not connected yet";
+  problem = "";
+  theme = "system";
+  focus: boolean[] = [];
+  preferences() {
+    return Promise.resolve({ theme: this.theme, notifications: true });
+  }
+  setTheme(t: string) {
+    this.theme = t;
+    return Promise.resolve();
+  }
+  setNotifications() {
+    return Promise.resolve();
+  }
+  windowFocus(f: boolean) {
+    this.focus.push(f);
+    return Promise.resolve();
+  }
+  resetEverything() {
+    return Promise.resolve();
   }
   sections(): Promise<Section[]> {
     return Promise.resolve(SECTIONS.map((s) => ({ id: s.id, title: s.title, count: this.counts[s.id] ?? 0 })));

@@ -7,6 +7,7 @@ import { companiesView } from "./views/companies";
 import { activityView } from "./views/activity";
 import { browserView } from "./views/browser";
 import { conversationsView } from "./views/conversations";
+import { settingsView } from "./views/settings";
 
 mountShell(document, api.shell, {
   approvals: approvalsView(api.approvals, { raise: api.raiseWindow }),
@@ -15,4 +16,5 @@ mountShell(document, api.shell, {
   browser: browserView(api.browser),
   conversations: conversationsView(api.conversations),
   inspector: activityView(api.activity), // the model's activity (agentcore/modelapi)
+  settings: settingsView(api.shell),
 });

@@ -33,6 +33,7 @@ export type RawJSON = unknown;
 // ---- app.Shell ----
 export type AppInfo = Data<app.AppInfo>;
 export type Section = Data<app.Section>;
+export type Preferences = Data<app.Preferences>;
 
 // ---- app.Approvals ----
 export type SummaryInline = Data<operations.Inline>;

@@ -34,7 +34,7 @@ export function browserView(backend: BrowserBackend): SectionView {
         body.replaceChildren(ctx.empty());
         return;
       }
-      const button = el("button", { type: "button", class: "browser-show", id: "browser-show" }, s.visible ? "Window open" : "Watch in a window");
+      const button = el("button", { type: "button", class: "btn btn-secondary browser-show", id: "browser-show" }, s.visible ? "Window open" : "Watch in a window");
       if (s.visible) button.setAttribute("disabled", "");
       const note = el("p", { class: "browser-note" });
       button.addEventListener("click", () => {

@@ -49,6 +49,14 @@ export namespace app {
 	    logFile: string;
 	    keyring: string;
 	    demo: string;
+	    problem: string;
+	    problemText: string;
+	    identity: string;
+	    identityMode: string;
+	    operator: string;
+	    stateFile: string;
+	    socket: string;
+	    reset: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new AppInfo(source);
@@ -64,6 +72,14 @@ export namespace app {
 	        this.logFile = source["logFile"];
 	        this.keyring = source["keyring"];
 	        this.demo = source["demo"];
+	        this.problem = source["problem"];
+	        this.problemText = source["problemText"];
+	        this.identity = source["identity"];
+	        this.identityMode = source["identityMode"];
+	        this.operator = source["operator"];
+	        this.stateFile = source["stateFile"];
+	        this.socket = source["socket"];
+	        this.reset = source["reset"];
 	    }
 	}
 	export class Outcome {
@@ -364,6 +380,8 @@ export namespace app {
 	    problem?: string;
 	    excludedTasks: ExcludedTaskEntry[];
 	    excludedTasksProblem?: string;
+	    scopeWords: {[key: string]: string};
+	    demo: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new CompanyEntry(source);
@@ -376,6 +394,8 @@ export namespace app {
 	        this.problem = source["problem"];
 	        this.excludedTasks = this.convertValues(source["excludedTasks"], ExcludedTaskEntry);
 	        this.excludedTasksProblem = source["excludedTasksProblem"];
+	        this.scopeWords = source["scopeWords"];
+	        this.demo = source["demo"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -861,6 +881,20 @@ export namespace app {
 	        this.held = source["held"];
 	        this.checked = source["checked"];
 	        this.requested = source["requested"];
+	    }
+	}
+	export class Preferences {
+	    theme: string;
+	    notifications: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Preferences(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.theme = source["theme"];
+	        this.notifications = source["notifications"];
 	    }
 	}
 	export class Section {

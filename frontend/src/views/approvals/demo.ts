@@ -5,7 +5,7 @@
 import { type ApprovalsAPI, type ExampleAgentRun, describeError } from "../../api";
 import { append, el } from "../../dom";
 
-export type DemoBackend = Pick<ApprovalsAPI, "startDemoExchange" | "runExampleAgent">;
+export type DemoBackend = Pick<ApprovalsAPI, "startDemoExchange" | "runExampleAgent" | "resetDemo">;
 
 const IDLE: ExampleAgentRun = { running: false, lines: [], error: "" };
 
@@ -26,7 +26,7 @@ export class DemoCard {
   card(companyName: string): HTMLElement {
     const note = el("p", { class: "muted", id: "demo-note", "aria-live": "polite" });
     const mk = (kind: string, label: string) => {
-      const b = el("button", { type: "button", class: "btn", id: `demo-${kind}` }, label);
+      const b = el("button", { type: "button", class: kind === "api" ? "btn btn-primary" : "btn btn-secondary", id: `demo-${kind}` }, label);
       b.addEventListener("click", () => {
         b.disabled = true;
         note.textContent = "Asking the reference Company for the exchange…";
@@ -43,7 +43,7 @@ export class DemoCard {
       });
       return b;
     };
-    const runAgent = el("button", { type: "button", class: "btn", id: "demo-agent" }, "Run the example agent");
+    const runAgent = el("button", { type: "button", class: "btn btn-secondary", id: "demo-agent" }, "Run the example agent");
     runAgent.disabled = this.run.running;
     runAgent.addEventListener("click", () => {
       runAgent.disabled = true;
@@ -54,6 +54,22 @@ export class DemoCard {
       );
     });
     this.button = runAgent;
+    const reset = el("button", { type: "button", class: "btn btn-secondary", id: "demo-reset" }, "Reset demo");
+    const resetNote = el("p", { class: "muted", id: "demo-reset-note", "aria-live": "polite" });
+    reset.addEventListener("click", () => {
+      reset.disabled = true;
+      resetNote.textContent = "Resetting the demo…";
+      this.backend.resetDemo().then(
+        () => {
+          reset.disabled = false;
+          resetNote.textContent = "The demo is as it was at start: the order is back, nothing was exchanged, and the demo account is signed in again. Approvals that were still waiting are declined and stay listed as records.";
+        },
+        (err) => {
+          reset.disabled = false;
+          resetNote.textContent = `Resetting the demo failed: ${describeError(err)}`;
+        },
+      );
+    });
     return el(
       "section",
       { class: "card demo-card", "aria-labelledby": "demo-title" },
@@ -64,6 +80,10 @@ export class DemoCard {
       el("p", { class: "muted" }, "Or run the example agent: a small scripted program (no AI) that talks to Poppydesk only through the model interface (MCP), as your own agent would. It can ask, never approve; you decide in the dialog."),
       el("div", { class: "approval-actions" }, runAgent),
       this.transcript,
+      el("h3", { class: "demo-subtitle" }, "Try it again"),
+      el("p", { class: "muted" }, "Reset demo puts the reference Company back as it was at start (its orders, what it performed, its sign-ins) so every flow can be tried again."),
+      el("div", { class: "approval-actions" }, reset),
+      resetNote,
     );
   }
 

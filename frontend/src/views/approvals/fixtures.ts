@@ -77,6 +77,11 @@ export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
   exampleAgent() {
     return Promise.resolve({ running: false, lines: [] as string[], error: "" });
   }
+  resets = 0;
+  resetDemo() {
+    this.resets++;
+    return Promise.resolve();
+  }
   shown: [string, DialogStep[]][] = [];
   dialogShown(id: string, steps: DialogStep[]) {
     this.shown.push([id, steps]);

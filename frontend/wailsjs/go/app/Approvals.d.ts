@@ -16,6 +16,8 @@ export function Get(arg1:string):Promise<app.ApprovalItem>;
 
 export function List():Promise<Array<app.ApprovalItem>>;
 
+export function ResetDemo():Promise<void>;
+
 export function RunExampleAgent():Promise<void>;
 
 export function StartDemoExchange(arg1:string):Promise<string>;

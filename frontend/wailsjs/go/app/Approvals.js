@@ -30,6 +30,10 @@ export function List() {
   return window['go']['app']['Approvals']['List']();
 }
 
+export function ResetDemo() {
+  return window['go']['app']['Approvals']['ResetDemo']();
+}
+
 export function RunExampleAgent() {
   return window['go']['app']['Approvals']['RunExampleAgent']();
 }
