@@ -220,9 +220,9 @@ type Host struct {
 	attention  attention
 	// wasReset is set once Reset Everything ran: every service then answers errWasReset.
 	wasReset atomic.Bool
-	signIn     signInFlows
-	agent      exampleAgent
-	seen       browserSeen
+	signIn   signInFlows
+	agent    exampleAgent
+	seen     browserSeen
 
 	fronts Fronts
 	// started is closed when the start-up work (recovery, resumption) has finished.
