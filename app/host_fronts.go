@@ -64,10 +64,9 @@ func (h *Host) openFronts(ctx context.Context) error {
 		h.logo = NewLogoFetcher(h.engine.Transport().NoRedirectClient())
 	}
 	h.signIn.flows = map[string]*runningSignIn{}
+	// A Problem is explained by the window's first-run screen (Shell.Info), not the status line.
 	switch {
-	case h.problem != nil:
-		h.status.Set(h.problem.Text)
-	case h.demo != nil:
+	case h.demo != nil && h.problem == nil:
 		h.status.Set("Demo: connected to the reference Company " + h.demo.info.Name + ".")
 	}
 	h.fronts = Fronts{Shell: &Shell{h}, Approvals: &Approvals{h}, SignIn: &SignIn{h}, Companies: &Companies{h},

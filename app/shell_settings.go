@@ -119,6 +119,7 @@ func (s *Shell) settable() (*Host, error) {
 func (s *Shell) WindowFocus(focused bool) {
 	if s.h != nil {
 		s.h.attention.focused.Store(focused)
+		s.h.log.Debug("the window reported its focus", "focused", focused)
 	}
 }
 

@@ -290,14 +290,14 @@ func TestApprovalDialogInChromium(t *testing.T) {
 		if got := w.eval(`document.getElementById("result-text").textContent`); !strings.HasPrefix(got, "Exchange confirmed.") {
 			t.Errorf("the Company's words = %q", got)
 		}
-		if got := w.eval(`document.getElementById("result-text").closest("figure").querySelector("figcaption").textContent`); got != w.name+"’s own words:" {
+		if got := w.eval(`document.getElementById("result-text").closest("figure").querySelector("figcaption").textContent`); got != "What "+w.name+" said, in its own words:" {
 			t.Errorf("the Company's words are marked %q", got)
 		}
 		if got := w.eval(`document.getElementById("result-body").closest("details").id`); got != "result-details" {
 			t.Errorf("the raw response is not behind Details")
 		}
 		// The decided item reads as a record.
-		w.waitFor("the record", `/^Approved on .*; done$/.test(document.getElementById("approval-kicker").textContent)`, 10*time.Second)
+		w.waitFor("the record", `/^Approved on .* · performed$/.test(document.getElementById("approval-kicker").textContent)`, 10*time.Second)
 		if got := w.eval(`document.getElementById("approval-title").textContent`); strings.Contains(got, "?") {
 			t.Errorf("the decided item still asks: %q", got)
 		}

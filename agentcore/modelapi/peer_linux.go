@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -36,9 +37,10 @@ func checkPeer(conn net.Conn) error {
 	return nil
 }
 
-// peerVia says how a connection reached the socket: [ViaRelay] when the peer process runs this
-// same executable (`poppydesk mcp`), "" when it is this process (an in-process client such as
-// the demo's example agent), else [ViaSocket].
+// peerVia says how a connection reached the socket: when the peer process runs this same
+// executable, its subcommand ("poppydesk example-agent"; [ViaRelay] for `poppydesk mcp` and
+// when no subcommand is named); "" when it is this process (an in-process client such as the
+// demo's example agent); else [ViaSocket].
 func peerVia(conn net.Conn) string {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
@@ -61,11 +63,39 @@ func peerVia(conn net.Conn) string {
 	if err != nil {
 		return ViaSocket
 	}
-	peer, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(int(cred.Pid)), "exe"))
-	if err == nil && sameFile(peer, self) {
-		return ViaRelay
+	proc := filepath.Join("/proc", strconv.Itoa(int(cred.Pid)))
+	peer, err := os.Readlink(filepath.Join(proc, "exe"))
+	if err != nil || !sameFile(peer, self) {
+		return ViaSocket
 	}
-	return ViaSocket
+	cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
+	return viaOfArgs(strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"))
+}
+
+// viaOfArgs names the subcommand of a Poppydesk command line (args[0] is the program).
+func viaOfArgs(args []string) string {
+	for _, a := range args[min(1, len(args)):] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if a == "mcp" || !isWord(a) {
+			return ViaRelay
+		}
+		return "poppydesk " + a
+	}
+	return ViaRelay
+}
+
+func isWord(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func sameFile(a, b string) bool {

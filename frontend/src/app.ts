@@ -216,9 +216,10 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
 
   // Go shows desktop notifications only while the window is not focused (Wails v2 has no focus
   // event, so the window says so itself).
-  const focusChanged = () => void backend.windowFocus(doc.hasFocus()).catch(() => undefined);
-  win.addEventListener("focus", focusChanged);
-  win.addEventListener("blur", focusChanged);
+  const tellFocus = (focused: boolean) => void backend.windowFocus(focused).catch(() => undefined);
+  const focusChanged = () => tellFocus(doc.hasFocus());
+  win.addEventListener("focus", () => tellFocus(true));
+  win.addEventListener("blur", () => tellFocus(false));
 
   const ready = Promise.all([backend.info(), backend.sections(), backend.status()]).then(
     ([i, secs, st]) => {

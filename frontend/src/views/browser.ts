@@ -25,9 +25,9 @@ export function safeShot(src: string): string {
 
 export function browserView(backend: BrowserBackend): SectionView {
   return (host, ctx) => {
-    const heading = el("h2", { class: "section-title", id: "browser-title" }, "Browser");
+    // The section's heading is the shell's ("Browser"); this view adds none of its own.
     const body = el("div", { class: "browser-body", "aria-live": "polite" });
-    host.replaceChildren(el("section", { class: "browser", "aria-labelledby": "browser-title" }, heading, body));
+    host.replaceChildren(el("section", { class: "browser", "aria-labelledby": "section-title" }, body));
     let gen = 0;
     const render = (s: BrowserState) => {
       if (!s.open && !s.problem) {

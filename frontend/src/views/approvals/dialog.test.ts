@@ -97,7 +97,7 @@ describe("the approval dialog", () => {
     expect(approveBtn().hidden).toBe(true);
     // A sentence first; the Company's words marked as its own; the raw response behind Details.
     expect($("result-status").textContent).toBe("Poppy Outfitters performed what you approved.");
-    expect($("result-text").closest("figure")?.querySelector("figcaption")?.textContent).toBe("Poppy Outfitters’s own words:");
+    expect($("result-text").closest("figure")?.querySelector("figcaption")?.textContent).toBe("What Poppy Outfitters said, in its own words:");
     expect($("result-body").closest("details")?.id).toBe("result-details");
   });
 
@@ -112,8 +112,8 @@ describe("the approval dialog", () => {
     dlg.open(item({ state: "succeeded", decidable: false, decided, updated: decided, result: backend.outcome }));
     expect($("approval-title").textContent).toBe("Poppy Outfitters");
     expect($("approval-title").textContent).not.toContain("?");
-    expect($("approval-kicker").textContent).toMatch(/^Approved on .*1.* at .*47.*; done$/);
-    expect($("approval-expiry").textContent).toBe($("approval-kicker").textContent);
+    expect($("approval-kicker").textContent).toMatch(/^Approved on .*1.* at .*47.* · performed$/);
+    expect($("approval-expiry").textContent).toBe("");
     expect(approveBtn().hidden).toBe(true);
   });
 

@@ -13,7 +13,7 @@ import { type ApprovalItem, type ApprovalsAPI, type Outcome, describeError } fro
 import { el } from "../../dom";
 import { outcomeNodes } from "./outcome";
 import { approvalContent } from "./terms";
-import { formatRemaining, formatTime, recordWords } from "./words";
+import { formatRemaining, formatTime } from "./words";
 
 // DialogBackend is what the dialog needs from Go: the decisions.
 export type DialogBackend = Pick<ApprovalsAPI, "approve" | "decline" | "checkOutcome">;
@@ -227,7 +227,8 @@ export class ApprovalDialog {
         : `Expires in ${formatRemaining(left)} (at ${formatTime(it.current.expiresAt)}).`;
       this.expiry.classList.toggle("expired", expired);
     } else {
-      this.expiry.textContent = this.decided && it.decidable ? "Your decision is recorded." : recordWords(it);
+      // A record: its heading says what happened and when; the footer only closes it.
+      this.expiry.textContent = this.decided && it.decidable ? "Your decision is recorded." : "";
       this.expiry.classList.remove("expired");
     }
     const why = this.approveBlocked();

@@ -59,7 +59,7 @@ export function outcomeNodes(out: Outcome, companyName: string | undefined): Nod
       el(
         "figure",
         { class: "company-quote" },
-        el("figcaption", { class: "result-label" }, `${who}’s own words:`),
+        el("figcaption", { class: "result-label" }, `What ${who} said, in its own words:`),
         el("blockquote", { class: "company-words", id: "result-text" }, words),
       ),
     );

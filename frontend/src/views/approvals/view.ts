@@ -134,7 +134,6 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
     void backend.status().then(
       (s) => {
         status = s;
-        if (!s.available && s.problem) ctx.setStatus(s.problem);
         if (s.demo) {
           void backend.exampleAgent().then(
             (r) => {

@@ -36,13 +36,13 @@ export function recordWords(it: { state: string; decided?: string; updated: stri
     case "approved":
     case "sending":
     case "retrying":
-      return `Approved${decided ? ` on ${decided}` : ""}; sending`;
+      return `Approved${decided ? ` on ${decided}` : ""} · sending`;
     case "succeeded":
-      return `Approved${decided ? ` on ${decided}` : ""}; done`;
+      return `Approved${decided ? ` on ${decided}` : ""} · performed`;
     case "failed":
-      return `Approved${decided ? ` on ${decided}` : ""}; refused by the Company`;
+      return `Approved${decided ? ` on ${decided}` : ""} · refused by the Company`;
     case "outcome_unknown":
-      return `Approved${decided ? ` on ${decided}` : ""}; outcome unknown`;
+      return `Approved${decided ? ` on ${decided}` : ""} · outcome unknown`;
     case "declined":
       return `Declined${decided ? ` on ${decided}` : ` on ${updated}`}`;
     case "expired":
