@@ -84,6 +84,8 @@ type ApprovalRequest struct {
 	// Requester is the agent that asked, in its own words ("Claude Code 2.1 via poppydesk
 	// mcp"); "" when unknown (an operation a Company sent in a conversation).
 	Requester string `json:"requester"`
+	// Conversation is the conversation the current revision came in ("" for an API or MCP call).
+	Conversation string `json:"conversation"`
 }
 
 // Outcome is the result of a decision: Poppydesk's status and the Company's own words, verbatim.
@@ -348,12 +350,13 @@ func approvalItemOf(it *approvals.Item, now time.Time) ApprovalItem {
 		Changes:       it.Changes,
 		Warnings:      it.Warnings,
 		Request: ApprovalRequest{
-			Method:    it.Request.Method,
-			URL:       visible(it.Request.URL),
-			Body:      jsonText(it.Request.Body),
-			Tool:      visible(it.Request.Tool),
-			Arguments: jsonText(it.Request.Arguments),
-			Requester: visible(it.Request.Requester),
+			Method:       it.Request.Method,
+			URL:          visible(it.Request.URL),
+			Body:         jsonText(it.Request.Body),
+			Tool:         visible(it.Request.Tool),
+			Arguments:    jsonText(it.Request.Arguments),
+			Requester:    visible(it.Request.Requester),
+			Conversation: visible(it.Request.Conversation),
 		},
 		Created: timeText(it.Created),
 		Updated: timeText(it.Updated),

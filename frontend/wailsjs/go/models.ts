@@ -111,6 +111,7 @@ export namespace app {
 	    tool: string;
 	    arguments: string;
 	    requester: string;
+	    conversation: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ApprovalRequest(source);
@@ -124,6 +125,7 @@ export namespace app {
 	        this.tool = source["tool"];
 	        this.arguments = source["arguments"];
 	        this.requester = source["requester"];
+	        this.conversation = source["conversation"];
 	    }
 	}
 	export class TermRow {

@@ -45,7 +45,7 @@ describe("the approval dialog", () => {
   });
 
   it("says signed out when there is no account, and shows a tool call", () => {
-    dlg.open(item({ account: "", interface: "mcp", request: { method: "", url: "", body: "", tool: "exchange_item", arguments: '{"order_id":"ord_7Hk2"}', requester: "" } }));
+    dlg.open(item({ account: "", interface: "mcp", request: { method: "", url: "", body: "", tool: "exchange_item", arguments: '{"order_id":"ord_7Hk2"}', requester: "", conversation: "" } }));
     expect($("approval-account").textContent).toBe("none: your agent is not signed in here");
     expect($("approval-request").textContent).toBe('Tool exchange_item\n{"order_id":"ord_7Hk2"}');
   });
@@ -102,9 +102,14 @@ describe("the approval dialog", () => {
   });
 
   it("says which agent asked, in the agent's own words", () => {
-    dlg.open(item({ request: { method: "POST", url: "https://shop.localhost:8443/x", body: "", tool: "", arguments: "", requester: "Claude Code 2.1 via poppydesk mcp" } }));
+    dlg.open(item({ request: { method: "POST", url: "https://shop.localhost:8443/x", body: "", tool: "", arguments: "", requester: "Claude Code 2.1 via poppydesk mcp", conversation: "" } }));
     expect($("approval-requester").textContent).toBe("Asked by Claude Code 2.1 via poppydesk mcp");
     expect($("approval-requester").title).toMatch(/does not verify/);
+  });
+
+  it("says a revision from a conversation came from the Company's agent", () => {
+    dlg.open(item({ request: { method: "", url: "", body: "", tool: "", arguments: "", requester: "", conversation: "conv_1" } }));
+    expect($("approval-requester").textContent).toBe("Sent by Poppy Outfitters’s agent in a conversation");
   });
 
   it("reads a decided item as a record, never as a question", () => {
@@ -174,7 +179,7 @@ describe("the approval dialog", () => {
     advance(1100);
     const same = item({
       warnings: [{ code: "request_changed", message: "Your agent sent a different request; the Company's terms stayed the same." }],
-      request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_9Zt"}', tool: "", arguments: "", requester: "" },
+      request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_9Zt"}', tool: "", arguments: "", requester: "", conversation: "" },
     });
     same.current = { ...same.current, digest: "digest-request-B" };
     dlg.update(same);

@@ -31,7 +31,7 @@ export function item(over: Partial<ApprovalItem> = {}, rev = "1791487200-k3Jd9Qx
       digest: "digest-" + rev,
     },
     warnings: [],
-    request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_4Qa"}', tool: "", arguments: "", requester: "" },
+    request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_4Qa"}', tool: "", arguments: "", requester: "", conversation: "" },
     created: new Date(T0).toISOString(),
     updated: new Date(T0).toISOString(),
     decided: "",

@@ -16,7 +16,7 @@ import { recordWords } from "./words";
 export function requesterWords(item: ApprovalItem): string {
   const who = item.request?.requester ?? "";
   if (who) return `Asked by ${who}`;
-  if (item.interface === "conversation") return `Sent by ${item.companyName || "the Company"}’s agent in a conversation`;
+  if (item.interface === "conversation" || item.request?.conversation) return `Sent by ${item.companyName || "the Company"}’s agent in a conversation`;
   return "Asked by your agent (it gave no name)";
 }
 
@@ -124,7 +124,7 @@ function approvalDetails(item: ApprovalItem): HTMLElement {
     el("dt", {}, "Session"),
     el("dd", { id: "approval-session", class: "mono" }, item.sid || "unknown"),
     el("dt", {}, "Through"),
-    el("dd", { id: "approval-interface" }, interfaceWords(item.interface)),
+    el("dd", { id: "approval-interface" }, interfaceWords(item.request?.conversation ? "conversation" : item.interface)),
   ]);
   const parts: Node[] = [el("summary", { id: "approval-details-toggle" }, "Details"), facts];
   const rows = item.current.terms ?? [];
