@@ -346,8 +346,14 @@ func (h *Host) demoOpener() URLOpener {
 			path = p
 		}
 		profile := filepath.Join(h.cfg.Paths.Data, "browser", "demo-sign-in")
-		if err := os.MkdirAll(profile, 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o700); err != nil {
 			return fmt.Errorf("making the demo browser's profile folder failed: %w", err)
+		}
+		// The demo's sign-in page is no place to save a password: the profile starts with
+		// Chromium's password manager off.
+		prefs := filepath.Join(profile, "Default", "Preferences")
+		if _, err := os.Stat(prefs); errors.Is(err, os.ErrNotExist) {
+			_ = os.WriteFile(prefs, []byte(`{"credentials_enable_service":false,"profile":{"password_manager_enabled":false}}`), 0o600)
 		}
 		args := append(opts.Flags(), "--user-data-dir="+profile, "--new-window", url)
 		cmd := exec.Command(path, args...)

@@ -181,9 +181,19 @@ rss_of() {
 	done
 	echo "$total"
 }
+# PSS shares each shared page among the processes that map it (a sum of RSS counts it in each).
+pss_of() {
+	local total=0 r
+	for p in "$@"; do
+		r=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
+		total=$((total + ${r:-0}))
+	done
+	echo "$total"
+}
 tree_of() { echo "$1"; for c in $(pgrep -P "$1" || true); do tree_of "$c"; done; }
 sleep 10
 rss_demo=$(rss_of $(tree_of "$APP_PID"))
+pss_demo=$(pss_of $(tree_of "$APP_PID"))
 
 latencies=()
 for i in $(seq 10); do
@@ -216,8 +226,10 @@ lat_max=$(echo "$sorted" | tail -1)
 if node scripts/mcp-call.mjs browser_open "{\"company\":\"$domain\",\"url\":\"https://$domain/\"}" "$BIN" mcp --socket "$socket" --no-start >"$OUT/browser_open.json" 2>"$OUT/browser_open.err"; then
 	sleep 10
 	rss_browser=$(rss_of $(tree_of "$APP_PID"))
+	pss_browser=$(pss_of $(tree_of "$APP_PID"))
 else
 	rss_browser="failed (see $OUT/browser_open.err)"
+	pss_browser=""
 fi
 kill -TERM "$APP_PID"
 for _ in $(seq 100); do kill -0 "$APP_PID" 2>/dev/null || break; sleep 0.1; done
@@ -236,7 +248,9 @@ printf '  %-44s %s\n' \
 	"approval event to dialog painted, median ms" "$median" \
 	"  of 10, min and max ms" "$lat_min $lat_max" \
 	"demo idle 10 s RSS, app + children KiB" "$rss_demo" \
-	"  with the controlled browser open KiB" "$rss_browser" \
+	"  PSS KiB" "$pss_demo" \
+	"  with the controlled browser open, RSS KiB" "$rss_browser" \
+	"  with the controlled browser open, PSS KiB" "$pss_browser" \
 	"screenshot std deviation" "$stddev" \
 	"screenshot colours" "$colours" \
 	"screenshot" "$OUT/screenshot.png"

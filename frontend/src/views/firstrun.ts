@@ -13,7 +13,8 @@ interface Way {
   id: string;
   title: string;
   text: string;
-  steps: (string | { cmd: string })[];
+  // steps are the exact steps; a step may end with a command to copy.
+  steps: { text: string; cmd?: string }[];
   link?: { label: string; href: string; focus?: string };
 }
 
@@ -22,13 +23,13 @@ const WAYS: readonly Way[] = [
     id: "firstrun-demo",
     title: "Try the demo",
     text: "See every flow with a built-in example Company, on this computer only: approvals, sign-in, conversations and the browser. Nothing from the demo is kept.",
-    steps: ["Quit this window (a second Poppydesk only brings this one to the front).", "In a terminal, run:", { cmd: "poppydesk demo" }],
+    steps: [{ text: "Quit this window (a second Poppydesk only brings this one to the front)." }, { text: "In a terminal, run:", cmd: "poppydesk demo" }],
   },
   {
     id: "firstrun-developer",
     title: "Develop a Company",
     text: "Building your own Company? Developer mode lets Poppydesk reach your Company's hosts on this computer and trust your development certificate authority for those hosts only.",
-    steps: ["Open Settings, Developer mode.", "Add your Company's host names and your CA certificate, then restart Poppydesk."],
+    steps: [{ text: "Open Settings, Developer mode." }, { text: "Add your Company's host names and your CA certificate, then restart Poppydesk." }],
     link: { label: "Open Developer mode in Settings", href: "#/settings", focus: DEVELOPER_SECTION_ID },
   },
   {
@@ -36,34 +37,40 @@ const WAYS: readonly Way[] = [
     title: "Publish an identity of your own",
     text: "Companies recognise Poppydesk by its client_id: the web address of a small public file with its name and public keys. You can publish one on a website you control.",
     steps: [
-      "Choose the address, for example https://you.example/agent.json. Quit this window, then run:",
-      { cmd: "poppydesk identity export --client-id https://you.example/agent.json --out agent-files" },
-      "Upload the files from agent-files so that they are served at that address (the command says where each goes).",
-      "Restart Poppydesk.",
+      {
+        text: "Choose the address, for example https://you.example/agent.json. Quit this window, then run:",
+        cmd: "poppydesk identity export --client-id https://you.example/agent.json --out agent-files",
+      },
+      { text: "Upload the files from agent-files so that they are served at that address (the command says where each goes)." },
+      { text: "Start Poppydesk again." },
     ],
   },
   {
     id: "firstrun-operator",
     title: "Use your organisation's operator",
     text: "If your organisation runs a Poppydesk operator, it publishes one identity for everyone and signs for this computer without seeing what you do. Its administrator gives you an address and a one-time token.",
-    steps: ["Run, with the address and token you were given:", { cmd: "poppydesk operator enroll https://operator.example --token TOKEN" }, "Restart Poppydesk."],
+    steps: [
+      { text: "Run, with the address and token you were given:", cmd: "poppydesk operator enroll https://operator.example --token TOKEN" },
+      { text: "Restart Poppydesk." },
+    ],
   },
 ];
 
 function stepNode(s: Way["steps"][number]): HTMLElement {
-  if (typeof s === "string") return el("li", {}, s);
-  const code = el("code", { class: "cmd" }, s.cmd);
-  const copy = el("button", { type: "button", class: "btn btn-quiet btn-small", "data-copy": s.cmd }, "Copy");
+  if (!s.cmd) return el("li", {}, s.text);
+  const cmd = s.cmd;
+  const code = el("code", { class: "cmd" }, cmd);
+  const copy = el("button", { type: "button", class: "btn btn-quiet btn-small", "data-copy": cmd }, "Copy");
   copy.addEventListener("click", () => {
     const done = (ok: boolean) => {
       copy.textContent = ok ? "Copied" : "Select and copy";
       setTimeout(() => (copy.textContent = "Copy"), 2000);
     };
     const clip = navigator.clipboard;
-    if (clip?.writeText) clip.writeText(s.cmd).then(() => done(true), () => done(false));
+    if (clip?.writeText) clip.writeText(cmd).then(() => done(true), () => done(false));
     else done(false);
   });
-  return el("li", { class: "cmd-step" }, el("span", { class: "cmd-row" }, code, copy));
+  return el("li", { class: "cmd-step" }, s.text, el("span", { class: "cmd-row" }, code, copy));
 }
 
 // firstRun builds the screen for info's problem, or null when the engine runs.
