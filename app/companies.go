@@ -169,7 +169,7 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 	domain = strings.TrimPrefix(domain, "https://")
 	domain = strings.TrimSuffix(domain, "/")
 	if domain == "" || strings.ContainsAny(domain, "/ ?#@") {
-		return CompanyEntry{}, errors.New("type a domain such as example.com (no path): Poppydesk reads https://{domain}/.well-known/poppy.json (spec 3)")
+		return CompanyEntry{}, errors.New("type a domain such as example.com (no path): Poppydesk reads https://{domain}/.well-known/poppy.json")
 	}
 	ctx, cancel := c.ctx(60 * time.Second)
 	defer cancel()

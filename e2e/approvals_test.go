@@ -34,6 +34,7 @@ type approvalWorld struct {
 	name    string // organization.name from discovery
 	api     string // the OpenAPI description's URL from poppy.json
 	bctx    context.Context
+	logs    *apptest.Buffer // the Host's log lines
 }
 
 const demoAccount = poppytest.DefaultAccount
@@ -73,7 +74,7 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL())); err != nil {
 		t.Fatalf("opening the window page failed: %v", err)
 	}
-	w := &approvalWorld{t: t, company: f.Company, queue: f.Host.Queue(), ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
+	w := &approvalWorld{t: t, company: f.Company, queue: f.Host.Queue(), ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx, logs: f.Logs}
 	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
 	return w
 }
@@ -173,6 +174,11 @@ func TestApprovalDialogInChromium(t *testing.T) {
 	if got := w.eval(`document.getElementById("approval-dialog").dataset.approval`); got != out.ApprovalID {
 		t.Errorf("the dialog shows approval %q, the queue returned %q", got, out.ApprovalID)
 	}
+	// The window reports the painted dialog; the Host logs the time since it sent the event (what
+	// scripts/smoke.sh reads in the real window).
+	w.waitUntil("the window's report of the painted dialog", func() bool {
+		return strings.Contains(w.logs.String(), `"msg":"approval dialog shown","approval":"`+out.ApprovalID+`","since_event_ms":`)
+	}, 10*time.Second)
 
 	// it shows the verified Company and the terms.
 	{

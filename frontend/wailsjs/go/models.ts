@@ -823,6 +823,7 @@ export namespace app {
 	    poppydeskReason: string;
 	    // Go type: time
 	    requested: any;
+	    scopeWords: {[key: string]: string};
 	
 	    static createFrom(source: any = {}) {
 	        return new ModelRequest(source);
@@ -838,6 +839,7 @@ export namespace app {
 	        this.modelReason = source["modelReason"];
 	        this.poppydeskReason = source["poppydeskReason"];
 	        this.requested = this.convertValues(source["requested"], null);
+	        this.scopeWords = source["scopeWords"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -19,8 +19,29 @@ export class DemoCard {
   private run: ExampleAgentRun = IDLE;
   private button: HTMLButtonElement | null = null;
   private readonly transcript = el("div", { class: "agent-transcript", id: "agent-transcript", "aria-live": "polite" });
+  // Reset demo and what it said, kept across re-renders of the card (the list is drawn again
+  // whenever an approval changes, which a reset does).
+  private readonly reset = el("button", { type: "button", class: "btn btn-secondary", id: "demo-reset" }, "Reset demo");
+  private readonly resetNote = el("p", { class: "muted", id: "demo-reset-note", "aria-live": "polite" });
 
-  constructor(private readonly backend: DemoBackend) {}
+  constructor(private readonly backend: DemoBackend) {
+    this.reset.addEventListener("click", () => {
+      const reset = this.reset;
+      reset.disabled = true;
+      this.resetNote.textContent = "Resetting the demo…";
+      this.backend.resetDemo().then(
+        () => {
+          reset.disabled = false;
+          this.resetNote.textContent =
+            "The demo is as it was at start: the order is back, nothing was exchanged, and the demo account is signed in again. Approvals that were still waiting are declined and stay listed as records.";
+        },
+        (err) => {
+          reset.disabled = false;
+          this.resetNote.textContent = `Resetting the demo failed: ${describeError(err)}`;
+        },
+      );
+    });
+  }
 
   // card builds the card for the demo Company (named companyName).
   card(companyName: string): HTMLElement {
@@ -54,22 +75,6 @@ export class DemoCard {
       );
     });
     this.button = runAgent;
-    const reset = el("button", { type: "button", class: "btn btn-secondary", id: "demo-reset" }, "Reset demo");
-    const resetNote = el("p", { class: "muted", id: "demo-reset-note", "aria-live": "polite" });
-    reset.addEventListener("click", () => {
-      reset.disabled = true;
-      resetNote.textContent = "Resetting the demo…";
-      this.backend.resetDemo().then(
-        () => {
-          reset.disabled = false;
-          resetNote.textContent = "The demo is as it was at start: the order is back, nothing was exchanged, and the demo account is signed in again. Approvals that were still waiting are declined and stay listed as records.";
-        },
-        (err) => {
-          reset.disabled = false;
-          resetNote.textContent = `Resetting the demo failed: ${describeError(err)}`;
-        },
-      );
-    });
     return el(
       "section",
       { class: "card demo-card", "aria-labelledby": "demo-title" },
@@ -82,8 +87,8 @@ export class DemoCard {
       this.transcript,
       el("h3", { class: "demo-subtitle" }, "Try it again"),
       el("p", { class: "muted" }, "Reset demo puts the reference Company back as it was at start (its orders, what it performed, its sign-ins) so every flow can be tried again."),
-      el("div", { class: "approval-actions" }, reset),
-      resetNote,
+      el("div", { class: "approval-actions" }, this.reset),
+      this.resetNote,
     );
   }
 
