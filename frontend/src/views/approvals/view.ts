@@ -75,7 +75,13 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
         ctx.setStatus(`Could not open the approval: ${describeError(err)}`);
       }
     };
-    dlg.onDecided = () => void load();
+    // After a decision the item is read again: the state changes that came while the decision
+    // was in flight were not shown, and the dialog turns into the record.
+    dlg.onDecided = () => {
+      void load();
+      const id = dlg.current?.id;
+      if (id) void openItem(id);
+    };
     dlg.onClosed = () => void load();
 
     const load = async (): Promise<ApprovalItem[]> => {
