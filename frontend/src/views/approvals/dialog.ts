@@ -359,7 +359,8 @@ export class ApprovalDialog {
     const it = this.item;
     this.progress.hidden = true;
     this.result.hidden = false;
-    this.result.replaceChildren(...outcomeNodes(out, it?.companyName));
+    const inConversation = !!it && (it.interface === "conversation" || !!it.request?.conversation);
+    this.result.replaceChildren(...outcomeNodes(out, it?.companyName, inConversation));
     if (it && out.status === "outcome_unknown") {
       this.item = { ...it, state: "outcome_unknown", decidable: false };
       this.decided = false;

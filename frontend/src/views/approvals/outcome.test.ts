@@ -15,6 +15,10 @@ describe("the outcome of a decision", () => {
     expect(outcomeSentence(out({ status }), "Shop")).toBe(want);
   });
 
+  it("says an approval in a conversation was accepted there, not that it was performed", () => {
+    expect(outcomeSentence(out(), "Shop", true)).toBe("Shop accepted your approval in the conversation; its agent says there how it went.");
+  });
+
   it("quotes the Company's text, else its top-level message or error_description, else nothing", () => {
     expect(companyMessage(out({ text: "Done.", body: '{"message":"other"}' }))).toBe("Done.");
     expect(companyMessage(out({ body: '{"exchange":{"status":"confirmed"},"message":"Exchange confirmed."}' }))).toBe("Exchange confirmed.");

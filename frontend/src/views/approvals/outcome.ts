@@ -6,12 +6,14 @@ import type { Outcome } from "../../api";
 import { el } from "../../dom";
 import { stateWords } from "./words";
 
-// outcomeSentence is Poppydesk's one sentence about out.
-export function outcomeSentence(out: Outcome, companyName: string | undefined): string {
+// outcomeSentence is Poppydesk's one sentence about out; inConversation says the approval went
+// in a conversation, where the Company's agent tells later how it went (Operations 6).
+export function outcomeSentence(out: Outcome, companyName: string | undefined, inConversation = false): string {
   const who = companyName || "The Company";
   switch (out.status) {
     case "done":
     case "succeeded":
+      if (inConversation) return `${who} accepted your approval in the conversation; its agent says there how it went.`;
       return `${who} performed what you approved.`;
     case "failed":
       return `${who} refused it, so nothing was done.`;
@@ -50,9 +52,9 @@ export function companyMessage(out: Outcome): string {
 }
 
 // outcomeNodes shows out; companyName is the verified name of the Company that answered.
-export function outcomeNodes(out: Outcome, companyName: string | undefined): Node[] {
+export function outcomeNodes(out: Outcome, companyName: string | undefined, inConversation = false): Node[] {
   const who = companyName || "The Company";
-  const parts: Node[] = [el("p", { class: "result-status", id: "result-status", role: "status" }, outcomeSentence(out, companyName))];
+  const parts: Node[] = [el("p", { class: "result-status", id: "result-status", role: "status" }, outcomeSentence(out, companyName, inConversation))];
   const words = companyMessage(out);
   if (words) {
     parts.push(

@@ -45,7 +45,7 @@ export function approvalContent(doc: Document, item: ApprovalItem, replaced: boo
     el(
       "header",
       { class: "approval-head" },
-      el("p", { class: "approval-kicker", id: "approval-kicker" }, item.decidable ? "Your approval is needed" : recordWords(item)),
+      el("p", { class: "approval-kicker", id: "approval-kicker" }, item.decidable ? "Your approval is needed" : recordWords(item, new Date(), item.interface === "conversation" || !!item.request?.conversation)),
       item.decidable
         ? el("h2", { id: "approval-title" }, "Approve at ", el("span", { id: "approval-company" }, name), "?")
         : el("h2", { id: "approval-title" }, el("span", { id: "approval-company" }, name)),
@@ -77,7 +77,7 @@ export function approvalContent(doc: Document, item: ApprovalItem, replaced: boo
       el(
         "section",
         { class: "approval-warnings", id: "approval-warnings", role: "alert", "aria-labelledby": "warnings-title" },
-        el("h3", { id: "warnings-title" }, "Check these differences before you decide"),
+        el("h3", { id: "warnings-title" }, item.decidable ? "Check these differences before you decide" : "The differences Poppydesk pointed out"),
         ul,
       ),
     );

@@ -29,7 +29,9 @@ export function formatDay(iso: string, now: Date = new Date()): string {
 }
 
 // recordWords is a decided or finished item as a record: what the user did and when.
-export function recordWords(it: { state: string; decided?: string; updated: string }, now: Date = new Date()): string {
+// inConversation says the approval went in a conversation: the Company accepted it there, and its
+// agent tells how it went in a later message.
+export function recordWords(it: { state: string; decided?: string; updated: string }, now: Date = new Date(), inConversation = false): string {
   const decided = it.decided ? formatDay(it.decided, now) : "";
   const updated = formatDay(it.updated, now);
   switch (it.state) {
@@ -38,7 +40,7 @@ export function recordWords(it: { state: string; decided?: string; updated: stri
     case "retrying":
       return `Approved${decided ? ` on ${decided}` : ""} · sending`;
     case "succeeded":
-      return `Approved${decided ? ` on ${decided}` : ""} · performed`;
+      return `Approved${decided ? ` on ${decided}` : ""} · ${inConversation ? "accepted in the conversation" : "performed"}`;
     case "failed":
       return `Approved${decided ? ` on ${decided}` : ""} · refused by the Company`;
     case "outcome_unknown":
