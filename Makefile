@@ -9,6 +9,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: demo test bench bootstrap build package frontend run clean
 
+BIN := build/bin/poppydesk
+# What the binary is built from: the Go sources (tests excluded), the frontend's sources and the
+# build configuration. The generated bindings (frontend/wailsjs) and frontend/dist are outputs.
+GO_SOURCES := $(shell find app agentcore browser vault -name '*.go' ! -name '*_test.go' 2>/dev/null) $(wildcard *.go) go.mod go.sum
+FRONTEND_SOURCES := $(shell find frontend/src -type f ! -name '*.test.ts' 2>/dev/null) frontend/index.html frontend/package.json \
+	$(wildcard frontend/package-lock.json frontend/vite.config.* frontend/tsconfig*.json)
+BUILD_ASSETS := wails.json $(shell find build -maxdepth 2 -type f ! -path 'build/bin/*' ! -name '*.deb' 2>/dev/null)
+
 bootstrap:
 	@scripts/bootstrap.sh
 
@@ -20,13 +28,17 @@ frontend: bootstrap
 build: bootstrap
 	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
 
+# The binary again only when one of its sources changed (make demo uses it).
+$(BIN): $(GO_SOURCES) $(FRONTEND_SOURCES) $(BUILD_ASSETS) | bootstrap
+	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
+
 # The Debian package: build/poppydesk_VERSION_ARCH.deb (scripts/package: nfpm as a library; the
 # binary, desktop entry, AppStream metainfo, hicolor icons and man page). Install it with
 #   sudo apt-get install ./build/poppydesk_*.deb
 package: build
 	go run ./scripts/package -version "$(VERSION)"
 
-demo: build
+demo: $(BIN)
 	scripts/demo.sh
 
 run: build

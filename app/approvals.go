@@ -81,6 +81,11 @@ type ApprovalRequest struct {
 	Body      string `json:"body"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"`
+	// Requester is the agent that asked, in its own words ("Claude Code 2.1 via poppydesk
+	// mcp"); "" when unknown (an operation a Company sent in a conversation).
+	Requester string `json:"requester"`
+	// Conversation is the conversation the current revision came in ("" for an API or MCP call).
+	Conversation string `json:"conversation"`
 }
 
 // Outcome is the result of a decision: Poppydesk's status and the Company's own words, verbatim.
@@ -117,6 +122,9 @@ type ApprovalItem struct {
 	Result    *Outcome             `json:"result"`
 	Created   string               `json:"created"`
 	Updated   string               `json:"updated"`
+	// Decided is when the user approved or declined ("" while undecided, or when the item
+	// ended without a decision).
+	Decided string `json:"decided"`
 }
 
 func (a *Approvals) call() (context.Context, context.CancelFunc, error) {
@@ -216,6 +224,52 @@ func (a *Approvals) CheckOutcome(id string) (Outcome, error) {
 	return convertOutcome(out), nil
 }
 
+// DialogStep is one step of the way from an approval's event to its dialog on screen, in
+// milliseconds since the window received the event (the window's own clock).
+type DialogStep struct {
+	Name string  `json:"name"`
+	MS   float64 `json:"ms"`
+}
+
+// DialogShown is the window's report that the dialog of approval id has been painted, with the
+// steps it took since the event arrived. It only writes a log line, "approval dialog shown", with
+// the time since the Host sent the event (the desktop smoke test reads it); it decides nothing.
+func (a *Approvals) DialogShown(id string, steps []DialogStep) {
+	if a.h == nil {
+		return
+	}
+	attrs := []any{"approval", id}
+	if d, ok := a.h.shownClock.since(id, a.h.now()); ok {
+		attrs = append(attrs, "since_event_ms", float64(d.Microseconds())/1000)
+	}
+	for i, s := range steps {
+		if i >= 8 {
+			break
+		}
+		attrs = append(attrs, "window_"+stepName(s.Name)+"_ms", s.MS)
+	}
+	a.h.log.Info("approval dialog shown", attrs...)
+}
+
+// stepName keeps a step's name to a short run of lower-case letters and underscores (it
+// becomes a log attribute).
+func stepName(s string) string {
+	b := make([]byte, 0, 16)
+	for i := 0; i < len(s) && len(b) < 16; i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c == '_':
+			b = append(b, c)
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		}
+	}
+	if len(b) == 0 {
+		return "step"
+	}
+	return string(b)
+}
+
 // StartDemoExchange, in demo mode only, asks the reference Company for the jacket exchange
 // through its API ("api") or its MCP server ("mcp"), as the model would. It is a request, not a
 // decision: the Company answers that it needs the user's approval and the dialog opens.
@@ -232,6 +286,20 @@ func (a *Approvals) StartDemoExchange(kind string) (string, error) {
 	}
 	defer cancel()
 	return a.h.demoRequest(ctx, kind)
+}
+
+// ResetDemo, in demo mode only, restores the reference Company as at start and signs the demo
+// account in again (Host.ResetDemo): the window's "Reset demo" button.
+func (a *Approvals) ResetDemo() error {
+	if !a.h.demoOn() {
+		return errors.New("Reset demo exists only in demo mode (`poppydesk demo`)")
+	}
+	ctx, cancel, err := a.call()
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return a.h.ResetDemo(ctx)
 }
 
 // RunExampleAgent, in demo mode only, starts the scripted example agent (a user gesture: the
@@ -287,14 +355,17 @@ func approvalItemOf(it *approvals.Item, now time.Time) ApprovalItem {
 		Changes:       it.Changes,
 		Warnings:      it.Warnings,
 		Request: ApprovalRequest{
-			Method:    it.Request.Method,
-			URL:       visible(it.Request.URL),
-			Body:      jsonText(it.Request.Body),
-			Tool:      visible(it.Request.Tool),
-			Arguments: jsonText(it.Request.Arguments),
+			Method:       it.Request.Method,
+			URL:          visible(it.Request.URL),
+			Body:         jsonText(it.Request.Body),
+			Tool:         visible(it.Request.Tool),
+			Arguments:    jsonText(it.Request.Arguments),
+			Requester:    visible(it.Request.Requester),
+			Conversation: visible(it.Request.Conversation),
 		},
 		Created: timeText(it.Created),
 		Updated: timeText(it.Updated),
+		Decided: timeText(it.Decided),
 	}
 	if out.Warnings == nil {
 		out.Warnings = []operations.Warning{}

@@ -41,6 +41,11 @@ type CompanyEntry struct {
 	// ExcludedTasksProblem says why they could not be read ("" when they could, or when the
 	// Company lists none).
 	ExcludedTasksProblem string `json:"excludedTasksProblem,omitempty"`
+	// ScopeWords are the Company's descriptions of the scopes the accounts hold, by scope (spec
+	// 4.7; the Company's words, shown beside the scope's name). A scope without one is absent.
+	ScopeWords map[string]string `json:"scopeWords"`
+	// Demo is true for the demo's reference Company, whose account the demo signed in.
+	Demo bool `json:"demo"`
 }
 
 // ExcludedTaskEntry is one task a Company chose not to offer, for the Companies screen.
@@ -92,7 +97,10 @@ func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
 }
 
 func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
-	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}}
+	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}, ScopeWords: map[string]string{}}
+	if d, ok := c.h.Demo(); ok && d.Identifier == co.Identifier {
+		e.Demo = true
+	}
 	if c.h.coverage != nil && co.Channels.ExcludedTasks != nil {
 		xctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		x, err := c.h.coverage.ExcludedTasks(xctx, co)
@@ -111,6 +119,15 @@ func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEnt
 		e.Problem = "Poppydesk could not read the accounts from the system keyring: " + err.Error()
 	} else if accts != nil {
 		e.Accounts = accts
+	}
+	var names []string
+	for _, a := range e.Accounts {
+		names = append(names, a.Scopes...)
+	}
+	for _, s := range oauth.Describe(co, names, nil) {
+		if s.Description != "" {
+			e.ScopeWords[s.Name] = visible(s.Description)
+		}
 	}
 	return e
 }
@@ -153,7 +170,7 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 	domain = strings.TrimPrefix(domain, "https://")
 	domain = strings.TrimSuffix(domain, "/")
 	if domain == "" || strings.ContainsAny(domain, "/ ?#@") {
-		return CompanyEntry{}, errors.New("type a domain such as example.com (no path): Poppydesk reads https://{domain}/.well-known/poppy.json (spec 3)")
+		return CompanyEntry{}, errors.New("type a domain such as example.com (no path): Poppydesk reads https://{domain}/.well-known/poppy.json")
 	}
 	ctx, cancel := c.ctx(60 * time.Second)
 	defer cancel()

@@ -260,7 +260,7 @@ func (c *Conversations) Entries(company, id string, from, limit int) (Conversati
 // human, spec 8.3, 8.8), and follows it.
 func (c *Conversations) Start(company, text string) (ConversationState, error) {
 	if strings.TrimSpace(text) == "" {
-		return ConversationState{}, errors.New("type a message first: a conversation starts with a message (spec 8.3)")
+		return ConversationState{}, errors.New("type a message first: a conversation starts with a message")
 	}
 	ctx, cancel, m, err := c.call()
 	if err != nil {

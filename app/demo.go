@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +60,9 @@ type demoCompany struct {
 	info    DemoInfo
 	openAPI string // apis[].url of the Orders API
 	mcp     string // apis[].url of the MCP server
+
+	mu       sync.Mutex
+	browsers []*exec.Cmd // the sign-in browsers the demo opened (demoOpener)
 }
 
 // Demo describes the demo's reference Company (ok false outside demo mode).
@@ -109,7 +114,14 @@ func (h *Host) startDemo(ctx context.Context) error {
 		stop()
 		return fmt.Errorf("starting the reference Company failed: %w", err)
 	}
-	h.onClose("the reference Company", func(context.Context) error { srv.Close(); stop(); return nil })
+	h.onClose("the reference Company", func(context.Context) error {
+		if h.demo != nil {
+			h.demo.closeBrowsers()
+		}
+		srv.Close()
+		stop()
+		return nil
+	})
 	dir, err := os.MkdirTemp("", "poppydesk-demo-")
 	if err != nil {
 		return fmt.Errorf("making the demo's temporary folder failed: %w", err)
@@ -196,6 +208,9 @@ func (h *Host) demoAccount(_ context.Context, company string) string {
 	return ""
 }
 
+// demoRequester is who asks when the user presses a demo button: the window itself, for the user.
+const demoRequester = "the demo's request button in this window"
+
 // demoRequest is the demo buttons' action: ask the reference Company for the spec's jacket
 // exchange through its API ("api") or its MCP server ("mcp"), as the model would (a request,
 // never an approval). The Company answers with an operation and the dialog opens.
@@ -208,10 +223,11 @@ func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 	case "api":
 		out, err = h.queue.CallAPI(ctx, approvals.APICall{Company: d.info.Identifier, Account: DemoAccount, API: d.openAPI, OperationID: "exchangeItem",
 			Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
-			Intent: intent})
+			Intent: intent, Requester: demoRequester})
 	case "mcp":
 		out, err = h.queue.CallTool(ctx, approvals.ToolCall{Company: d.info.Identifier, Account: DemoAccount, Server: d.mcp, Tool: "exchange_item",
-			Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent})
+			Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent,
+			Requester: demoRequester})
 	default:
 		return "", fmt.Errorf("unknown demo kind %q", kind)
 	}
@@ -322,4 +338,103 @@ func (w lineWriter) Write(p []byte) (int, error) {
 		w(l)
 	}
 	return len(p), nil
+}
+
+// demoOpener opens the demo's Direct Sign-In in Poppydesk's own Chromium, in a visible window
+// that trusts exactly the reference Company's certificate key (--ignore-certificate-errors-
+// spki-list, never by ignoring certificate errors) and uses a profile of its own under the data
+// folder, so the demo never shows a certificate warning to click through. The user's own
+// browser would not trust the demo's CA. Without Chromium the sign-in screen shows the link to
+// copy, and says why.
+func (h *Host) demoOpener() URLOpener {
+	return OpenerFunc(func(url string) error {
+		opts := h.cfg.Browser
+		opts.Visible = true
+		opts.TrustSPKI = append(slices.Clone(opts.TrustSPKI), h.demo.spki()...)
+		path := opts.ExecPath
+		if path == "" {
+			p, err := browser.Find()
+			if err != nil {
+				return fmt.Errorf("the demo opens its sign-in page in Chromium, which trusts the demo's certificate, and none is installed (%w); copy the link instead", err)
+			}
+			path = p
+		}
+		profile := filepath.Join(h.cfg.Paths.Data, "browser", "demo-sign-in")
+		if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o700); err != nil {
+			return fmt.Errorf("making the demo browser's profile folder failed: %w", err)
+		}
+		// The demo's sign-in page is no place to save a password: the profile starts with
+		// Chromium's password manager off.
+		prefs := filepath.Join(profile, "Default", "Preferences")
+		if _, err := os.Stat(prefs); errors.Is(err, os.ErrNotExist) {
+			_ = os.WriteFile(prefs, []byte(`{"credentials_enable_service":false,"profile":{"password_manager_enabled":false}}`), 0o600)
+		}
+		args := append(opts.Flags(), "--user-data-dir="+profile, "--new-window", url)
+		cmd := exec.Command(path, args...)
+		cmd.Env = append(os.Environ(), "DBUS_SESSION_BUS_ADDRESS=disabled:")
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting Chromium for the demo's sign-in failed: %w; copy the link instead", err)
+		}
+		h.log.Info("the demo's sign-in page opened in Poppydesk's Chromium", "pid", cmd.Process.Pid)
+		h.demo.trackBrowser(cmd)
+		return nil
+	})
+}
+
+// trackBrowser keeps the demo's sign-in browser so that it ends with the demo.
+func (d *demoCompany) trackBrowser(cmd *exec.Cmd) {
+	d.mu.Lock()
+	d.browsers = append(d.browsers, cmd)
+	d.mu.Unlock()
+	go func() { _ = cmd.Wait() }()
+}
+
+// closeBrowsers ends the demo's sign-in browsers (Close).
+func (d *demoCompany) closeBrowsers() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.browsers {
+		if c.Process != nil {
+			_ = c.Process.Kill()
+		}
+	}
+	d.browsers = nil
+}
+
+// ResetDemo, in demo mode, puts the demo back as it was at start so its flows can be tried
+// again: the reference Company's orders, ledger, operations, tokens and conversations are
+// restored (poppytest.Server.Reset), the approvals still waiting in the demo's queue are
+// declined (their operations no longer exist at the Company; they stay listed as records), and
+// the demo account signs in again with a real Direct Sign-In. It is the user's gesture: the
+// window's "Reset demo" button.
+func (h *Host) ResetDemo(ctx context.Context) error {
+	if !h.demoOn() {
+		return errors.New("Reset demo exists only in demo mode (`poppydesk demo`)")
+	}
+	d := h.demo
+	items, err := h.queue.List(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the demo's approvals failed, so nothing was reset: %w", err)
+	}
+	d.srv.Reset()
+	now := h.now()
+	for i := range items {
+		it := &items[i]
+		if decidable(it, now) {
+			if err := h.queue.Decline(ctx, it.ID, it.Current.Revision); err != nil {
+				h.log.Warn("resetting the demo: an approval could not be declined", "approval", it.ID, "err", err)
+			}
+		}
+	}
+	co, err := h.engine.Company(ctx, d.info.Identifier)
+	if err != nil {
+		return fmt.Errorf("the reference Company is reset, but reading it again failed: %w", err)
+	}
+	if err := d.signIn(ctx, h, co); err != nil {
+		return fmt.Errorf("the reference Company is reset, but %w", err)
+	}
+	h.log.Info("the demo was reset")
+	h.relay.Emit(EventCompaniesChanged)
+	h.countApprovals(ctx)
+	return nil
 }

@@ -190,8 +190,9 @@ func TestFrontsWithoutEngine(t *testing.T) {
 	_, err = f.Conversations.AcceptUserRequest("https://auth.shop.example", "c1", "e1")
 	says("Conversations.AcceptUserRequest", err)
 
-	if got := f.Shell.Status(); got != words {
-		t.Errorf("the status line = %q, want the Problem's words", got)
+	// The window explains the Problem on its first-run screen, from Shell.Info.
+	if info := f.Shell.Info(); info.ProblemText != words || info.Problem == "" {
+		t.Errorf("Info = %+v, want the Problem's kind and words", info)
 	}
 	for _, s := range f.Shell.Sections() {
 		if s.Count != 0 {

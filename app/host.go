@@ -172,6 +172,9 @@ func (h *Host) refusal() error {
 	if h == nil {
 		return errNotConnected
 	}
+	if h.wasReset.Load() {
+		return errWasReset
+	}
 	if h.problem != nil {
 		return h.problem
 	}
@@ -225,10 +228,14 @@ type Host struct {
 	// What the window shows that the Host keeps: the approvals waiting for a decision (the
 	// badge), the sign-ins the user started, the example agent's run, what the model's browser
 	// shows.
-	pending atomic.Int64
-	signIn  signInFlows
-	agent   exampleAgent
-	seen    browserSeen
+	pending    atomic.Int64
+	shownClock dialogClock
+	attention  attention
+	// wasReset is set once Reset Everything ran: every service then answers errWasReset.
+	wasReset atomic.Bool
+	signIn   signInFlows
+	agent    exampleAgent
+	seen     browserSeen
 
 	// Developer mode: the listener of Poppydesk's client metadata, the saved settings it was
 	// read from, and why saved settings could not be applied.

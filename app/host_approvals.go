@@ -2,10 +2,12 @@ package app
 
 // What the Host does when the approval queue changes (Operations 5–7): the window hears of it
 // at once, the Approvals badge is counted again, and a new approval or new terms show a desktop
-// notification. The notification is a courtesy; the badge and the dialog are the record.
+// notification while the window is not focused (host_attention.go). The notification is a
+// courtesy; the badge and the dialog are the record.
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
@@ -14,7 +16,9 @@ import (
 // approvalChanged is the queue's OnChange. It never blocks for long: the window's event goes
 // out at once, the count and the notification follow under the Host's lifecycle.
 func (h *Host) approvalChanged(ev approvals.Event) {
+	h.shownClock.sent(ev.ApprovalID, h.now())
 	h.relay.Emit(EventApprovalsChanged, ApprovalChange{Kind: ev.Kind, ID: ev.ApprovalID, State: ev.State})
+	h.log.Info("approval change sent to the window", "approval", ev.ApprovalID, "kind", ev.Kind, "state", ev.State)
 	if err := h.life.Go("the approval badge and notification", func(ctx context.Context) { h.afterApprovalChange(ctx, ev) }); err != nil {
 		h.log.Debug("no badge update or notification: Poppydesk is shutting down", "approval", ev.ApprovalID)
 	}
@@ -32,7 +36,7 @@ func (h *Host) afterApprovalChange(ctx context.Context, ev approvals.Event) {
 		h.log.Debug("no notification: reading the approval failed", "approval", ev.ApprovalID, "err", err)
 		return
 	}
-	h.notifier.Notify(approvalNotice(ev.Kind, it.CompanyName))
+	h.notify(approvalNotice(ev.Kind, it.CompanyName))
 }
 
 // approvalNotice is the desktop notification of a new approval ("created") or of new terms
@@ -77,4 +81,43 @@ func countDecidable(items []approvals.Item, now time.Time) int {
 		}
 	}
 	return n
+}
+
+// maxShownClock bounds the approvals whose last event time is kept for the window's report.
+const maxShownClock = 64
+
+// dialogClock keeps when the latest change of each approval went to the window, so that the
+// window's report that the dialog is on screen (Approvals.DialogShown) is measured from the
+// engine's event on the Host's own clock.
+type dialogClock struct {
+	mu   sync.Mutex
+	at   map[string]time.Time
+	keys []string
+}
+
+func (c *dialogClock) sent(id string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[string]time.Time{}
+	}
+	if _, ok := c.at[id]; !ok {
+		c.keys = append(c.keys, id)
+		if len(c.keys) > maxShownClock {
+			delete(c.at, c.keys[0])
+			c.keys = c.keys[1:]
+		}
+	}
+	c.at[id] = t
+}
+
+// since is the time from the latest event of id to t (ok false when it is not known).
+func (c *dialogClock) since(id string, t time.Time) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.at[id]
+	if !ok {
+		return 0, false
+	}
+	return t.Sub(at), true
 }

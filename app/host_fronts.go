@@ -46,7 +46,7 @@ func BindingTypes() []any {
 // Fronts are the window's services over this Host.
 func (h *Host) Fronts() Fronts { return h.fronts }
 
-func (h *Host) openFronts(context.Context) error {
+func (h *Host) openFronts(ctx context.Context) error {
 	if h.cfg.Notifier != nil {
 		h.notifier = h.cfg.Notifier
 	} else {
@@ -55,17 +55,20 @@ func (h *Host) openFronts(context.Context) error {
 		h.onClose("desktop notifications", func(context.Context) error { n.Close(); return nil })
 	}
 	h.opener = h.cfg.Opener
+	if h.opener == nil && h.demo != nil {
+		h.opener = h.demoOpener()
+	}
 	if h.opener == nil {
 		h.opener = OpenerFunc(OpenInBrowser)
 	}
+	h.loadAttention(ctx)
 	if h.engine != nil {
 		h.logo = NewLogoFetcher(h.engine.Transport().NoRedirectClient())
 	}
 	h.signIn.flows = map[string]*runningSignIn{}
+	// A Problem is explained by the window's first-run screen (Shell.Info), not the status line.
 	switch {
-	case h.problem != nil:
-		h.status.Set(h.problem.Text)
-	case h.demo != nil:
+	case h.demo != nil && h.problem == nil:
 		h.status.Set("Demo: connected to the reference Company " + h.demo.info.Name + ".")
 	}
 	h.fronts = Fronts{Shell: &Shell{h}, Approvals: &Approvals{h}, SignIn: &SignIn{h}, Companies: &Companies{h},

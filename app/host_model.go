@@ -21,7 +21,7 @@ import (
 func (h *Host) openModelAPI(context.Context) error {
 	h.activity = modelapi.NewActivity(0)
 	h.activity.OnChange(func(modelapi.ActivityEntry) { h.relay.Emit(EventActivity) })
-	h.signIns = modelapi.NewMemorySignInRequests(func() { h.relay.Emit(EventSignInRequests) })
+	h.signIns = modelapi.NewMemorySignInRequests(h.signInRequestsChanged)
 	srv, err := modelapi.NewServer(modelapi.Deps{Actions: h.modelActions(), SignIns: h.signIns, Activity: h.activity,
 		Logger: h.log, Now: h.now, Version: h.cfg.Version})
 	if err != nil {

@@ -21,17 +21,17 @@ import (
 
 var consentRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
 
-// browser plays the user's browser on the reference Company's consent page: it answers with
+// consentBrowser plays the user's browser on the reference Company's consent page: it answers with
 // decision ("approve" or "deny") and the scopes ticked, follows the redirect back to
 // Poppydesk's loopback listener and keeps the page it shows.
-type browser struct {
+type consentBrowser struct {
 	t        *testing.T
 	s        *poppytest.Server
 	decision string
 	page     chan string
 }
 
-func (b *browser) open(authURL string) error {
+func (b *consentBrowser) open(authURL string) error {
 	go func() {
 		page, err := b.answer(authURL)
 		if err != nil {
@@ -42,7 +42,7 @@ func (b *browser) open(authURL string) error {
 	return nil
 }
 
-func (b *browser) answer(authURL string) (string, error) {
+func (b *consentBrowser) answer(authURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tr, err := transport.New(b.s.ClientConfig())
@@ -111,11 +111,11 @@ func endedFlow(t *testing.T, si *app.SignIn, id string) app.FlowView {
 func TestNoScopeGrantedIsADecline(t *testing.T) {
 	type ending struct{ state, message, page string }
 	direct := func(t *testing.T, faults []string, decision string) ending {
-		var b *browser
+		var b *consentBrowser
 		f := apptest.Start(t, apptest.Options{Faults: faults, Edit: func(c *app.Config) {
 			c.Opener = app.OpenerFunc(func(u string) error { return b.open(u) })
 		}})
-		b = &browser{t: t, s: f.Company, decision: decision, page: make(chan string, 1)}
+		b = &consentBrowser{t: t, s: f.Company, decision: decision, page: make(chan string, 1)}
 		co := f.Discover(t)
 		si := f.Host.Fronts().SignIn
 		v, err := si.StartDirect(co.Identifier, "personal", []string{"orders:read"}, "")

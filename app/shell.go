@@ -1,6 +1,7 @@
 package app
 
 import (
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -62,6 +63,22 @@ type AppInfo struct {
 	// Developer names, while developer mode is on, the Companies under development and the CA
 	// trusted for their hosts only (the header's badge); empty otherwise.
 	Developer string `json:"developer"`
+	// Problem is the kind of the Host's Problem ("no_identity", "no_keyring",
+	// "keyring_locked"; "" when the engine runs), ProblemText its words.
+	Problem     string `json:"problem"`
+	ProblemText string `json:"problemText"`
+	// Identity is the published identity Poppydesk signs with (its client_id, spec 4.1; ""
+	// without one); IdentityMode says whose it is: "self", "operator" or "demo" ("" without).
+	Identity     string `json:"identity"`
+	IdentityMode string `json:"identityMode"`
+	// Operator is the operator's base URL when one publishes the identity.
+	Operator string `json:"operator"`
+	// StateFile is the state database; Socket the model's MCP socket ("" when it does not
+	// listen).
+	StateFile string `json:"stateFile"`
+	Socket    string `json:"socket"`
+	// Reset is true once Reset everything ran in this window.
+	Reset bool `json:"reset"`
 }
 
 // Shell is the window's service for the application frame: header, navigation and Settings,
@@ -93,6 +110,26 @@ func (s *Shell) Info() AppInfo {
 			info.Developer += " · CA " + dev.CAFile
 		}
 	}
+	if h.problem != nil {
+		info.Problem, info.ProblemText = h.problem.Kind, h.problem.Text
+	}
+	info.Identity = h.clientID
+	switch {
+	case h.clientID == "":
+	case h.demo != nil:
+		info.IdentityMode = "demo"
+	case h.device != nil:
+		info.IdentityMode, info.Operator = "operator", h.device.Operator
+	default:
+		info.IdentityMode = "self"
+	}
+	dir := h.cfg.Paths.Data
+	if h.stateDir != "" {
+		dir = h.stateDir
+	}
+	info.StateFile = filepath.Join(dir, StateFile)
+	info.Socket = h.Socket()
+	info.Reset = h.wasReset.Load()
 	return info
 }
 
@@ -102,6 +139,7 @@ func (s *Shell) Sections() []Section {
 	counts := map[string]int{}
 	if s.h.refusal() == nil {
 		counts[SectionApprovals] = s.h.approvalsWaiting()
+		counts[SectionSignIn] = s.h.signInsWaiting()
 	}
 	return sectionsOf(counts)
 }

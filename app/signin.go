@@ -132,6 +132,9 @@ type ModelRequest struct {
 	Reason     string    `json:"modelReason"`
 	NeedReason string    `json:"poppydeskReason"`
 	At         time.Time `json:"requested"`
+	// ScopeWords are the Company's descriptions of Scopes, by scope (its words, shown beside
+	// each scope's name; a scope without one is absent).
+	ScopeWords map[string]string `json:"scopeWords"`
 }
 
 // SignInPlan is what the Sign-in screen shows before the User decides. Building it starts
@@ -221,14 +224,22 @@ func (s *SignIn) Requests() ([]ModelRequest, error) {
 		return nil, fmt.Errorf("reading the agent's sign-in requests failed: %w", err)
 	}
 	for _, r := range rs {
-		out = append(out, modelRequestOf(r))
+		m := modelRequestOf(r)
+		if co, err := s.h.engine.Company(ctx, r.Company); err == nil {
+			for _, si := range oauth.Describe(co, r.Scopes, nil) {
+				if si.Description != "" {
+					m.ScopeWords[si.Name] = visible(si.Description)
+				}
+			}
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }
 
 func modelRequestOf(r modelapi.SignInRequest) ModelRequest {
 	return ModelRequest{ID: r.ID, Company: r.Company, Name: r.CompanyName, Domain: r.Domain,
-		Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested}
+		Scopes: slices.Clone(r.Scopes), Reason: r.ModelReason, NeedReason: r.Reason, At: r.Requested, ScopeWords: map[string]string{}}
 }
 
 // DismissRequest removes one of the model's requests without signing in.
@@ -342,7 +353,7 @@ func (s *SignIn) start(kind, company, account string, scopes []string, requestID
 		return FlowView{}, err
 	}
 	if len(scopes) == 0 {
-		return FlowView{}, errors.New("tick at least one scope: every sign-in asks for at least one (spec 4.7)")
+		return FlowView{}, errors.New("tick at least one scope: every sign-in asks for at least one")
 	}
 	rec, err := s.h.startSignIn(ctx, kind, oauth.SignInRequest{Company: co, Account: accountOr(account), Scopes: scopes})
 	if err != nil {

@@ -34,9 +34,14 @@ type approvalWorld struct {
 	name    string // organization.name from discovery
 	api     string // the OpenAPI description's URL from poppy.json
 	bctx    context.Context
+	logs    *apptest.Buffer // the Host's log lines
 }
 
 const demoAccount = poppytest.DefaultAccount
+
+// testRequester is the agent's self-description the tests' requests carry, as modelapi records
+// it from an MCP client's initialize.
+const testRequester = "Test Agent 1.0 via poppydesk mcp"
 
 func startApprovalWorld(t *testing.T, faults ...string) *approvalWorld {
 	t.Helper()
@@ -69,7 +74,7 @@ func startWorld(t *testing.T, withAgent bool, faults ...string) *approvalWorld {
 	if _, err := chromedp.Run(bctx, chromedp.NavigateResponse(srv.URL())); err != nil {
 		t.Fatalf("opening the window page failed: %v", err)
 	}
-	w := &approvalWorld{t: t, company: f.Company, queue: f.Host.Queue(), ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx}
+	w := &approvalWorld{t: t, company: f.Company, queue: f.Host.Queue(), ident: co.Identifier, name: co.Organization.Name, api: api, bctx: bctx, logs: f.Logs}
 	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
 	return w
 }
@@ -126,8 +131,9 @@ func (w *approvalWorld) requestExchange() *approvals.Outcome {
 	defer cancel()
 	out, err := w.queue.CallAPI(ctx, approvals.APICall{
 		Company: w.ident, Account: demoAccount, API: w.api, OperationID: "exchangeItem",
-		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
-		Intent: map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"},
+		Input:     apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
+		Intent:    map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"},
+		Requester: testRequester,
 	})
 	if err != nil {
 		w.t.Fatalf("the exchange request failed: %v", err)
@@ -168,6 +174,11 @@ func TestApprovalDialogInChromium(t *testing.T) {
 	if got := w.eval(`document.getElementById("approval-dialog").dataset.approval`); got != out.ApprovalID {
 		t.Errorf("the dialog shows approval %q, the queue returned %q", got, out.ApprovalID)
 	}
+	// The window reports the painted dialog; the Host logs the time since it sent the event (what
+	// scripts/smoke.sh reads in the real window).
+	w.waitUntil("the window's report of the painted dialog", func() bool {
+		return strings.Contains(w.logs.String(), `"msg":"approval dialog shown","approval":"`+out.ApprovalID+`","since_event_ms":`)
+	}, 10*time.Second)
 
 	// it shows the verified Company and the terms.
 	{
@@ -177,11 +188,28 @@ func TestApprovalDialogInChromium(t *testing.T) {
 		if got := w.eval(`document.getElementById("approval-domain").textContent`); got != w.company.Domain {
 			t.Errorf("Company domain = %q, want %q", got, w.company.Domain)
 		}
+		// The terms in words, the amount with its currency; the Company's pointers and JSON
+		// values one click away, behind Details.
 		terms := w.eval(`Array.from(document.querySelectorAll("#approval-terms tbody tr")).map((r) => r.cells[0].textContent + " = " + r.cells[1].textContent).join("\n")`)
-		for _, want := range []string{`/order_id = "ord_7Hk2"`, `/item_id = "itm_4Qa"`, `/replacement_sku = "stormline-insulated-m"`, `/price_difference/amount = "70.00"`} {
+		for _, want := range []string{"Order ID = ord_7Hk2", "Item ID = itm_4Qa", "Replacement SKU = stormline-insulated-m", "Price difference = $70.00"} {
 			if !strings.Contains(terms, want) {
 				t.Errorf("terms lack %s:\n%s", want, terms)
 			}
+		}
+		raw := w.eval(`Array.from(document.querySelectorAll("#approval-details #approval-terms-raw tbody tr")).map((r) => r.cells[0].textContent + " = " + r.cells[1].textContent).join("\n")`)
+		for _, want := range []string{`/order_id = "ord_7Hk2"`, `/price_difference/amount = "70.00"`, `/price_difference/currency = "USD"`} {
+			if !strings.Contains(raw, want) {
+				t.Errorf("the raw terms behind Details lack %s:\n%s", want, raw)
+			}
+		}
+		if got := w.eval(`document.getElementById("approval-details").open ? "open" : "closed"`); got != "closed" {
+			t.Errorf("Details is %s when the dialog opens, want closed", got)
+		}
+		if got := w.eval(`document.getElementById("approval-requester").textContent`); got != "Asked by "+testRequester {
+			t.Errorf("requester = %q, want the agent's own name and version", got)
+		}
+		if got := w.eval(`document.getElementById("approval-details").contains(document.getElementById("approval-session")) && document.getElementById("approval-details").contains(document.getElementById("approval-request")) ? "true" : "false"`); got != "true" {
+			t.Errorf("the Session and the raw request are not behind Details")
 		}
 		if got := w.eval(`document.getElementById("approval-summary").textContent`); !strings.Contains(got, "Stormline Insulated Jacket (M)") || !strings.Contains(got, "$70.00 more") {
 			t.Errorf("summary = %q", got)
@@ -282,6 +310,24 @@ func TestApprovalDialogInChromium(t *testing.T) {
 		if got := w.eval(`document.getElementById("approve-button").hidden ? "hidden" : "shown"`); got != "hidden" {
 			t.Errorf("Approve is still %s after the decision", got)
 		}
+		// A sentence first, then the Company's own words, marked as its words.
+		if got := w.eval(`document.getElementById("result-status").textContent`); got != w.name+" performed what you approved." {
+			t.Errorf("result sentence = %q", got)
+		}
+		if got := w.eval(`document.getElementById("result-text").textContent`); !strings.HasPrefix(got, "Exchange confirmed.") {
+			t.Errorf("the Company's words = %q", got)
+		}
+		if got := w.eval(`document.getElementById("result-text").closest("figure").querySelector("figcaption").textContent`); got != "What "+w.name+" said, in its own words:" {
+			t.Errorf("the Company's words are marked %q", got)
+		}
+		if got := w.eval(`document.getElementById("result-body").closest("details").id`); got != "result-details" {
+			t.Errorf("the raw response is not behind Details")
+		}
+		// The decided item reads as a record.
+		w.waitFor("the record", `/^Approved on .* · performed$/.test(document.getElementById("approval-kicker").textContent)`, 10*time.Second)
+		if got := w.eval(`document.getElementById("approval-title").textContent`); strings.Contains(got, "?") {
+			t.Errorf("the decided item still asks: %q", got)
+		}
 	}
 
 	if errs := w.eval(`JSON.stringify(__errors)`); errs != "[]" {
@@ -364,6 +410,9 @@ func TestExampleAgentInChromium(t *testing.T) {
 	w.waitFor("the agent's words about waiting", `(document.getElementById("agent-lines")?.textContent ?? "").includes("waits for your decision")`, 10*time.Second)
 	if l := w.company.Ledger(); len(l) != 0 {
 		t.Fatalf("the exchange was performed before the user approved: %+v", l)
+	}
+	if got := w.eval(`document.getElementById("approval-requester").textContent`); !strings.HasPrefix(got, "Asked by poppydesk-example-agent") {
+		t.Errorf("the dialog does not name the agent that asked: %q", got)
 	}
 	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))

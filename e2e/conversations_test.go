@@ -194,7 +194,7 @@ func TestConversationViewInChromium(t *testing.T) {
 	// list is navigation, not a decision, so a script click is what a user's click does here).
 	w.waitFor("open the long conversation", fmt.Sprintf(`(() => { const e = document.querySelector('.conv-item[data-id=%q]'); if (!e) return false; e.click(); return true; })()`, long.ConversationID), 10*time.Second)
 	lastText := fmt.Sprintf("Burst message %d of %d.", burst, burst)
-	w.waitFor("the last message of the long conversation", `document.getElementById("conv-scroll").textContent.includes("Burst message") && !!document.querySelector("#conv-scroll .conv-row") && document.getElementById("conv-title").textContent.startsWith("Tell me everything")`, 30*time.Second)
+	w.waitFor("the last message of the long conversation", `document.getElementById("conv-scroll").textContent.includes("Burst message") && !!document.querySelector("#conv-scroll .conv-row") && document.getElementById("conv-topic").textContent.startsWith("Started with: “Tell me everything")`, 30*time.Second)
 	w.waitFor("the bottom of the transcript", fmt.Sprintf(`document.getElementById("conv-scroll").textContent.includes(%q)`, lastText), 30*time.Second)
 	t.Logf("the window showed the 10,000-event conversation %v after the click", time.Since(opened).Round(time.Millisecond))
 	rows := w.eval(`String(document.querySelectorAll("#conv-scroll .conv-row").length)`)

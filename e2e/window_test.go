@@ -30,7 +30,7 @@ var sections = []struct{ id, title, empty string }{
 	{"conversations", "Conversations", "No conversations yet"},
 	{"browser", "Browser", "The controlled browser is closed"},
 	{"inspector", "Inspector", "Every exchange with a Company appears here on a timeline"},
-	{"settings", "Settings", ""}, // its sections: developer mode, identity, files
+	{"settings", "Settings", ""}, // Settings has sections, never an empty state
 }
 
 // prerequisites returns the built frontend and Chromium, or skips (fails with
@@ -149,7 +149,7 @@ func TestWindowInChromium(t *testing.T) {
 		if want := f.Host.Fronts().Shell.Info().Keyring; want != "connected" {
 			t.Errorf("the Host reports the keyring %q, want connected (the fixture's secret store)", want)
 		}
-		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring: connected" {
+		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring connected" {
 			t.Errorf("keyring chip = %q", got)
 		}
 		waitFor("the readiness report", `document.body.dataset.ready === "true"`)
@@ -185,9 +185,9 @@ func TestWindowInChromium(t *testing.T) {
 			}
 			waitFor(s.title, `document.getElementById("section-title").textContent === `+jsString(s.title))
 			// Views that read from Go (Companies, Sign-in, Inspector) show their empty state once
-			// Go has answered that there is nothing yet.
+			// Go has answered that there is nothing yet; Settings shows its sections.
 			if s.empty == "" {
-				waitFor(s.id+" sections", `document.getElementById("settings-files") !== null`)
+				waitFor(s.id+" sections", `document.getElementById("settings-theme") !== null && document.getElementById("info-data") !== null`)
 			} else {
 				waitFor(s.id+" empty state", `document.getElementById("empty-state") !== null`)
 				if got := eval(`document.getElementById("empty-state").textContent`); !strings.Contains(got, s.empty) {
@@ -202,7 +202,7 @@ func TestWindowInChromium(t *testing.T) {
 			}
 		}
 		// Settings shows where the data lives, as Go reported it.
-		if got := eval(`document.getElementById("files-facts").textContent`); !strings.Contains(got, paths.Data) {
+		if got := eval(`document.getElementById("app-facts").textContent`); !strings.Contains(got, paths.Data) {
 			t.Errorf("Settings data folder = %q, want %q", got, paths.Data)
 		}
 		run("ArrowDown wraps", chromedp.KeyEvent(kb.ArrowDown))
@@ -238,7 +238,11 @@ func TestWindowInChromium(t *testing.T) {
 			if dir := os.Getenv("POPPYDESK_E2E_SCREENSHOTS"); dir != "" {
 				for _, sec := range []string{"approvals", "settings"} {
 					run("open "+sec, chromedp.Evaluate[chromedp.Void](`location.hash = "#/`+sec+`"`))
-					waitFor(sec, `document.getElementById("view-`+sec+`") !== null || document.getElementById("empty-state")?.dataset.section === "`+sec+`"`)
+					if sec == "settings" {
+						waitFor(sec, `document.getElementById("settings-theme") !== null`)
+					} else {
+						waitFor(sec, `document.getElementById("view-`+sec+`") !== null || document.getElementById("empty-state")?.dataset.section === "`+sec+`"`)
+					}
 					if png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot()); err == nil {
 						_ = os.WriteFile(filepath.Join(dir, "window-"+sec+"-"+scheme+".png"), png, 0o644)
 					}

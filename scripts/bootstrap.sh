@@ -17,7 +17,7 @@ NODE_MIN=20
 # appstream, desktop-file-utils and man-db check the Debian package's metadata (scripts/package-test.sh);
 # xdg-utils is a runtime recommendation of the package, installed here so that installing the
 # package in the tests fetches nothing.
-APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils
+APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils xdotool
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
   xdg-utils postgresql)
 

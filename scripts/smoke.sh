@@ -9,7 +9,16 @@
 # and that SIGTERM shuts the app down cleanly. It prints: build time, binary size, cold start
 # (launch → window mapped, and → frontend loaded), and the idle resident memory.
 #
-# Needs: Xvfb (xvfb), xwininfo (x11-utils), import/convert (imagemagick), dbus-daemon.
+# Then it opens the demo (`poppydesk demo`) and measures, 10 times, how long an approval takes
+# from the engine's event to its dialog painted in the real window: the example agent asks for
+# the jacket exchange through the model socket, the Host logs when it sends the event and the
+# window reports the painted dialog (app.Approvals.DialogShown), both on the Host's clock
+# ("since_event_ms"); Escape closes the dialog before the next one. It prints the median and
+# the range, and the idle memory of the demo window after 10 s, without and then with the
+# model's controlled browser open on the reference Company's website.
+#
+# Needs: Xvfb (xvfb), xwininfo (x11-utils), import/convert (imagemagick), dbus-daemon, xdotool,
+# node (for the MCP client that opens the controlled browser) and Chromium.
 # Output (screenshot, logs): $SMOKE_OUT, default out/smoke.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +36,8 @@ need xwininfo x11-utils
 need import imagemagick
 need convert imagemagick
 need dbus-daemon dbus-daemon
+need xdotool xdotool
+need node nodejs
 
 tmp=$(mktemp -d)
 APP_PID="" XVFB_PID="" DBUS_PID=""
@@ -143,14 +154,103 @@ APP_PID=""
 grep -q '"msg":"shutdown complete"' "$LOG" || fail "the log does not record a clean shutdown"
 cp "$LOG" "$OUT/poppydesk.log"
 
+# 8. The demo: the approval dialog's latency in the real window, and its idle memory.
+export XDG_DATA_HOME="$tmp/demo-data" XDG_CONFIG_HOME="$tmp/demo-config" XDG_STATE_HOME="$tmp/demo-state" XDG_CACHE_HOME="$tmp/demo-cache"
+DLOG="$XDG_STATE_HOME/poppydesk/poppydesk.log"
+"$BIN" demo >"$OUT/demo.stdout" 2>"$OUT/demo.stderr" &
+APP_PID=$!
+for _ in $(seq 600); do
+	[ -f "$DLOG" ] && grep -q '"msg":"window frontend ready"' "$DLOG" && break
+	kill -0 "$APP_PID" 2>/dev/null || fail "the demo exited before its window was ready (see $OUT/demo.stderr)"
+	sleep 0.05
+done
+grep -q '"msg":"window frontend ready"' "$DLOG" || fail "the demo window did not show data from Go within 30 s (log: $DLOG)"
+socket=$(grep -o '"msg":"model interface listening","socket":"[^"]*"' "$DLOG" | head -1 | sed 's/.*"socket":"//; s/"$//')
+domain=$(grep -o 'https://auth\.shop\.localhost:[0-9]*' "$DLOG" | head -1 | sed 's|https://auth\.||')
+[ -S "$socket" ] || fail "the demo's model socket was not found in its log"
+[ -n "$domain" ] || fail "the demo's reference Company was not found in its log"
+wid=$(xdotool search --name '^Poppydesk$' | head -1)
+[ -n "$wid" ] || fail "xdotool cannot find the demo window"
+
+# The demo window idles 10 s before the first measure of its memory.
+rss_of() {
+	local total=0 r
+	for p in "$@"; do
+		r=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+		total=$((total + r))
+	done
+	echo "$total"
+}
+# PSS shares each shared page among the processes that map it (a sum of RSS counts it in each).
+pss_of() {
+	local total=0 r
+	for p in "$@"; do
+		r=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
+		total=$((total + ${r:-0}))
+	done
+	echo "$total"
+}
+tree_of() { echo "$1"; for c in $(pgrep -P "$1" || true); do tree_of "$c"; done; }
+sleep 10
+rss_demo=$(rss_of $(tree_of "$APP_PID"))
+pss_demo=$(pss_of $(tree_of "$APP_PID"))
+
+latencies=()
+for i in $(seq 10); do
+	before=$(grep -c '"msg":"approval dialog shown"' "$DLOG" || true)
+	timeout 30 "$BIN" example-agent --company "$domain" --socket "$socket" --wait 1s >"$OUT/agent-$i.out" 2>&1 &
+	agent=$!
+	shown=""
+	for _ in $(seq 300); do
+		if [ "$(grep -c '"msg":"approval dialog shown"' "$DLOG" || true)" -gt "$before" ]; then
+			shown=$(grep '"msg":"approval dialog shown"' "$DLOG" | tail -1)
+			break
+		fi
+		sleep 0.05
+	done
+	[ -n "$shown" ] || fail "approval $i: the dialog was not reported on screen within 15 s (log: $DLOG)"
+	ms=$(echo "$shown" | grep -o '"since_event_ms":[0-9.]*' | cut -d: -f2)
+	[ -n "$ms" ] || fail "approval $i: the window's report has no time since the event: $shown"
+	latencies+=("$ms")
+	[ "$i" = 1 ] && import -window root "$OUT/demo-dialog.png"
+	# Escape closes the dialog without deciding; the agent stops waiting after 1 s.
+	xdotool windowfocus --sync "$wid" key Escape 2>/dev/null || xdotool key Escape
+	wait "$agent" || true
+done
+sorted=$(printf '%s\n' "${latencies[@]}" | sort -n)
+median=$(echo "$sorted" | awk '{a[NR]=$1} END {print (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2}')
+lat_min=$(echo "$sorted" | head -1)
+lat_max=$(echo "$sorted" | tail -1)
+
+# The model's controlled browser on the reference Company's website, then 10 s idle.
+if node scripts/mcp-call.mjs browser_open "{\"company\":\"$domain\",\"url\":\"https://$domain/\"}" "$BIN" mcp --socket "$socket" --no-start >"$OUT/browser_open.json" 2>"$OUT/browser_open.err"; then
+	sleep 10
+	rss_browser=$(rss_of $(tree_of "$APP_PID"))
+	pss_browser=$(pss_of $(tree_of "$APP_PID"))
+else
+	rss_browser="failed (see $OUT/browser_open.err)"
+	pss_browser=""
+fi
+kill -TERM "$APP_PID"
+for _ in $(seq 100); do kill -0 "$APP_PID" 2>/dev/null || break; sleep 0.1; done
+wait "$APP_PID" 2>/dev/null || true
+APP_PID=""
+cp "$DLOG" "$OUT/demo.log"
+
 echo "smoke: OK"
-printf '  %-34s %s\n' \
+printf '  %-44s %s\n' \
 	"build (wails build) ms" "$build_ms" \
 	"binary size bytes" "$bin_size" \
 	"cold start to window mapped ms" "$mapped_ms" \
 	"cold start to data shown ms" "$ready_ms" \
 	"idle RSS, app process KiB" "$rss_main" \
 	"idle RSS, app + WebKit KiB" "$rss_total" \
+	"approval event to dialog painted, median ms" "$median" \
+	"  of 10, min and max ms" "$lat_min $lat_max" \
+	"demo idle 10 s RSS, app + children KiB" "$rss_demo" \
+	"  PSS KiB" "$pss_demo" \
+	"  with the controlled browser open, RSS KiB" "$rss_browser" \
+	"  with the controlled browser open, PSS KiB" "$pss_browser" \
 	"screenshot std deviation" "$stddev" \
 	"screenshot colours" "$colours" \
 	"screenshot" "$OUT/screenshot.png"

@@ -493,9 +493,11 @@ func idempotencyKey(approvalID string, op *operations.Operation) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// send sends the SAME request with the approval once and classifies the answer.
+// send sends the SAME request with the approval once and classifies the answer. An approval goes
+// where the revision it approves came from: a revision that came in a conversation is approved
+// in that conversation (Operations 6), even when the first one came through the API.
 func (q *Queue) send(ctx context.Context, rec *store.Approval, req *request, op *operations.Operation) sendResult {
-	if rec.Interface == InterfaceConversation {
+	if rec.Interface == InterfaceConversation || req.Conversation != "" {
 		return q.sendConversation(ctx, rec, req, op) // conversation.go
 	}
 	cl, _, err := q.client(ctx, rec.Company, rec.Account)

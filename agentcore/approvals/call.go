@@ -27,6 +27,9 @@ type APICall struct {
 	OperationID      string            // OpenAPI operationId
 	Input            apis.Input        // path/query params and JSON body (AccessToken must be empty)
 	Intent           map[string]string // what the model said it intends (checked against terms)
+	// Requester is the agent that asked, in words ("Claude Code 2.1 via poppydesk mcp"), shown
+	// to the user; "" when unknown. It is the agent's own claim and changes nothing else.
+	Requester string
 }
 
 // ToolCall is a model's request to call a tool of a Company's MCP server (spec 7).
@@ -36,6 +39,7 @@ type ToolCall struct {
 	Tool             string
 	Arguments        json.RawMessage
 	Intent           map[string]string
+	Requester        string // as APICall.Requester
 }
 
 // Outcome is what the model (and the window) learns about a call or an approval.
@@ -93,7 +97,8 @@ func (q *Queue) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
 		return nil, err
 	}
 	rr := &request{API: api.URL, OperationID: c.OperationID, Method: req.Method, URL: req.URL, Body: json.RawMessage(req.Body),
-		PathParams: c.Input.Path, Query: c.Input.Query, Intent: c.Intent, Target: apiTarget(comp.Identifier, req.Method, req.URL)}
+		PathParams: c.Input.Path, Query: c.Input.Query, Intent: c.Intent, Target: apiTarget(comp.Identifier, req.Method, req.URL),
+		Requester: c.Requester}
 	for k := range req.Header {
 		if !strings.EqualFold(k, "Idempotency-Key") {
 			if rr.Header == nil {
@@ -181,7 +186,7 @@ func (q *Queue) CallTool(ctx context.Context, c ToolCall) (*Outcome, error) {
 		return nil, err
 	}
 	rr := &request{Server: api.URL, Tool: c.Tool, Arguments: c.Arguments, Intent: c.Intent,
-		Target: toolTarget(comp.Identifier, api.URL, c.Tool, c.Arguments)}
+		Target: toolTarget(comp.Identifier, api.URL, c.Tool, c.Arguments), Requester: c.Requester}
 	unlock := q.lock("target:" + rr.Target)
 	defer unlock()
 	if held, err := q.held(ctx, rr.Target); held != nil || err != nil {

@@ -243,6 +243,9 @@ type request struct {
 	Target string `json:"target"`
 	// Conversation is the conversation an operation came in (InterfaceConversation).
 	Conversation string `json:"conversation,omitempty"`
+	// Requester is the agent that asked, in its own words (APICall.Requester); not part of
+	// the digest or the target: it is shown, never sent.
+	Requester string `json:"requester,omitempty"`
 }
 
 func decodeRequest(rec *store.Approval) (*request, error) {
@@ -307,7 +310,10 @@ type Item struct {
 	// Violation, when set, says in Poppydesk's words which rule of the Operations extension the
 	// Company broke for this approval, such as other terms under a revision it had already used
 	// (WarnRevisionReused, Operations 3); such an item can't be approved and nothing more is sent.
-	Violation        string
+	Violation string
+	// Decided is when the user approved or declined (zero while undecided, and for an item
+	// that expired or was replaced without a decision).
+	Decided          time.Time
 	Created, Updated time.Time
 }
 
@@ -332,6 +338,8 @@ type RequestView struct {
 	Arguments   json.RawMessage
 	// Conversation is the conversation the operation came in (InterfaceConversation).
 	Conversation string
+	// Requester is the agent that asked, in its own words ("" when unknown).
+	Requester string
 }
 
 // WarnRequestChanged is the code of the Item warning that the request this approval would send
@@ -480,7 +488,7 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	}
 	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: rec.Interface,
 		State: rec.State, Current: view(cur, req), Created: rec.Created, Updated: rec.Updated,
-		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation},
+		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation, Requester: req.Requester},
 		Warnings: operations.CheckTerms(cur, req.facts())}
 	if c, err := q.cfg.Engine.Company(ctx, rec.Company); err == nil {
 		it.CompanyName, it.CompanyDomain = c.Organization.Name, c.Organization.Domain
@@ -528,6 +536,12 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 			}
 		}
 		it.Warnings, it.CanCheckOutcome = kept, false
+	}
+	for i := len(decs) - 1; i >= 0; i-- {
+		if decs[i].Decision == decisionApprove || decs[i].Decision == decisionDecline {
+			it.Decided = decs[i].At
+			break
+		}
 	}
 	if n, ok := approvedRevision(decs); ok {
 		for i := range rec.Revisions {

@@ -61,6 +61,8 @@ type APICall struct {
 	Query            url.Values
 	Body             json.RawMessage
 	Intent           map[string]string
+	// Requester is the agent that asked, in words (Client.Label; "" when unknown).
+	Requester string
 }
 
 // ToolCall is the model's request to call a Company MCP tool. The model's _meta is never sent.
@@ -70,6 +72,8 @@ type ToolCall struct {
 	Tool             string
 	Arguments        json.RawMessage
 	Intent           map[string]string
+	// Requester is the agent that asked, in words (Client.Label; "" when unknown).
+	Requester string
 }
 
 // Outcome is the result of a call as the model may see it (the approval queue's Outcome).

@@ -143,14 +143,14 @@ func (a *EngineActions) Tools(ctx context.Context, company, account string, serv
 // CallAPI is queue.CallAPI: Poppydesk signs and sends; an operation becomes a pending approval.
 func (a *EngineActions) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
 	out, err := a.queue.CallAPI(ctx, approvals.APICall{Company: c.Company, Account: c.Account, API: c.API, OperationID: c.OperationID,
-		Input: apis.Input{Path: c.Path, Query: c.Query, Body: c.Body}, Intent: c.Intent})
+		Input: apis.Input{Path: c.Path, Query: c.Query, Body: c.Body}, Intent: c.Intent, Requester: c.Requester})
 	return outcome(out), err
 }
 
 // CallTool is queue.CallTool.
 func (a *EngineActions) CallTool(ctx context.Context, c ToolCall) (*Outcome, error) {
 	out, err := a.queue.CallTool(ctx, approvals.ToolCall{Company: c.Company, Account: c.Account, Server: c.Server, Tool: c.Tool,
-		Arguments: c.Arguments, Intent: c.Intent})
+		Arguments: c.Arguments, Intent: c.Intent, Requester: c.Requester})
 	return outcome(out), err
 }
 

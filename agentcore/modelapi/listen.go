@@ -97,10 +97,11 @@ func Serve(ctx context.Context, ln net.Listener, srv *mcp.Server, log *slog.Logg
 			conn.Close()
 			continue
 		}
+		via := peerVia(conn)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, conn, srv, log)
+			serveConn(withVia(ctx, via), conn, srv, log)
 		}()
 	}
 }

@@ -143,6 +143,7 @@ func AddTool(s *mcp.Server, t Tool, h Handler) {
 		if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
 			args = json.RawMessage(`{}`)
 		}
+		ctx = withClient(ctx, req.Session)
 		// Of the model's _meta only the progress token is read (to send progress back); the
 		// rest is never read or forwarded: no approval can come from the model (Operations 5).
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {

@@ -589,7 +589,7 @@ func (t *tools) callAPI(ctx context.Context, raw json.RawMessage) *Reply {
 		q.Set(k, v)
 	}
 	out, err := t.d.Actions.CallAPI(ctx, APICall{Company: c.Identifier, Account: account, API: api.URL, OperationID: a.OperationID,
-		Path: a.PathParams, Query: q, Body: a.Body, Intent: a.Intent})
+		Path: a.PathParams, Query: q, Body: a.Body, Intent: a.Intent, Requester: ClientFrom(ctx).Label()})
 	if err != nil {
 		if scopes, ok := signInNeeded(err); ok {
 			return t.waitForSignIn(ctx, c, account, scopes, t.operationScopes(ctx, c, api, a.OperationID), a.OperationID)
@@ -784,7 +784,7 @@ func (t *tools) callTool(ctx context.Context, raw json.RawMessage) *Reply {
 		})
 	}
 	out, err := t.d.Actions.CallTool(ctx, ToolCall{Company: c.Identifier, Account: account, Server: srv.URL, Tool: a.Tool,
-		Arguments: a.Arguments, Intent: a.Intent})
+		Arguments: a.Arguments, Intent: a.Intent, Requester: ClientFrom(ctx).Label()})
 	if err != nil {
 		if scopes, ok := signInNeeded(err); ok {
 			return t.waitForSignIn(ctx, c, account, scopes, nil, a.Tool)

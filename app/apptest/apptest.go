@@ -128,7 +128,7 @@ func (f *Fixture) start(t testing.TB) {
 	f.Host, f.closed = h, false
 	if f.Config.Demo != nil {
 		f.Company = h.DemoCompany()
-	} else {
+	} else if h.Engine() != nil { // a Host without an engine (app.Problem) publishes no agent
 		f.Company.AddHost(poppytest.AgentHost, h.Engine().Agent().Handler(h.Logger()))
 	}
 	if f.dpop {

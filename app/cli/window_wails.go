@@ -70,7 +70,7 @@ func runWails(_ context.Context, env *Env, w windowRun) error {
 				wruntime.Show(wctx)
 			},
 		},
-		Linux: &linux.Options{ProgramName: "poppydesk", Icon: env.Icon, WebviewGpuPolicy: linux.WebviewGpuPolicyOnDemand},
+		Linux: &linux.Options{ProgramName: "poppydesk", Icon: env.Icon, WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	}
 	if err := wails.Run(opts); err != nil {
 		return fmt.Errorf("the window failed: %w", err)

@@ -1,5 +1,5 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import { mountShell } from "./app";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { STATUS_MS, mountShell } from "./app";
 import type { AppInfo, Section, ShellAPI } from "./api";
 import { FakeEvents } from "./api/testing";
 import { SECTIONS } from "./sections";
@@ -22,10 +22,39 @@ class FakeBackend extends FakeEvents implements ShellAPI {
       dataDir: "/data/poppydesk",
       configDir: "/config/poppydesk",
       logFile: "/state/poppydesk/poppydesk.log",
-      keyring: "not connected yet",
+      keyring: this.keyring,
       developer: "",
       demo: "",
+      problem: this.problem,
+      problemText: "",
+      identity: "",
+      identityMode: "",
+      operator: "",
+      stateFile: "/data/poppydesk/poppydesk.sqlite",
+      socket: "",
+      reset: false,
     });
+  }
+  keyring = "not connected yet";
+  problem = "";
+  theme = "system";
+  focus: boolean[] = [];
+  preferences() {
+    return Promise.resolve({ theme: this.theme, notifications: true });
+  }
+  setTheme(t: string) {
+    this.theme = t;
+    return Promise.resolve();
+  }
+  setNotifications() {
+    return Promise.resolve();
+  }
+  windowFocus(f: boolean) {
+    this.focus.push(f);
+    return Promise.resolve();
+  }
+  resetEverything() {
+    return Promise.resolve();
   }
   sections(): Promise<Section[]> {
     return Promise.resolve(SECTIONS.map((s) => ({ id: s.id, title: s.title, count: this.counts[s.id] ?? 0 })));
@@ -100,6 +129,7 @@ describe("the window shell", () => {
     expect(document.getElementById("status")!.textContent).toBe("Demo: the reference Company is not available");
     expect(document.getElementById("info-data")!.textContent).toBe("/data/poppydesk");
     expect(document.getElementById("info-keyring")!.textContent).toBe("not connected yet");
+    delete document.documentElement.dataset.theme;
     expect(backend.readyCalls).toBe(1);
   });
 
@@ -173,5 +203,81 @@ describe("section views", () => {
     shell.show("inspector");
     expect(left).toBe(1);
     expect(document.getElementById("empty-state")).not.toBeNull();
+  });
+});
+
+describe("the shell speaks to people", () => {
+  let backend: FakeBackend;
+  beforeEach(() => {
+    document.body.innerHTML = bodyHTML;
+    window.history.replaceState(null, "", "#");
+    backend = new FakeBackend();
+  });
+
+  it("lets a status message expire back to the idle words", async () => {
+    vi.useFakeTimers();
+    try {
+      const shell = mountShell(document, backend);
+      await shell.ready;
+      backend.emit("shell:status", "Signed in to Shop");
+      expect(document.getElementById("status")!.textContent).toBe("Signed in to Shop");
+      vi.advanceTimersByTime(STATUS_MS + 10);
+      expect(document.getElementById("status")!.textContent).toBe("Ready");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it.each([
+    ["connected", "Keyring connected", "ok"],
+    ["locked", "Keyring locked", "warn"],
+    ["not available", "No keyring", "warn"],
+  ])("says what is true of the keyring (%s)", async (k, text, state) => {
+    backend.keyring = k;
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    const chip = document.getElementById("keyring")!;
+    expect(chip.textContent).toBe(text);
+    expect(chip.dataset.state).toBe(state);
+  });
+
+  it("shows the first-run screen with the four ways to start when there is no identity", async () => {
+    backend.problem = "no_identity";
+    const shown: string[] = [];
+    const shell = mountShell(document, backend, { approvals: () => void shown.push("approvals view") });
+    await shell.ready;
+    expect(document.getElementById("section-title")!.textContent).toBe("Welcome to Poppydesk");
+    const ways = Array.from(document.querySelectorAll(".firstrun-way h2")).map((h) => h.textContent);
+    expect(ways).toEqual(["Try the demo", "Develop a Company", "Publish an identity of your own", "Use your organisation's operator"]);
+    const cmds = Array.from(document.querySelectorAll("#firstrun code.cmd")).map((c) => c.textContent);
+    expect(cmds).toEqual([
+      "poppydesk demo",
+      "poppydesk identity export --client-id https://you.example/agent.json --out agent-files",
+      "poppydesk operator enroll https://operator.example --token TOKEN",
+    ]);
+    expect(document.getElementById("status")!.textContent).toBe("Not set up yet: choose how to start");
+    expect(document.getElementById("view-approvals")).toBeNull(); // the first-run screen took its place
+    (document.getElementById("firstrun-developer-link") as HTMLAnchorElement).click();
+    expect(shell.current()).toBe("settings");
+  });
+
+  it("explains a locked keyring instead of the sections that need it", async () => {
+    backend.problem = "keyring_locked";
+    backend.keyring = "locked";
+    window.history.replaceState(null, "", "#/companies");
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(document.getElementById("firstrun-keyring-title")!.textContent).toBe("The system keyring is locked");
+  });
+
+  it("applies the saved theme at start, and tells Go when the window gains or loses the focus", async () => {
+    backend.theme = "dark";
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    await flush();
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    window.dispatchEvent(new Event("blur"));
+    window.dispatchEvent(new Event("focus"));
+    expect(backend.focus.slice(-2)).toEqual([false, true]);
   });
 });

@@ -4,6 +4,16 @@ import { type AppInfo, EVENTS, type Section, type ShellAPI, describeError } from
 import { append, el, icon } from "./dom";
 import { navKey } from "./nav";
 import { SECTIONS, type SectionDef, sectionById, sectionFromHash } from "./sections";
+import { applyTheme } from "./theme";
+import { firstRun, idleWords, keyringWords } from "./views/firstrun";
+
+// STATUS_MS is how long a message stays in the status line before it gives way to the idle
+// words ("Ready", or what keeps Poppydesk from acting).
+export const STATUS_MS = 8000;
+
+// The sections that need the engine: while it does not run (app.Problem), they show the
+// first-run screen (views/firstrun.ts) instead of their view.
+const NEEDS_ENGINE = new Set(["approvals", "companies", "signin", "conversations", "browser"]);
 
 export interface Shell {
   current(): string;
@@ -118,6 +128,12 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
       leave = undefined;
     }
     const title = el("h1", { id: "section-title", class: "section-title" }, def.title);
+    const guide = NEEDS_ENGINE.has(id) ? firstRun(info, show) : null;
+    if (guide) {
+      title.textContent = info?.problem === "no_identity" ? "Welcome to Poppydesk" : def.title;
+      main.replaceChildren(title, guide);
+      return;
+    }
     const view = views[id];
     if (view) {
       const host = el("div", { class: "view", id: `view-${id}` });
@@ -156,8 +172,13 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
     return el("section", { class: "card", "aria-labelledby": "facts-title" }, el("h2", { id: "facts-title" }, "This installation"), dl);
   }
 
+  // setStatus shows a message for STATUS_MS, then the idle words come back.
+  let statusTimer: ReturnType<typeof setTimeout> | undefined;
   function setStatus(text: string): void {
-    status.textContent = text || "Ready";
+    if (statusTimer !== undefined) clearTimeout(statusTimer);
+    statusTimer = undefined;
+    status.textContent = text || idleWords(info);
+    if (text) statusTimer = setTimeout(() => (status.textContent = idleWords(info)), STATUS_MS);
   }
 
   function applySections(list: readonly Pick<Section, "id" | "count">[] | null): void {
@@ -186,11 +207,28 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
     backend.sections().then(applySections, (err) => setStatus(`Could not read the sections: ${describeError(err)}`));
   });
 
+  // The theme follows the system until the saved one arrives.
+  applyTheme(doc, "system");
+  backend.preferences().then(
+    (p) => applyTheme(doc, p.theme),
+    () => undefined,
+  );
+
+  // Go shows desktop notifications only while the window is not focused (Wails v2 has no focus
+  // event, so the window says so itself).
+  const tellFocus = (focused: boolean) => void backend.windowFocus(focused).catch(() => undefined);
+  const focusChanged = () => tellFocus(doc.hasFocus());
+  win.addEventListener("focus", () => tellFocus(true));
+  win.addEventListener("blur", () => tellFocus(false));
+
   const ready = Promise.all([backend.info(), backend.sections(), backend.status()]).then(
     ([i, secs, st]) => {
       info = i;
       version.textContent = i.version;
-      keyring.textContent = `Keyring: ${i.keyring}`;
+      const chip = keyringWords(i.keyring);
+      keyring.textContent = chip.text;
+      keyring.dataset.state = chip.state;
+      keyring.title = `System keyring: ${i.keyring}`;
       keyring.hidden = false;
       if (i.demo) doc.body.classList.add("demo");
       // Developer mode's permanent badge: the hosts and the CA, while it is on.
@@ -201,7 +239,8 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
       }
       applySections(secs);
       setStatus(st);
-      if (current === "settings") render(current);
+      focusChanged();
+      if (current === "settings" || (i.problem && NEEDS_ENGINE.has(current))) render(current);
       doc.body.dataset.ready = "true";
       backend.frontendReady().catch((err) => console.error("reporting readiness failed", err));
     },

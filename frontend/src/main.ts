@@ -17,5 +17,5 @@ mountShell(document, api.shell, {
   conversations: conversationsView(api.conversations),
   // Exchanges, findings, the model's activity (agentcore/modelapi) and, in the demo, its faults.
   inspector: inspectorView(api.inspector, api.activity, () => document.body.classList.contains("demo")),
-  settings: settingsView(api.settings),
+  settings: settingsView(api.shell, api.settings),
 });

@@ -62,9 +62,8 @@ export const SECTIONS: readonly SectionDef[] = [
   {
     id: "settings",
     title: "Settings",
-    emptyTitle: "Nothing to change yet",
-    emptyText:
-      "Settings you can change will appear here. Below is where Poppydesk keeps its files and whether it can reach the system keyring.",
+    emptyTitle: "Settings are loading",
+    emptyText: "The window’s appearance and notifications appear here, with where Poppydesk keeps its files and whether it can reach the system keyring.",
     icon: [
       "M12 9a3 3 0 1 0 0 6 3 3 0 0 0 0-6z",
       "M19.4 15a1.7 1.7 0 0 0 .3 1.8l.1.1a2 2 0 1 1-2.8 2.8l-.1-.1a1.7 1.7 0 0 0-1.8-.3 1.7 1.7 0 0 0-1 1.5V21a2 2 0 1 1-4 0v-.1a1.7 1.7 0 0 0-1.1-1.5 1.7 1.7 0 0 0-1.8.3l-.1.1a2 2 0 1 1-2.8-2.8l.1-.1a1.7 1.7 0 0 0 .3-1.8 1.7 1.7 0 0 0-1.5-1H3a2 2 0 1 1 0-4h.1a1.7 1.7 0 0 0 1.5-1.1 1.7 1.7 0 0 0-.3-1.8l-.1-.1a2 2 0 1 1 2.8-2.8l.1.1a1.7 1.7 0 0 0 1.8.3H9a1.7 1.7 0 0 0 1-1.5V3a2 2 0 1 1 4 0v.1a1.7 1.7 0 0 0 1 1.5 1.7 1.7 0 0 0 1.8-.3l.1-.1a2 2 0 1 1 2.8 2.8l-.1.1a1.7 1.7 0 0 0-.3 1.8V9a1.7 1.7 0 0 0 1.5 1H21a2 2 0 1 1 0 4h-.1a1.7 1.7 0 0 0-1.5 1z",

@@ -29,6 +29,13 @@ const shellCalls = {
   status: (): Promise<string> => call("Shell", () => Shell.Status()),
   // frontendReady reports that the window has shown its first data.
   frontendReady: (): Promise<void> => call("Shell", () => Shell.FrontendReady()),
+  // The window's settings (theme, notifications) and its focus, for the notifications.
+  preferences: (): Promise<T.Preferences> => call("Shell", () => Shell.Preferences()),
+  setTheme: (theme: string): Promise<void> => call("Shell", () => Shell.SetTheme(theme)),
+  setNotifications: (on: boolean): Promise<void> => call("Shell", () => Shell.SetNotifications(on)),
+  windowFocus: (focused: boolean): Promise<void> => call("Shell", () => Shell.WindowFocus(focused)),
+  // resetEverything deletes every key, sign-in and record (the confirmation step's words).
+  resetEverything: (confirm: string): Promise<void> => call("Shell", () => Shell.ResetEverything(confirm)),
 } satisfies Wrapping<typeof Shell>;
 export const shell = { ...shellCalls, on: onEvent } satisfies Service<typeof Shell>;
 export type ShellAPI = typeof shell;
@@ -48,9 +55,13 @@ const approvalsCalls = {
   decline: (id: string, revision: string): Promise<void> => call("Approvals", () => Approvals.Decline(id, revision)),
   checkOutcome: (id: string): Promise<T.Outcome> => call("Approvals", () => Approvals.CheckOutcome(id)),
   startDemoExchange: (kind: string): Promise<string> => call("Approvals", () => Approvals.StartDemoExchange(kind)),
+  // resetDemo restores the reference Company as at start (demo mode; a user gesture).
+  resetDemo: (): Promise<void> => call("Approvals", () => Approvals.ResetDemo()),
   // runExampleAgent starts the scripted example agent (demo mode; a user gesture).
   runExampleAgent: (): Promise<void> => call("Approvals", () => Approvals.RunExampleAgent()),
   exampleAgent: (): Promise<T.ExampleAgentRun> => call("Approvals", () => Approvals.ExampleAgent()),
+  // dialogShown reports that the dialog of an approval is on screen, with the steps it took.
+  dialogShown: (id: string, steps: T.DialogStep[]): Promise<void> => call("Approvals", () => Approvals.DialogShown(id, steps)),
 } satisfies Wrapping<typeof Approvals>;
 export const approvals = { ...approvalsCalls, on: onEvent } satisfies Service<typeof Approvals>;
 export type ApprovalsAPI = typeof approvals;

@@ -33,6 +33,7 @@ export type RawJSON = unknown;
 // ---- app.Shell ----
 export type AppInfo = Data<app.AppInfo>;
 export type Section = Data<app.Section>;
+export type Preferences = Data<app.Preferences>;
 
 // ---- app.Approvals ----
 export type SummaryInline = Data<operations.Inline>;
@@ -53,6 +54,7 @@ export type Outcome = Data<app.Outcome>;
 export type ApprovalItem = Override<Data<app.ApprovalItem>, { changes?: Changes | null; warnings: TermsWarning[] | null }>;
 export type ApprovalsStatus = Data<app.ApprovalsStatus>;
 export type ExampleAgentRun = Data<app.ExampleAgentRun>;
+export type DialogStep = Data<app.DialogStep>;
 
 // ---- app.SignIn and app.Companies ----
 export type ScopeInfo = Data<oauth.ScopeInfo>;

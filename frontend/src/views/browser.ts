@@ -25,16 +25,16 @@ export function safeShot(src: string): string {
 
 export function browserView(backend: BrowserBackend): SectionView {
   return (host, ctx) => {
-    const heading = el("h2", { class: "section-title", id: "browser-title" }, "Browser");
+    // The section's heading is the shell's ("Browser"); this view adds none of its own.
     const body = el("div", { class: "browser-body", "aria-live": "polite" });
-    host.replaceChildren(el("section", { class: "browser", "aria-labelledby": "browser-title" }, heading, body));
+    host.replaceChildren(el("section", { class: "browser", "aria-labelledby": "section-title" }, body));
     let gen = 0;
     const render = (s: BrowserState) => {
       if (!s.open && !s.problem) {
         body.replaceChildren(ctx.empty());
         return;
       }
-      const button = el("button", { type: "button", class: "browser-show", id: "browser-show" }, s.visible ? "Window open" : "Watch in a window");
+      const button = el("button", { type: "button", class: "btn btn-secondary browser-show", id: "browser-show" }, s.visible ? "Window open" : "Watch in a window");
       if (s.visible) button.setAttribute("disabled", "");
       const note = el("p", { class: "browser-note" });
       button.addEventListener("click", () => {

@@ -10,6 +10,8 @@ class FakeCompanies extends FakeEvents implements CompaniesBackend {
       {
         company,
         accounts: [{ company: company.identifier, account: "personal", signed_in: true, scopes: ["orders:read"] }],
+        scopeWords: {},
+        demo: false,
         excludedTasks: [
           { task: "Close an account", alternative: "Call support. On the web: https://shop.example/account" },
           { task: "Change a <b>shipped</b> order", alternative: "" },
@@ -51,13 +53,25 @@ describe("the Companies view", () => {
     expect(shown).toEqual(["signin"]);
   });
 
+  it("names the demo's account and puts the Company's words beside each scope", async () => {
+    const host = document.createElement("div");
+    const b = new FakeCompanies();
+    b.data.companies![0].demo = true;
+    b.data.companies![0].scopeWords = { "orders:read": "Read your orders" };
+    companiesView(b)(host, context([]));
+    await flush();
+    expect(host.querySelector(".co-account span")!.textContent).toBe("personal (the demo’s account): Read your orders (orders:read)");
+    expect(host.querySelector("#co-demo-note")!.textContent).toMatch(/Sign out works/);
+  });
+
   it("shows the tasks a Company does not offer, with the other way, as text", async () => {
     const host = document.createElement("div");
     companiesView(new FakeCompanies())(host, context([]));
     await flush();
     const items = host.querySelectorAll(".co-excluded-task");
     expect(items.length).toBe(2);
-    expect(items[0].textContent).toBe("Close an account Instead: Call support. On the web: https://shop.example/account");
+    expect(items[0].querySelector(".co-task")!.textContent).toBe("Close an account");
+    expect(items[0].querySelector(".co-alternative")!.textContent).toBe("Instead: Call support. On the web: https://shop.example/account");
     expect(items[1].textContent).toBe("Change a <b>shipped</b> order");
     expect(host.querySelector(".co-card b, .co-card a")).toBeNull();
   });

@@ -14,10 +14,12 @@ import { offeredWords, openSignIn } from "./signin";
 // CompaniesBackend is what the view needs from Go: app.Companies (api.companies, or a test's fake).
 export type CompaniesBackend = CompaniesAPI;
 
-// accountWords describes one signed-in account.
-export function accountWords(a: AccountStatus): string {
-  const scopes = a.scopes ?? [];
-  return scopes.length ? `${a.account}: ${scopes.join(", ")}` : `${a.account}: signed in`;
+// accountWords describes one signed-in account: its label and what it may do, each scope with
+// the Company's own description beside its name when it gave one.
+export function accountWords(a: AccountStatus, words: Record<string, string> | null = null, demo = false): string {
+  const scopes = (a.scopes ?? []).map((s) => (words?.[s] ? `${words[s]} (${s})` : s));
+  const who = demo ? `${a.account} (the demo’s account)` : a.account;
+  return scopes.length ? `${who}: ${scopes.join(", ")}` : `${who}: signed in`;
 }
 
 // excludedList shows the tasks a Company does not offer, each with its alternative in plain words.
@@ -25,7 +27,7 @@ export function excludedList(tasks: ExcludedTaskEntry[]): HTMLElement {
   const ul = el("ul", { class: "co-excluded" });
   for (const t of tasks) {
     const li = el("li", { class: "co-excluded-task" }, el("span", { class: "co-task" }, t.task));
-    if (t.alternative) li.appendChild(el("span", { class: "co-alternative" }, ` Instead: ${t.alternative}`));
+    if (t.alternative) li.appendChild(el("span", { class: "co-alternative" }, `Instead: ${t.alternative}`));
     ul.appendChild(li);
   }
   return ul;
@@ -33,10 +35,10 @@ export function excludedList(tasks: ExcludedTaskEntry[]): HTMLElement {
 
 function confirmButton(label: string, id: string, confirmText: string, act: () => Promise<void>, onError: (e: unknown) => void): HTMLElement {
   const wrap = el("span", { class: "co-confirm" });
-  const first = el("button", { class: "btn", type: "button", id }, label);
+  const first = el("button", { class: "btn btn-secondary", type: "button", id }, label);
   first.addEventListener("click", () => {
     const yes = el("button", { class: "btn btn-danger", type: "button", id: `${id}-yes` }, confirmText);
-    const no = el("button", { class: "btn", type: "button", id: `${id}-no` }, "Keep");
+    const no = el("button", { class: "btn btn-secondary", type: "button", id: `${id}-no` }, "Keep");
     no.addEventListener("click", () => {
       wrap.replaceChildren(first);
       first.focus();
@@ -108,7 +110,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
             message.textContent = `Signed out of ${c.name} (${a.account}).`;
             return load();
           }), fail("Sign-out failed"));
-        append(accts, [el("li", { class: "co-account", "data-account": a.account }, el("span", {}, accountWords(a)), out)]);
+        append(accts, [el("li", { class: "co-account", "data-account": a.account }, el("span", {}, accountWords(a, e.scopeWords, e.demo)), out)]);
       });
       const signIn = el("button", { class: "btn btn-primary", type: "button", hidden: !(c.signIn.direct || c.signIn.device) }, "Sign in…");
       signIn.setAttribute("data-action", "signin");
@@ -131,6 +133,9 @@ export function companiesView(backend: CompaniesBackend): SectionView {
           el("dd", {}, offeredWords(c.signIn)),
           el("dt", {}, "Accounts"),
           el("dd", {}, accounts.length ? accts : "Not signed in."),
+          ...(e.demo && accounts.length
+            ? [el("dt", {}, "Demo"), el("dd", { class: "muted", id: "co-demo-note" }, "The demo signed this account in at start with a real sign-in. Sign out works as it does anywhere; Reset demo (in Approvals) signs it in again.")]
+            : []),
           ...excludedFacts(e),
         ),
         e.problem ? el("p", { class: "si-error" }, e.problem) : null,

@@ -50,6 +50,14 @@ export namespace app {
 	    keyring: string;
 	    demo: string;
 	    developer: string;
+	    problem: string;
+	    problemText: string;
+	    identity: string;
+	    identityMode: string;
+	    operator: string;
+	    stateFile: string;
+	    socket: string;
+	    reset: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new AppInfo(source);
@@ -66,6 +74,14 @@ export namespace app {
 	        this.keyring = source["keyring"];
 	        this.demo = source["demo"];
 	        this.developer = source["developer"];
+	        this.problem = source["problem"];
+	        this.problemText = source["problemText"];
+	        this.identity = source["identity"];
+	        this.identityMode = source["identityMode"];
+	        this.operator = source["operator"];
+	        this.stateFile = source["stateFile"];
+	        this.socket = source["socket"];
+	        this.reset = source["reset"];
 	    }
 	}
 	export class Outcome {
@@ -96,6 +112,8 @@ export namespace app {
 	    body: string;
 	    tool: string;
 	    arguments: string;
+	    requester: string;
+	    conversation: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ApprovalRequest(source);
@@ -108,6 +126,8 @@ export namespace app {
 	        this.body = source["body"];
 	        this.tool = source["tool"];
 	        this.arguments = source["arguments"];
+	        this.requester = source["requester"];
+	        this.conversation = source["conversation"];
 	    }
 	}
 	export class TermRow {
@@ -185,6 +205,7 @@ export namespace app {
 	    result?: Outcome;
 	    created: string;
 	    updated: string;
+	    decided: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ApprovalItem(source);
@@ -210,6 +231,7 @@ export namespace app {
 	        this.result = this.convertValues(source["result"], Outcome);
 	        this.created = source["created"];
 	        this.updated = source["updated"];
+	        this.decided = source["decided"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -364,6 +386,8 @@ export namespace app {
 	    problem?: string;
 	    excludedTasks: ExcludedTaskEntry[];
 	    excludedTasksProblem?: string;
+	    scopeWords: {[key: string]: string};
+	    demo: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new CompanyEntry(source);
@@ -376,6 +400,8 @@ export namespace app {
 	        this.problem = source["problem"];
 	        this.excludedTasks = this.convertValues(source["excludedTasks"], ExcludedTaskEntry);
 	        this.excludedTasksProblem = source["excludedTasksProblem"];
+	        this.scopeWords = source["scopeWords"];
+	        this.demo = source["demo"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -713,6 +739,20 @@ export namespace app {
 	        this.intervalSeconds = source["intervalSeconds"];
 	    }
 	}
+	export class DialogStep {
+	    name: string;
+	    ms: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new DialogStep(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.ms = source["ms"];
+	    }
+	}
 	export class ExampleAgentRun {
 	    running: boolean;
 	    lines: string[];
@@ -1046,6 +1086,7 @@ export namespace app {
 	    poppydeskReason: string;
 	    // Go type: time
 	    requested: any;
+	    scopeWords: {[key: string]: string};
 	
 	    static createFrom(source: any = {}) {
 	        return new ModelRequest(source);
@@ -1061,6 +1102,7 @@ export namespace app {
 	        this.modelReason = source["modelReason"];
 	        this.poppydeskReason = source["poppydeskReason"];
 	        this.requested = this.convertValues(source["requested"], null);
+	        this.scopeWords = source["scopeWords"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1106,6 +1148,20 @@ export namespace app {
 	        this.held = source["held"];
 	        this.checked = source["checked"];
 	        this.requested = source["requested"];
+	    }
+	}
+	export class Preferences {
+	    theme: string;
+	    notifications: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Preferences(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.theme = source["theme"];
+	        this.notifications = source["notifications"];
 	    }
 	}
 	export class Section {

@@ -3,6 +3,7 @@
 
 import type { Changes, RawJSON } from "../../api";
 import { el } from "../../dom";
+import { labelOfPointer, valueWords } from "./plainterms";
 import { formatTime } from "./words";
 
 // hasChanges says whether c has anything to show.
@@ -10,9 +11,11 @@ export function hasChanges(c: Changes | null | undefined): c is Changes {
   return !!c && (c.summary_changed || (c.terms?.length ?? 0) > 0 || c.expiry_changed);
 }
 
-function jsonText(v: RawJSON): string {
+// valueText shows a changed value in words (plainterms.ts); the raw values are in the list
+// item's title.
+function valueText(v: RawJSON): string {
   if (v === undefined) return "(absent)";
-  return JSON.stringify(v);
+  return valueWords(JSON.stringify(v));
 }
 
 export function renderChanges(c: Changes): HTMLElement {
@@ -30,10 +33,12 @@ export function renderChanges(c: Changes): HTMLElement {
   if (terms.length > 0) {
     const ul = el("ul", {});
     for (const t of terms) {
-      const path = t.path === "" ? "(all terms)" : t.path;
+      const label = t.path === "" ? "All the terms" : labelOfPointer(t.path);
       const text =
-        t.kind === "added" ? `${path}: added ${jsonText(t.new)}` : t.kind === "removed" ? `${path}: removed (was ${jsonText(t.old)})` : `${path}: ${jsonText(t.old)} → ${jsonText(t.new)}`;
-      ul.appendChild(el("li", {}, text));
+        t.kind === "added" ? `${label}: added ${valueText(t.new)}` : t.kind === "removed" ? `${label}: removed (was ${valueText(t.old)})` : `${label}: ${valueText(t.old)} → ${valueText(t.new)}`;
+      const li = el("li", {}, text);
+      li.title = `${t.path || "/"}: ${JSON.stringify(t.old) ?? "(absent)"} → ${JSON.stringify(t.new) ?? "(absent)"}`;
+      ul.appendChild(li);
     }
     sec.appendChild(ul);
   }

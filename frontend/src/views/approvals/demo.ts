@@ -5,7 +5,7 @@
 import { type ApprovalsAPI, type ExampleAgentRun, describeError } from "../../api";
 import { append, el } from "../../dom";
 
-export type DemoBackend = Pick<ApprovalsAPI, "startDemoExchange" | "runExampleAgent">;
+export type DemoBackend = Pick<ApprovalsAPI, "startDemoExchange" | "runExampleAgent" | "resetDemo">;
 
 const IDLE: ExampleAgentRun = { running: false, lines: [], error: "" };
 
@@ -19,14 +19,35 @@ export class DemoCard {
   private run: ExampleAgentRun = IDLE;
   private button: HTMLButtonElement | null = null;
   private readonly transcript = el("div", { class: "agent-transcript", id: "agent-transcript", "aria-live": "polite" });
+  // Reset demo and what it said, kept across re-renders of the card (the list is drawn again
+  // whenever an approval changes, which a reset does).
+  private readonly reset = el("button", { type: "button", class: "btn btn-secondary", id: "demo-reset" }, "Reset demo");
+  private readonly resetNote = el("p", { class: "muted", id: "demo-reset-note", "aria-live": "polite" });
 
-  constructor(private readonly backend: DemoBackend) {}
+  constructor(private readonly backend: DemoBackend) {
+    this.reset.addEventListener("click", () => {
+      const reset = this.reset;
+      reset.disabled = true;
+      this.resetNote.textContent = "Resetting the demo…";
+      this.backend.resetDemo().then(
+        () => {
+          reset.disabled = false;
+          this.resetNote.textContent =
+            "The demo is as it was at start: the order is back, nothing was exchanged, and the demo account is signed in again. Approvals that were still waiting are declined and stay listed as records.";
+        },
+        (err) => {
+          reset.disabled = false;
+          this.resetNote.textContent = `Resetting the demo failed: ${describeError(err)}`;
+        },
+      );
+    });
+  }
 
   // card builds the card for the demo Company (named companyName).
   card(companyName: string): HTMLElement {
     const note = el("p", { class: "muted", id: "demo-note", "aria-live": "polite" });
     const mk = (kind: string, label: string) => {
-      const b = el("button", { type: "button", class: "btn", id: `demo-${kind}` }, label);
+      const b = el("button", { type: "button", class: kind === "api" ? "btn btn-primary" : "btn btn-secondary", id: `demo-${kind}` }, label);
       b.addEventListener("click", () => {
         b.disabled = true;
         note.textContent = "Asking the reference Company for the exchange…";
@@ -43,7 +64,7 @@ export class DemoCard {
       });
       return b;
     };
-    const runAgent = el("button", { type: "button", class: "btn", id: "demo-agent" }, "Run the example agent");
+    const runAgent = el("button", { type: "button", class: "btn btn-secondary", id: "demo-agent" }, "Run the example agent");
     runAgent.disabled = this.run.running;
     runAgent.addEventListener("click", () => {
       runAgent.disabled = true;
@@ -64,6 +85,10 @@ export class DemoCard {
       el("p", { class: "muted" }, "Or run the example agent: a small scripted program (no AI) that talks to Poppydesk only through the model interface (MCP), as your own agent would. It can ask, never approve; you decide in the dialog."),
       el("div", { class: "approval-actions" }, runAgent),
       this.transcript,
+      el("h3", { class: "demo-subtitle" }, "Try it again"),
+      el("p", { class: "muted" }, "Reset demo puts the reference Company back as it was at start (its orders, what it performed, its sign-ins) so every flow can be tried again."),
+      el("div", { class: "approval-actions" }, this.reset),
+      this.resetNote,
     );
   }
 

@@ -28,8 +28,16 @@ describe("the approval dialog", () => {
     expect($("approval-company").textContent).toBe("Poppy Outfitters");
     expect($("approval-domain").textContent).toBe("shop.localhost:8443");
     expect($("approval-summary").textContent).toContain("Stormline Jacket (M)");
-    const rows = Array.from($("approval-terms").querySelectorAll("tbody tr")).map((r) => r.textContent);
-    expect(rows).toEqual(['/order_id"ord_7Hk2"', '/price_difference/amount"70.00"']);
+    // The terms in words; the Company's pointers and JSON values behind Details.
+    const rows = Array.from($("approval-terms").querySelectorAll<HTMLTableRowElement>("tbody tr")).map((r) => `${r.cells[0].textContent} = ${r.cells[1].textContent}`);
+    expect(rows).toEqual(["Order ID = ord_7Hk2", "Price difference › Amount = 70.00"]);
+    const raw = Array.from($("approval-terms-raw").querySelectorAll("tbody tr")).map((r) => r.textContent);
+    expect(raw).toEqual(['/order_id"ord_7Hk2"', '/price_difference/amount"70.00"']);
+    expect($("approval-details").tagName).toBe("DETAILS");
+    expect(($("approval-details") as HTMLDetailsElement).open).toBe(false);
+    expect($("approval-details").contains($("approval-session"))).toBe(true);
+    expect($("approval-details").contains($("approval-request"))).toBe(true);
+    expect($("approval-requester").textContent).toBe("Asked by your agent (it gave no name)");
     expect($("approval-account").textContent).toBe("acct_demo");
     expect($("approval-session").textContent).toBe("sid_abc");
     expect($("approval-request").textContent).toBe('POST https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges\n{"item_id":"itm_4Qa"}');
@@ -37,8 +45,8 @@ describe("the approval dialog", () => {
   });
 
   it("says signed out when there is no account, and shows a tool call", () => {
-    dlg.open(item({ account: "", interface: "mcp", request: { method: "", url: "", body: "", tool: "exchange_item", arguments: '{"order_id":"ord_7Hk2"}' } }));
-    expect($("approval-account").textContent).toBe("signed out");
+    dlg.open(item({ account: "", interface: "mcp", request: { method: "", url: "", body: "", tool: "exchange_item", arguments: '{"order_id":"ord_7Hk2"}', requester: "", conversation: "" } }));
+    expect($("approval-account").textContent).toBe("none: your agent is not signed in here");
     expect($("approval-request").textContent).toBe('Tool exchange_item\n{"order_id":"ord_7Hk2"}');
   });
 
@@ -87,6 +95,39 @@ describe("the approval dialog", () => {
     expect($("result-text").querySelector("b")).toBeNull();
     expect($("result-body").textContent).toBe('{"exchange":{"status":"confirmed"}}');
     expect(approveBtn().hidden).toBe(true);
+    // A sentence first; the Company's words marked as its own; the raw response behind Details.
+    expect($("result-status").textContent).toBe("Poppy Outfitters performed what you approved.");
+    expect($("result-text").closest("figure")?.querySelector("figcaption")?.textContent).toBe("What Poppy Outfitters said, in its own words:");
+    expect($("result-body").closest("details")?.id).toBe("result-details");
+  });
+
+  it("says which agent asked, in the agent's own words", () => {
+    dlg.open(item({ request: { method: "POST", url: "https://shop.localhost:8443/x", body: "", tool: "", arguments: "", requester: "Claude Code 2.1 via poppydesk mcp", conversation: "" } }));
+    expect($("approval-requester").textContent).toBe("Asked by Claude Code 2.1 via poppydesk mcp");
+    expect($("approval-requester").title).toMatch(/does not verify/);
+  });
+
+  it("says a revision from a conversation came from the Company's agent", () => {
+    dlg.open(item({ request: { method: "", url: "", body: "", tool: "", arguments: "", requester: "", conversation: "conv_1" } }));
+    expect($("approval-requester").textContent).toBe("Sent by Poppy Outfitters’s agent in a conversation");
+  });
+
+  it("reads a decided item as a record, never as a question", () => {
+    const decided = "2026-12-01T08:47:00Z";
+    dlg.open(item({ state: "succeeded", decidable: false, decided, updated: decided, result: backend.outcome }));
+    expect($("approval-title").textContent).toBe("Poppy Outfitters");
+    expect($("approval-title").textContent).not.toContain("?");
+    expect($("approval-kicker").textContent).toMatch(/^Approved on .*1.* at .*47.* · performed$/);
+    expect($("approval-expiry").textContent).toBe("");
+    expect(approveBtn().hidden).toBe(true);
+  });
+
+  it("turns the open question into a record when the state changes after a decision", () => {
+    dlg.open(item());
+    expect($("approval-title").textContent).toBe("Approve at Poppy Outfitters?");
+    dlg.update(item({ state: "declined", decidable: false, decided: new Date(T0).toISOString() }));
+    expect($("approval-title").textContent).toBe("Poppy Outfitters");
+    expect($("approval-kicker").textContent).toMatch(/^Declined on /);
   });
 
   it("shows an error in plain words", async () => {
@@ -125,7 +166,7 @@ describe("the approval dialog", () => {
     expect($("approval-new-revision")).toBeTruthy();
     expect($("approval-changes").querySelector("del")?.textContent).toBe("$70.00");
     expect($("approval-changes").querySelector("ins")?.textContent).toBe("$80.00");
-    expect($("approval-changes").textContent).toContain('/price_difference/amount: "70.00" → "80.00"');
+    expect($("approval-changes").textContent).toContain("Price difference › Amount: 70.00 → 80.00");
     expect(approveBtn().disabled).toBe(true);
     advance(1100);
     approveBtn().click();
@@ -138,7 +179,7 @@ describe("the approval dialog", () => {
     advance(1100);
     const same = item({
       warnings: [{ code: "request_changed", message: "Your agent sent a different request; the Company's terms stayed the same." }],
-      request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_9Zt"}', tool: "", arguments: "" },
+      request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_9Zt"}', tool: "", arguments: "", requester: "", conversation: "" },
     });
     same.current = { ...same.current, digest: "digest-request-B" };
     dlg.update(same);

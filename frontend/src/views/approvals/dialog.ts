@@ -158,6 +158,12 @@ export class ApprovalDialog {
       return;
     }
     if (this.busy) return; // the decision in flight reports itself
+    if (old.state !== item.state) {
+      // A decided item reads as a record: its heading and words change with its state.
+      const top = this.body.scrollTop;
+      this.render(item, null);
+      this.body.scrollTop = top;
+    }
     this.item = item;
     this.refreshButtons();
     if (!item.decidable && item.result && !this.decided) this.showOutcome(item.result);
@@ -222,7 +228,9 @@ export class ApprovalDialog {
         : `Expires in ${formatRemaining(left)} (at ${formatTime(it.current.expiresAt)}).`;
       this.expiry.classList.toggle("expired", expired);
     } else {
-      this.expiry.textContent = itemStateWords(it);
+      // A record: its heading says what happened and when; the footer only closes it. A Company
+      // that broke the approval rules for this item is named first (itemStateWords).
+      this.expiry.textContent = it.violation ? itemStateWords(it) : this.decided && it.decidable ? "Your decision is recorded." : "";
       this.expiry.classList.remove("expired");
     }
     const why = this.approveBlocked();
@@ -354,7 +362,8 @@ export class ApprovalDialog {
     const it = this.item;
     this.progress.hidden = true;
     this.result.hidden = false;
-    this.result.replaceChildren(...outcomeNodes(out, it?.companyName));
+    const inConversation = !!it && (it.interface === "conversation" || !!it.request?.conversation);
+    this.result.replaceChildren(...outcomeNodes(out, it?.companyName, inConversation));
     if (it && out.status === "outcome_unknown") {
       this.item = { ...it, state: "outcome_unknown", decidable: false };
       this.decided = false;

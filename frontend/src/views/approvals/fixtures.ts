@@ -1,7 +1,7 @@
 // Test fixtures of the Approvals section: an approval item as app.Approvals sends it, a fake
 // app.Approvals, and DOM helpers.
 
-import type { ApprovalItem, Outcome } from "../../api";
+import type { ApprovalItem, DialogStep, Outcome } from "../../api";
 import { FakeEvents } from "../../api/testing";
 import type { ApprovalsBackend } from "./view";
 
@@ -32,9 +32,10 @@ export function item(over: Partial<ApprovalItem> = {}, rev = "1791487200-k3Jd9Qx
       digest: "digest-" + rev,
     },
     warnings: [],
-    request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_4Qa"}', tool: "", arguments: "" },
+    request: { method: "POST", url: "https://shop.localhost:8443/api/orders/ord_7Hk2/exchanges", body: '{"item_id":"itm_4Qa"}', tool: "", arguments: "", requester: "", conversation: "" },
     created: new Date(T0).toISOString(),
     updated: new Date(T0).toISOString(),
+    decided: "",
     ...over,
   };
 }
@@ -76,6 +77,16 @@ export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
   }
   exampleAgent() {
     return Promise.resolve({ running: false, lines: [] as string[], error: "" });
+  }
+  resets = 0;
+  resetDemo() {
+    this.resets++;
+    return Promise.resolve();
+  }
+  shown: [string, DialogStep[]][] = [];
+  dialogShown(id: string, steps: DialogStep[]) {
+    this.shown.push([id, steps]);
+    return Promise.resolve();
   }
 }
 

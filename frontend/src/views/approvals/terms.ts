@@ -1,31 +1,61 @@
-// The body of the approval dialog: what the user reads before deciding. The Company's verified
-// name and domain (from discovery, never from the operation), the differences the engine found
-// between the terms, the request and the model's intent, what changed since the previous
-// revision, the summary (summary.ts), the terms as text rows, the account and Session, and what
-// the agent requested.
+// The body of the approval dialog: what the user reads before deciding, in plain words first.
+// The Company's verified name and domain (from discovery, never from the operation), which agent
+// asked, the differences the engine found between the terms, the request and the model's intent,
+// what changed since the previous revision, the summary (summary.ts), the terms as labelled rows
+// (plainterms.ts), and the account. The identifiers, the Session, the interface, the terms as the
+// Company sent them and the raw request sit behind "Details", one click away.
 
 import type { ApprovalItem } from "../../api";
 import { append, el } from "../../dom";
 import { hasChanges, renderChanges } from "./changes";
+import { plainTerms } from "./plainterms";
 import { renderSummary } from "./summary";
-import { itemStateWords } from "./words";
+import { itemStateWords, recordWords } from "./words";
+
+// requesterWords says which agent asked, in the agent's own words.
+export function requesterWords(item: ApprovalItem): string {
+  const who = item.request?.requester ?? "";
+  if (who) return `Asked by ${who}`;
+  if (item.interface === "conversation" || item.request?.conversation) return `Sent by ${item.companyName || "the Company"}’s agent in a conversation`;
+  return "Asked by your agent (it gave no name)";
+}
+
+// interfaceWords names the way the request went to the Company.
+export function interfaceWords(iface: string): string {
+  switch (iface) {
+    case "mcp":
+      return "the Company’s MCP server";
+    case "api":
+      return "the Company’s API";
+    case "conversation":
+      return "a conversation with the Company’s agent";
+    default:
+      return iface;
+  }
+}
 
 // approvalContent builds the dialog body for item; replaced says it replaces an earlier
 // revision on screen.
 export function approvalContent(doc: Document, item: ApprovalItem, replaced: boolean): Node[] {
   const nodes: Node[] = [];
+  const name = item.companyName || item.company;
+  const who = el("p", { class: "approval-requester", id: "approval-requester" }, requesterWords(item));
+  if (item.request?.requester) who.title = "The name and version the agent gives itself when it connects; Poppydesk does not verify them.";
   nodes.push(
     el(
       "header",
       { class: "approval-head" },
-      el("p", { class: "approval-kicker" }, item.decidable ? "Your approval is needed" : itemStateWords(item)),
-      el("h2", { id: "approval-title" }, "Approve at ", el("span", { id: "approval-company" }, item.companyName || item.company), "?"),
+      el("p", { class: "approval-kicker", id: "approval-kicker" }, item.decidable ? "Your approval is needed" : item.violation ? itemStateWords(item) : recordWords(item, new Date(), item.interface === "conversation" || !!item.request?.conversation)),
+      item.decidable
+        ? el("h2", { id: "approval-title" }, "Approve at ", el("span", { id: "approval-company" }, name), "?")
+        : el("h2", { id: "approval-title" }, el("span", { id: "approval-company" }, name)),
       el(
         "p",
         { class: "approval-domain" },
         el("span", { id: "approval-domain" }, item.companyDomain),
-        " · name and domain verified by Poppydesk (not from the request)",
+        " · name and domain verified by Poppydesk, not taken from the request",
       ),
+      who,
     ),
   );
   if (replaced) {
@@ -60,45 +90,72 @@ export function approvalContent(doc: Document, item: ApprovalItem, replaced: boo
       el(
         "section",
         { class: "approval-warnings", id: "approval-warnings", role: "alert", "aria-labelledby": "warnings-title" },
-        el("h3", { id: "warnings-title" }, "Check these differences before you decide"),
+        el("h3", { id: "warnings-title" }, item.decidable ? "Check these differences before you decide" : "The differences Poppydesk pointed out"),
         ul,
       ),
     );
   }
   if (hasChanges(item.changes)) nodes.push(renderChanges(item.changes));
   nodes.push(
-    el("h3", {}, "What the Company will do"),
+    el("h3", {}, item.decidable ? `What ${name} will do` : `What ${name} was asked to do`),
     el("div", { id: "approval-summary" }, renderSummary(doc, item.current.summary)),
   );
   const rows = item.current.terms ?? [];
   if (rows.length > 0) {
     const tbody = el("tbody", {});
-    for (const r of rows) {
-      tbody.appendChild(el("tr", {}, el("th", { scope: "row", class: "mono" }, r.path), el("td", {}, r.value)));
+    for (const r of plainTerms(rows)) {
+      const tr = el("tr", {}, el("th", { scope: "row" }, r.label), el("td", {}, r.value));
+      tr.title = r.raw.map((x) => `${x.path} = ${x.value}`).join("\n");
+      tbody.appendChild(tr);
     }
     nodes.push(
-      el("h3", {}, "Terms"),
-      el("table", { class: "terms", id: "approval-terms" }, el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Term"), el("th", { scope: "col" }, "Value"))), tbody),
+      el("h3", { id: "terms-title" }, "The terms in detail"),
+      el("table", { class: "terms", id: "approval-terms", "aria-labelledby": "terms-title" }, tbody),
     );
   } else {
-    nodes.push(el("p", { class: "muted", id: "approval-terms-none" }, "The Company gave no machine-readable terms, so Poppydesk could not check the summary against the request."));
+    nodes.push(
+      el("p", { class: "muted", id: "approval-terms-none" }, "The Company gave no terms as data, so Poppydesk could not check the summary against your agent’s request."),
+    );
   }
+  const facts = el("dl", { class: "facts approval-facts" });
+  append(facts, [el("dt", {}, "Account"), el("dd", { id: "approval-account" }, item.account ? item.account : "none: your agent is not signed in here")]);
+  nodes.push(facts, approvalDetails(item));
+  return nodes;
+}
+
+// approvalDetails is the "Details" disclosure: identifiers, Session, interface, the terms as the
+// Company sent them, and the request exactly as it will be sent.
+function approvalDetails(item: ApprovalItem): HTMLElement {
   const facts = el("dl", { class: "facts" });
   append(facts, [
-    el("dt", {}, "Account"),
-    el("dd", { id: "approval-account" }, item.account ? item.account : "signed out"),
+    el("dt", {}, "Approval"),
+    el("dd", { class: "mono", id: "approval-id" }, item.id),
+    el("dt", {}, "Operation"),
+    el("dd", { class: "mono", id: "approval-operation" }, item.current.operationId),
+    el("dt", {}, "Version of the terms"),
+    el("dd", { class: "mono", id: "approval-revision" }, item.current.revision),
     el("dt", {}, "Session"),
     el("dd", { id: "approval-session", class: "mono" }, item.sid || "unknown"),
     el("dt", {}, "Through"),
-    el("dd", {}, item.interface === "mcp" ? "the Company’s MCP server" : item.interface === "api" ? "the Company’s API" : item.interface),
-    el("dt", {}, "Operation"),
-    el("dd", { class: "mono" }, `${item.current.operationId} · version ${item.current.revision}`),
+    el("dd", { id: "approval-interface" }, interfaceWords(item.request?.conversation ? "conversation" : item.interface)),
   ]);
-  nodes.push(el("h3", {}, "Who and where"), facts);
+  const parts: Node[] = [el("summary", { id: "approval-details-toggle" }, "Details"), facts];
+  const rows = item.current.terms ?? [];
+  if (rows.length > 0) {
+    const tbody = el("tbody", {});
+    for (const r of rows) tbody.appendChild(el("tr", {}, el("th", { scope: "row", class: "mono" }, r.path), el("td", { class: "mono" }, r.value)));
+    parts.push(
+      el("h4", {}, "The terms as the Company sent them"),
+      el(
+        "table",
+        { class: "terms terms-raw", id: "approval-terms-raw" },
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "JSON Pointer"), el("th", { scope: "col" }, "Value (JSON)"))),
+        tbody,
+      ),
+    );
+  }
   const req = item.request;
-  const reqText = req.tool
-    ? `Tool ${req.tool}\n${req.arguments || "(no arguments)"}`
-    : `${req.method} ${req.url}${req.body ? "\n" + req.body : ""}`;
-  nodes.push(el("h3", {}, "What your agent requested"), el("pre", { class: "approval-request", id: "approval-request" }, reqText));
-  return nodes;
+  const reqText = req.tool ? `Tool ${req.tool}\n${req.arguments || "(no arguments)"}` : `${req.method} ${req.url}${req.body ? "\n" + req.body : ""}`;
+  parts.push(el("h4", {}, "What your agent requested (sent exactly like this when you approve)"), el("pre", { class: "approval-request", id: "approval-request" }, reqText));
+  return el("details", { class: "approval-details", id: "approval-details" }, ...parts);
 }

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { ViewContext } from "../../app";
-import { $, FakeApprovals, item } from "./fixtures";
+import { $, FakeApprovals, T0, item } from "./fixtures";
 import { approvalsView } from "./view";
 
 describe("the Approvals section", () => {
@@ -81,5 +81,25 @@ describe("the Approvals section", () => {
     expect($("agent-state").textContent).toBe("The example agent has finished.");
     expect(($("demo-agent") as HTMLButtonElement).disabled).toBe(false);
     expect($("agent-lines").textContent).toContain("Outcome: the exchange was performed");
+  });
+
+  it("turns the dialog into the record after a decision, even when the state changes came while it was sent", async () => {
+    const backend = new FakeApprovals();
+    const view = approvalsView(backend, { requireTrusted: false, guardMs: 0, now: () => T0 });
+    view($("host"), ctx());
+    backend.items = [item()];
+    backend.emit("approvals:changed", { kind: "created", id: "apr_1", state: "pending" });
+    await vi.waitFor(() => expect($("approval-dialog")).toBeTruthy());
+    const approve = backend.approve.bind(backend);
+    backend.approve = (id: string, revision: string, digest: string) => {
+      // The queue changes the state (and tells the window) before the outcome returns.
+      backend.items = [item({ state: "succeeded", decidable: false, decided: new Date().toISOString() })];
+      backend.emit("approvals:changed", { kind: "state", id: "apr_1", state: "succeeded" });
+      return approve(id, revision, digest);
+    };
+    await vi.waitFor(() => expect(($("approve-button") as HTMLButtonElement).disabled).toBe(false));
+    $("approve-button").click();
+    await vi.waitFor(() => expect($("approval-kicker").textContent).toMatch(/^Approved on .* · performed$/));
+    expect($("approval-title").textContent).not.toContain("?");
   });
 });

@@ -8,6 +8,7 @@ import type { SectionView, ViewContext } from "../../app";
 import { el } from "../../dom";
 import { DemoCard, agentRunOf } from "./demo";
 import { ApprovalDialog, type DialogOptions } from "./dialog";
+import { DialogTrace } from "./latency";
 import { approvalGroups } from "./list";
 
 // ApprovalsBackend is what the section needs from Go: app.Approvals (api.approvals, or a test's
@@ -26,16 +27,19 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
   let mounted: { refresh: (ev?: ApprovalChange) => void } | null = null;
   let pendingOpen = "";
   let dialog: ApprovalDialog | null = null;
+  const trace = new DialogTrace((id, steps) => void backend.dialogShown(id, steps).catch(() => undefined));
 
   backend.on(EVENTS.approvalsChanged, (data) => {
     const ev: ApprovalChange = data ?? { kind: "", id: "", state: "" };
     const fresh = isFresh(ev);
+    if (fresh && ev.id) trace.start(ev.id);
     if (fresh) {
       try {
         opts.raise?.();
       } catch (err) {
         console.error("bringing the window forward failed", err);
       }
+      trace.mark(ev.id, "raised");
     }
     if (mounted) {
       mounted.refresh(ev);
@@ -59,15 +63,25 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
 
     const openItem = async (id: string) => {
       try {
+        trace.mark(id, "get");
         const item = await backend.get(id);
+        trace.mark(id, "got");
         if (gone) return;
         if (dlg.isOpen && dlg.current?.id === id) dlg.update(item);
         else dlg.open(item);
+        trace.mark(id, "built");
+        trace.painted(id, document.defaultView);
       } catch (err) {
         ctx.setStatus(`Could not open the approval: ${describeError(err)}`);
       }
     };
-    dlg.onDecided = () => void load();
+    // After a decision the item is read again: the state changes that came while the decision
+    // was in flight were not shown, and the dialog turns into the record.
+    dlg.onDecided = () => {
+      void load();
+      const id = dlg.current?.id;
+      if (id) void openItem(id);
+    };
     dlg.onClosed = () => void load();
 
     const load = async (): Promise<ApprovalItem[]> => {
@@ -110,21 +124,22 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
     });
 
     mounted = {
+      // The dialog comes first: a new item is read and shown at once, and the list is read
+      // again beside it (never before it), so the dialog waits for one call to Go, not two.
       refresh: (ev?: ApprovalChange) => {
-        void load().then(() => {
-          if (!ev || !ev.id || gone) return;
+        if (ev?.id && !gone) {
           const fresh = isFresh(ev);
           if (dlg.isOpen && dlg.current?.id === ev.id) void openItem(ev.id);
           else if (fresh && !dlg.isOpen) void openItem(ev.id);
           else if (fresh) ctx.setStatus("Another approval arrived; it is in the Approvals list.");
-        });
+        }
+        void load();
       },
     };
 
     void backend.status().then(
       (s) => {
         status = s;
-        if (!s.available && s.problem) ctx.setStatus(s.problem);
         if (s.demo) {
           void backend.exampleAgent().then(
             (r) => {

@@ -18,6 +18,46 @@ export function formatTime(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+// formatDay shows an RFC 3339 instant as a day and a time, "1 Dec at 08:47" in the user's locale
+// (with the year when it is not this year), or the text as given.
+export function formatDay(iso: string, now: Date = new Date()): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const opts: Intl.DateTimeFormatOptions = { day: "numeric", month: "short" };
+  if (d.getFullYear() !== now.getFullYear()) opts.year = "numeric";
+  return `${d.toLocaleDateString(undefined, opts)} at ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
+}
+
+// recordWords is a decided or finished item as a record: what the user did and when.
+// inConversation says the approval went in a conversation: the Company accepted it there, and its
+// agent tells how it went in a later message.
+export function recordWords(it: { state: string; decided?: string; updated: string }, now: Date = new Date(), inConversation = false): string {
+  const decided = it.decided ? formatDay(it.decided, now) : "";
+  const updated = formatDay(it.updated, now);
+  switch (it.state) {
+    case "approved":
+    case "sending":
+    case "retrying":
+      return `Approved${decided ? ` on ${decided}` : ""} · sending`;
+    case "succeeded":
+      return `Approved${decided ? ` on ${decided}` : ""} · ${inConversation ? "accepted in the conversation" : "performed"}`;
+    case "failed":
+      return `Approved${decided ? ` on ${decided}` : ""} · refused by the Company`;
+    case "outcome_unknown":
+      return `Approved${decided ? ` on ${decided}` : ""} · outcome unknown`;
+    case "declined":
+      return `Declined${decided ? ` on ${decided}` : ` on ${updated}`}`;
+    case "expired":
+      return `Expired on ${updated} without a decision`;
+    case "superseded":
+      return `Replaced by newer terms on ${updated}`;
+    case "pending":
+      return "Waiting for your decision";
+    default:
+      return stateWords(it.state);
+  }
+}
+
 const STATE_WORDS: Record<string, string> = {
   pending: "Waiting for your decision",
   approved: "Approved; sending",

@@ -15,8 +15,8 @@ export interface InviteActions {
 
 // inviteNodes shows the Company's request inv; co is the Company's verified name.
 export function inviteNodes(inv: ConversationInvite, co: string, act: InviteActions): HTMLElement {
-  const accept = el("button", { type: "button", id: "conv-accept", class: "btn-primary" }, "Accept");
-  const decline = el("button", { type: "button", id: "conv-decline" }, "Decline");
+  const accept = el("button", { type: "button", id: "conv-accept", class: "btn btn-primary" }, "Accept");
+  const decline = el("button", { type: "button", id: "conv-decline", class: "btn btn-secondary" }, "Decline");
   accept.addEventListener("click", (ev) => {
     if (!act.trusted(ev)) return;
     accept.disabled = decline.disabled = true;
@@ -45,19 +45,19 @@ export interface NoticeActions {
 export function noticeNodes(s: ConversationState, co: string, act: NoticeActions): HTMLElement[] {
   const notes: HTMLElement[] = [];
   if (s.authScopes && s.authScopes.length > 0) {
-    const b = el("button", { type: "button", class: "conv-link" }, "Open Sign-in");
+    const b = el("button", { type: "button", class: "btn btn-quiet btn-small conv-link" }, "Open Sign-in");
     b.addEventListener("click", () => act.show("signin"));
     notes.push(el("p", {}, `${co} needs you to sign in (${s.authScopes.join(" ")}) to continue this conversation. `, b));
   }
   if (s.directOpen) {
     const id = s.directOpen;
-    const b = el("button", { type: "button", class: "conv-link", id: "conv-open-direct" }, "Open it");
+    const b = el("button", { type: "button", class: "btn btn-quiet btn-small conv-link", id: "conv-open-direct" }, "Open it");
     b.addEventListener("click", () => act.open(id));
     notes.push(el("p", {}, "A Direct Conversation with the Company is open; this conversation waits until it closes. ", b));
   }
   if (s.parent) {
     const id = s.parent;
-    const b = el("button", { type: "button", class: "conv-link" }, "Back to the conversation");
+    const b = el("button", { type: "button", class: "btn btn-quiet btn-small conv-link" }, "Back to the conversation");
     b.addEventListener("click", () => act.open(id));
     notes.push(el("p", {}, "This Direct Conversation belongs to another conversation. ", b));
   }

@@ -8,7 +8,7 @@ import type { Row } from "./transcript";
 export function drawRow(r: Row, onApprovals: () => void): HTMLElement {
   if (r.kind === "note") return el("div", { class: "conv-row conv-note" }, r.text);
   if (r.kind === "approval") {
-    const b = el("button", { type: "button", class: "conv-link" }, "Open Approvals");
+    const b = el("button", { type: "button", class: "btn btn-quiet btn-small conv-link" }, "Open Approvals");
     b.addEventListener("click", onApprovals);
     return el("div", { class: "conv-row conv-note conv-approval" }, `${r.text} `, b);
   }

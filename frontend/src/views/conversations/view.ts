@@ -51,7 +51,7 @@ export function conversationsView(backend: ConversationsBackend, opts: Conversat
     let alive = true;
 
     const ui = layout();
-    const { problem, select, list, startText, startBtn, pane, placeholder, title, kindLine, status, handoff, close, invite, notice, input, send } = ui;
+    const { problem, select, list, startText, startBtn, pane, placeholder, title, topic, kindLine, status, handoff, close, invite, notice, input, send } = ui;
     host.replaceChildren(problem, ui.root);
 
     const vlist = new VirtualList(ui.scroller, (r) => drawRow(r, () => ctx.show("approvals")), opts.virtual);
@@ -96,7 +96,10 @@ export function conversationsView(backend: ConversationsBackend, opts: Conversat
       if (!state) return;
       const s = state;
       const co = companyName(s.company);
-      title.textContent = s.direct ? `Direct Conversation with ${co}` : s.title || "Conversation";
+      // The heading names who talks; the opening words stay words, on one line under it.
+      title.textContent = s.direct ? `Direct Conversation with ${co}` : `Conversation with ${co}`;
+      topic.textContent = s.title ? `Started with: “${s.title}”` : "";
+      topic.title = s.title || "";
       kindLine.textContent = s.direct
         ? `You talk with ${co} yourself here: what you type is sent as your own words.`
         : `Your agent talks with ${co} here; you can write too, as yourself.`;

@@ -28,8 +28,8 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
   const errors = el("input", { type: "checkbox", id: "insp-errors" });
   const findings = el("input", { type: "checkbox", id: "insp-findings" });
   const search = el("input", { type: "search", id: "insp-search", placeholder: "Search URL, status, cause, finding", "aria-label": "Search" });
-  const har = el("button", { type: "button", id: "insp-har", class: "button" }, "Export HAR");
-  const curl = el("button", { type: "button", id: "insp-curl", class: "button" }, "Copy as curl");
+  const har = el("button", { type: "button", id: "insp-har", class: "btn btn-secondary" }, "Export HAR");
+  const curl = el("button", { type: "button", id: "insp-curl", class: "btn btn-secondary" }, "Copy as curl");
   const out = el("textarea", { id: "insp-export", class: "insp-export", readonly: true, hidden: true, "aria-label": "Export", rows: 8 });
   const summary = el("p", { class: "insp-summary", id: "insp-summary" });
   const list = el("ol", { class: "insp-list", id: "insp-list" });

@@ -1,12 +1,28 @@
-// Settings → Developer mode: the Companies under development (by domain, loopback names only)
+// Settings › Developer mode: the Companies under development (by domain, loopback names only)
 // and the CA trusted for their hosts only. Saved for the next start; while it is on, the
 // client_id to register at the Company and the CA the Company must trust to fetch it.
 
 import type { SettingsAPI, SettingsView } from "../../api";
 import { describeError } from "../../api";
 import { el } from "../../dom";
+import { DEVELOPER_SECTION_ID } from "../firstrun";
+import type { SettingsSection } from "./index";
 
-export function developerSection(backend: SettingsAPI, v: SettingsView, rerender: (v: SettingsView) => void): HTMLElement {
+export const developerSection: SettingsSection = {
+  id: DEVELOPER_SECTION_ID,
+  title: "Developer mode",
+  render(body, { settings }) {
+    if (!settings) {
+      body.append(el("p", { class: "muted" }, "Developer mode is not available in this window."));
+      return;
+    }
+    body.append(el("p", { class: "muted" }, "Loading…"));
+    const draw = (v: SettingsView) => body.replaceChildren(...developerBody(settings, v, draw));
+    settings.view().then(draw, (err) => body.replaceChildren(el("p", { class: "si-error" }, `Developer mode could not be read: ${describeError(err)}`)));
+  },
+};
+
+function developerBody(backend: SettingsAPI, v: SettingsView, rerender: (v: SettingsView) => void): HTMLElement[] {
   const d = v.developer;
   const companies = el("input", {
     type: "text",
@@ -16,8 +32,8 @@ export function developerSection(backend: SettingsAPI, v: SettingsView, rerender
     "aria-describedby": "dev-help",
   });
   const ca = el("input", { type: "text", id: "dev-ca", placeholder: "/home/you/.local/share/mkcert/rootCA.pem", value: d.saved_ca_file });
-  const save = el("button", { type: "button", class: "button primary", id: "dev-save" }, "Save");
-  const off = el("button", { type: "button", class: "button", id: "dev-off" }, "Turn off");
+  const save = el("button", { type: "button", class: "btn btn-primary", id: "dev-save" }, "Save");
+  const off = el("button", { type: "button", class: "btn btn-secondary", id: "dev-off" }, "Turn off");
   const msg = el("p", { class: "dev-msg", id: "dev-msg", "aria-live": "polite" });
   save.addEventListener("click", () => {
     const list = companies.value
@@ -40,22 +56,20 @@ export function developerSection(backend: SettingsAPI, v: SettingsView, rerender
       row("CA your Company must trust to fetch it", d.agent_ca_file, "dev-agent-ca");
     }
   }
-  return el(
-    "section",
-    { class: "card settings-section", id: "settings-developer", "aria-labelledby": "dev-title" },
-    el("h2", { id: "dev-title" }, "Developer mode", d.active ? el("span", { class: "dev-on" }, " on") : null),
+  return [
+    el("p", { id: "dev-status" }, d.active ? el("span", { class: "dev-on" }, "On") : "Off"),
     el(
       "p",
       { id: "dev-help" },
       "Aim Poppydesk at a Company you are building on this machine. Name it by its domain (localhost, a name under .localhost, or 127.0.0.1, with a port). Its host and subdomains may reach loopback, and the CA file is trusted for those hosts only; every other host keeps the normal rules.",
     ),
-    d.demo ? el("p", {}, "The demo runs the reference Company this way already.") : null,
+    ...(d.demo ? [el("p", {}, "The demo runs the reference Company this way already.")] : []),
     facts,
     el("label", { for: "dev-companies" }, "Companies under development"),
     companies,
     el("label", { for: "dev-ca" }, "CA certificate file (PEM)"),
     ca,
-    el("div", { class: "actions" }, save, off),
+    el("div", { class: "settings-actions" }, save, off),
     msg,
-  );
+  ];
 }

@@ -1,21 +1,57 @@
-// The Settings screen: independent sections, one file each (developer mode, identity, files),
-// over app.Settings. A new section is one more file and one more entry in SECTIONS.
+// The Settings section: a list of independent sections, each in its own file, shown in order
+// as cards with their own heading (the section title "Settings" is the shell's). A section
+// renders into the card it is given; it reaches Go only through the services in its context.
+// Add a section by adding its file and one entry to SETTINGS_SECTIONS.
 
-import { type SettingsAPI, type SettingsView, describeError } from "../../api";
-import type { SectionView } from "../../app";
+import type { AppInfo, SettingsAPI, ShellAPI } from "../../api";
+import { describeError } from "../../api";
+import type { SectionView, ViewContext } from "../../app";
 import { el } from "../../dom";
 import { developerSection } from "./developer";
-import { filesSection } from "./files";
-import { identitySection } from "./identity";
+import { installationSection } from "./installation";
+import { notificationsSection } from "./notifications";
+import { resetSection } from "./reset";
+import { themeSection } from "./theme";
 
-type SettingsSection = (backend: SettingsAPI, v: SettingsView, rerender: (v: SettingsView) => void) => HTMLElement;
+// SettingsContext is what a section gets: the shell's and the settings' services, the view's
+// context and what Go said about the installation (undefined until it answered).
+export interface SettingsContext {
+  shell: ShellAPI;
+  settings: SettingsAPI | undefined;
+  view: ViewContext;
+  info: AppInfo | undefined;
+}
 
-export const SECTIONS: SettingsSection[] = [developerSection, (_b, v) => identitySection(v), (_b, v) => filesSection(v)];
+export interface SettingsSection {
+  // id is the card's element id ("settings-theme"); other screens link to it.
+  id: string;
+  title: string;
+  render(body: HTMLElement, ctx: SettingsContext): void;
+}
 
-export function settingsView(backend: SettingsAPI): SectionView {
-  return (host) => {
-    const render = (v: SettingsView) => host.replaceChildren(...SECTIONS.map((s) => s(backend, v, render)));
-    host.replaceChildren(el("p", {}, "Loading…"));
-    backend.view().then(render, (err) => host.replaceChildren(el("p", { class: "problem" }, describeError(err))));
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = [themeSection, notificationsSection, developerSection, installationSection, resetSection];
+
+export function settingsView(shell: ShellAPI, settings?: SettingsAPI, sections: readonly SettingsSection[] = SETTINGS_SECTIONS): SectionView {
+  return (host: HTMLElement, view: ViewContext) => {
+    let gone = false;
+    const draw = (info: AppInfo | undefined) => {
+      if (gone) return;
+      const cards = sections.map((s) => {
+        const body = el("div", { class: "settings-body" });
+        const card = el("section", { class: "card settings-card", id: s.id, tabindex: -1, "aria-labelledby": `${s.id}-title` }, el("h2", { id: `${s.id}-title` }, s.title), body);
+        try {
+          s.render(body, { shell, settings, view, info });
+        } catch (err) {
+          body.replaceChildren(el("p", { class: "si-error" }, `This section could not be shown: ${describeError(err)}`));
+        }
+        return card;
+      });
+      host.replaceChildren(el("div", { class: "settings", id: "settings" }, ...cards));
+    };
+    draw(undefined);
+    shell.info().then(draw, () => draw(undefined));
+    return () => {
+      gone = true;
+    };
   };
 }

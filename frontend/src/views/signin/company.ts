@@ -25,7 +25,7 @@ export function companyHeader(c: CompanyCard): HTMLElement {
 
 // offeredWords says which sign-in types the Company offers Personal Agents (spec 3.2, 4).
 export function offeredWords(o: SignInOffer): string {
-  if (o.disabled) return "This Company has turned sign-in off for Personal Agents (auth.disabled).";
+  if (o.disabled) return "This Company has turned sign-in off for Personal Agents for now.";
   if (!o.offered || (!o.direct && !o.device)) return "This Company offers no sign-in to Personal Agents; your agent works signed out there.";
   const kinds = [o.direct ? "sign-in in your browser" : "", o.device ? "sign-in on another device" : ""].filter(Boolean);
   return `This Company offers ${kinds.join(" and ")}.`;

@@ -26,7 +26,7 @@ export const plan: SignInPlan = {
     { name: "future", description: "Something new", changes: "catastrophic", personal_data: false, hinted: true, held: false, checked: false, requested: false },
     { name: "bare", description: "", changes: "irreversible", personal_data: true, hinted: false, held: false, checked: false, requested: false },
   ],
-  request: { id: "signin_1", company: company.identifier, name: "Shop", domain: company.domain, scopes: ["orders:read"], modelReason: "<img src=x> I need to see your orders", poppydeskReason: "", requested: "" },
+  request: { id: "signin_1", company: company.identifier, name: "Shop", domain: company.domain, scopes: ["orders:read"], modelReason: "<img src=x> I need to see your orders", poppydeskReason: "", requested: "", scopeWords: { "orders:read": "See your orders" } },
 };
 
 export class FakeSignIn extends FakeEvents implements SignInBackend {

@@ -26,7 +26,7 @@ export function showFlow(s: Screen, f: FlowView): void {
     else append(card, directNodes(s, f));
     append(card, [
       el("p", { class: "si-time" }, "Time left: ", count),
-      el("p", { class: "muted" }, `Asking for: ${(f.requested ?? []).map((r) => r.name).join(", ")}`),
+      el("p", { class: "muted" }, `Asking for: ${(f.requested ?? []).map((r) => (r.description ? `${r.description} (${r.name})` : r.name)).join(", ")}`),
       el("div", { class: "si-actions" }, cancel),
     ]);
     s.put(card);
@@ -51,7 +51,11 @@ export function showFlow(s: Screen, f: FlowView): void {
       append(granted, [scopeItem(info, 0)]);
     }
     append(card, [el("h3", {}, "Access granted"), granted]);
-    if ((f.missing ?? []).length) append(card, [el("p", { class: "muted", id: "si-missing" }, `Not granted: ${(f.missing ?? []).join(", ")}`)]);
+    if ((f.missing ?? []).length) {
+      const words = new Map((f.requested ?? []).map((r) => [r.name, r.description]));
+      const missing = (f.missing ?? []).map((m) => (words.get(m) ? `${words.get(m)} (${m})` : m));
+      append(card, [el("p", { class: "muted", id: "si-missing" }, `Not granted: ${missing.join(", ")}`)]);
+    }
   } else if (f.detail) {
     append(card, [el("details", {}, el("summary", {}, "Details for developers"), el("p", { class: "mono si-detail" }, f.detail))]);
   }

@@ -38,7 +38,7 @@ export async function showHome(s: Screen): Promise<void> {
         { class: "si-card si-request", "data-request": r.id },
         el("h2", {}, requestTitle(r)),
         el("p", { class: "mono" }, r.domain),
-        el("p", {}, `Access it asks for: ${(r.scopes ?? []).join(", ") || "(none named)"}`),
+        el("p", {}, `Access it asks for: ${(r.scopes ?? []).map((x) => (r.scopeWords?.[x] ? `${r.scopeWords[x]} (${x})` : x)).join(", ") || "none named"}`),
         requestWords(r),
         el("div", { class: "si-actions" }, review, dismiss),
       ),

@@ -13,7 +13,7 @@ describe("the model's words", () => {
 });
 
 describe("why a sign-in is asked for", () => {
-  const base: ModelRequest = { id: "r1", company: "https://auth.shop", name: "Shop", domain: "shop", scopes: ["orders:write"], modelReason: "", poppydeskReason: "", requested: "" };
+  const base: ModelRequest = { id: "r1", company: "https://auth.shop", name: "Shop", domain: "shop", scopes: ["orders:write"], modelReason: "", poppydeskReason: "", requested: "", scopeWords: {} };
   it.each<[string, ModelRequest, string, string]>([
     ["the model asked", { ...base, modelReason: "to exchange the jacket" }, "Your agent says:", "Your agent asks you to sign in to Shop"],
     ["Poppydesk asked after a refusal", { ...base, poppydeskReason: "Shop asked for the scope orders:write to call exchangeItem" }, "Poppydesk asks because:", "Your agent’s request needs you to sign in to Shop"],

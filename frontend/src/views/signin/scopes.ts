@@ -42,7 +42,7 @@ export function scopeItem(s: ScopeInfo, i: number, box?: HTMLInputElement): HTML
   );
   const li = el("li", { class: "si-scope", "data-scope": s.name, "data-changes": changesOf(s) });
   append(li, [box, el("div", { class: "si-scope-body" }, label, chips)]);
-  if (s.held) append(li.lastChild as HTMLElement, [el("p", { class: "muted si-held" }, "Already granted: asked for again so you keep it (spec 4.7).")]);
+  if (s.held) append(li.lastChild as HTMLElement, [el("p", { class: "muted si-held" }, "Already granted: asked for again so that you keep it.")]);
   if (!box) li.dataset.index = String(i);
   return li;
 }

@@ -8,11 +8,15 @@ export function CheckOutcome(arg1:string):Promise<app.Outcome>;
 
 export function Decline(arg1:string,arg2:string):Promise<void>;
 
+export function DialogShown(arg1:string,arg2:Array<app.DialogStep>):Promise<void>;
+
 export function ExampleAgent():Promise<app.ExampleAgentRun>;
 
 export function Get(arg1:string):Promise<app.ApprovalItem>;
 
 export function List():Promise<Array<app.ApprovalItem>>;
+
+export function ResetDemo():Promise<void>;
 
 export function RunExampleAgent():Promise<void>;
 

@@ -14,6 +14,10 @@ export function Decline(arg1, arg2) {
   return window['go']['app']['Approvals']['Decline'](arg1, arg2);
 }
 
+export function DialogShown(arg1, arg2) {
+  return window['go']['app']['Approvals']['DialogShown'](arg1, arg2);
+}
+
 export function ExampleAgent() {
   return window['go']['app']['Approvals']['ExampleAgent']();
 }
@@ -24,6 +28,10 @@ export function Get(arg1) {
 
 export function List() {
   return window['go']['app']['Approvals']['List']();
+}
+
+export function ResetDemo() {
+  return window['go']['app']['Approvals']['ResetDemo']();
 }
 
 export function RunExampleAgent() {

@@ -6,6 +6,16 @@ export function FrontendReady():Promise<void>;
 
 export function Info():Promise<app.AppInfo>;
 
+export function Preferences():Promise<app.Preferences>;
+
+export function ResetEverything(arg1:string):Promise<void>;
+
 export function Sections():Promise<Array<app.Section>>;
 
+export function SetNotifications(arg1:boolean):Promise<void>;
+
+export function SetTheme(arg1:string):Promise<void>;
+
 export function Status():Promise<string>;
+
+export function WindowFocus(arg1:boolean):Promise<void>;

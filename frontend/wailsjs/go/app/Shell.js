@@ -10,10 +10,30 @@ export function Info() {
   return window['go']['app']['Shell']['Info']();
 }
 
+export function Preferences() {
+  return window['go']['app']['Shell']['Preferences']();
+}
+
+export function ResetEverything(arg1) {
+  return window['go']['app']['Shell']['ResetEverything'](arg1);
+}
+
 export function Sections() {
   return window['go']['app']['Shell']['Sections']();
 }
 
+export function SetNotifications(arg1) {
+  return window['go']['app']['Shell']['SetNotifications'](arg1);
+}
+
+export function SetTheme(arg1) {
+  return window['go']['app']['Shell']['SetTheme'](arg1);
+}
+
 export function Status() {
   return window['go']['app']['Shell']['Status']();
+}
+
+export function WindowFocus(arg1) {
+  return window['go']['app']['Shell']['WindowFocus'](arg1);
 }

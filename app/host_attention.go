@@ -1,0 +1,103 @@
+package app
+
+// Nothing waits unseen: what needs the user (an approval, a sign-in the model asked for) has a
+// badge on its section and, while the window is not focused and the user has not turned them
+// off, a desktop notification. The window tells the Host when it gains or loses focus
+// (Shell.WindowFocus: Wails v2 has no focus event of its own); the notifications setting is
+// kept in the state database.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
+)
+
+// SettingNotifications is the state setting that turns desktop notifications off ("off") or on
+// (anything else, the default).
+const SettingNotifications = "window.notifications"
+
+// attention is what the Host keeps to decide whether to notify.
+type attention struct {
+	focused atomic.Bool // the window has the keyboard focus (as it last said)
+	muted   atomic.Bool // the user turned notifications off
+	mu      sync.Mutex
+	seen    map[string]bool // the sign-in requests already announced
+}
+
+// loadAttention reads the notifications setting (at start).
+func (h *Host) loadAttention(ctx context.Context) {
+	if h.state == nil {
+		return
+	}
+	v, err := h.state.GetSetting(ctx, SettingNotifications)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		h.log.Warn("reading the notifications setting failed; notifications stay on", "err", err)
+	}
+	h.attention.muted.Store(v == "off")
+}
+
+// notify shows a desktop notification unless the window has the focus (the user sees the badge
+// and the dialog there) or the user turned notifications off.
+func (h *Host) notify(title, body string) {
+	switch {
+	case h.notifier == nil:
+	case h.attention.focused.Load():
+		h.log.Debug("no desktop notification: the window has the focus", "title", title)
+	case h.attention.muted.Load():
+		h.log.Debug("no desktop notification: notifications are off in Settings", "title", title)
+	default:
+		h.notifier.Notify(title, body)
+	}
+}
+
+// signInRequestsChanged is the model's sign-in requests' onChange: the Sign-in screen reads
+// them again, the Sign-in badge is counted again, and each new request is announced once.
+func (h *Host) signInRequestsChanged() {
+	h.relay.Emit(EventSignInRequests)
+	h.relay.Emit(EventSections)
+	if h.signIns == nil {
+		return
+	}
+	rs, err := h.signIns.List(context.Background())
+	if err != nil {
+		return
+	}
+	var fresh []string
+	h.attention.mu.Lock()
+	now := map[string]bool{}
+	for _, r := range rs {
+		now[r.ID] = true
+		if !h.attention.seen[r.ID] {
+			name := r.CompanyName
+			if name == "" {
+				name = r.Domain
+			}
+			fresh = append(fresh, visible(name))
+		}
+	}
+	h.attention.seen = now
+	h.attention.mu.Unlock()
+	for _, name := range fresh {
+		h.notify(signInNotice(name))
+	}
+}
+
+// signInNotice is the desktop notification of a sign-in the model asked for.
+func signInNotice(companyName string) (title, body string) {
+	return "Sign-in requested: " + companyName, "Your agent asks you to sign in to " + companyName + ". Open Poppydesk to see why and decide."
+}
+
+// signInsWaiting is the Sign-in badge: the model's open sign-in requests.
+func (h *Host) signInsWaiting() int {
+	if h.signIns == nil {
+		return 0
+	}
+	rs, err := h.signIns.List(context.Background())
+	if err != nil {
+		return 0
+	}
+	return len(rs)
+}
