@@ -66,7 +66,7 @@ func (h *Host) openFronts(context.Context) error {
 	case h.problem != nil:
 		h.status.Set(h.problem.Text)
 	case h.demo != nil:
-		h.status.Set("Demo: connected to the reference Company " + h.demo.info.Name + ".")
+		h.status.Set(h.demo.status())
 	}
 	h.fronts = Fronts{Shell: &Shell{h}, Approvals: &Approvals{h}, SignIn: &SignIn{h}, Companies: &Companies{h},
 		Conversations: &Conversations{h}, Browser: &Browser{h}, Activity: &Activity{h}, Inspector: &Inspector{h}, Settings: &Settings{h}}
