@@ -10,6 +10,12 @@ package app
 // memory (never in the user's keyring or data folder), and both are removed when it ends. The
 // demo account signs in with a real Direct Sign-In at start, the reference Company approving on
 // its consent page as the user would.
+//
+// Faults named at start (DemoOptions.Faults) are switched on once the demo account has signed
+// in, so the demo starts with any of them, including those that break discovery or sign-in
+// (scope-wider, iss-missing, hang-token, ...): they show in what the window does next, and the
+// status line names them. The reference Company then serves its discovery documents with
+// Cache-Control: no-cache, so the next discovery sees a discovery fault at once.
 
 import (
 	"context"
@@ -63,6 +69,9 @@ type demoCompany struct {
 
 	mu       sync.Mutex
 	browsers []*exec.Cmd // the sign-in browsers the demo opened (demoOpener)
+	// pending are the faults named at start, switched on once the demo account signed in;
+	// started are those switched on then.
+	pending, started []string
 }
 
 // Demo describes the demo's reference Company (ok false outside demo mode).
@@ -89,23 +98,19 @@ func (h *Host) startDemo(ctx context.Context) error {
 	if h.cfg.Demo == nil {
 		return nil
 	}
-	// Company Agent faults are switched on after the start (poppytest.SetAnyFault).
-	var faults, agentFaults []string
+	// The faults are switched on after the demo account signed in (connect); a name that is
+	// not a fault stops the start here, before anything runs.
 	for _, f := range h.cfg.Demo.Faults {
-		if slices.Contains(poppytest.AgentFaults, f) {
-			agentFaults = append(agentFaults, f)
-		} else {
-			faults = append(faults, f)
+		if !slices.Contains(poppytest.AllFaults, f) {
+			return fmt.Errorf("the reference Company has no fault %q; its faults are %s", f, strings.Join(poppytest.AllFaults, ", "))
 		}
 	}
-	srv, err := poppytest.New(poppytest.Options{Logger: h.log, Listen: h.cfg.Demo.Listen, Faults: faults, Now: h.now})
+	srv, err := poppytest.New(poppytest.Options{Logger: h.log, Listen: h.cfg.Demo.Listen, Now: h.now})
 	if err != nil {
 		return err
 	}
-	for _, f := range agentFaults {
-		if err := srv.SetAgentFault(f, true); err != nil {
-			return err
-		}
+	if len(h.cfg.Demo.Faults) > 0 {
+		srv.SetCacheControl("no-cache")
 	}
 	// The reference Company stops at its place in Close, after the parts that talk to it (the
 	// approval queue ends its MCP sessions there), not when the Host's root context ends.
@@ -128,8 +133,31 @@ func (h *Host) startDemo(ctx context.Context) error {
 	}
 	h.onClose("the demo's temporary folder", func(context.Context) error { return os.RemoveAll(dir) })
 	h.stateDir = dir
-	h.demo = &demoCompany{srv: srv, info: DemoInfo{Domain: srv.Domain}}
+	h.demo = &demoCompany{srv: srv, info: DemoInfo{Domain: srv.Domain}, pending: slices.Clone(h.cfg.Demo.Faults)}
 	return nil
+}
+
+// switchFaults switches on the faults named at start (DemoOptions.Faults), after the demo
+// account signed in.
+func (d *demoCompany) switchFaults(h *Host) error {
+	for _, f := range d.pending {
+		if err := d.srv.SetAnyFault(f, true); err != nil {
+			return err
+		}
+		h.log.Info("demo: reference Company fault switched on", "fault", f)
+	}
+	d.started, d.pending = d.pending, nil
+	return nil
+}
+
+// status is the window's status line in the demo: the Company, and the faults switched on at
+// start.
+func (d *demoCompany) status() string {
+	s := "Demo: connected to the reference Company " + d.info.Name + "."
+	if len(d.started) > 0 {
+		s += " Faults switched on after the demo account signed in: " + strings.Join(d.started, ", ") + "."
+	}
+	return s
 }
 
 func (d *demoCompany) clientID() string { return d.srv.URL(poppytest.AgentHost, "/agent.json") }
@@ -169,7 +197,10 @@ func (d *demoCompany) connect(ctx context.Context, h *Host) error {
 			d.mcp = a.URL
 		}
 	}
-	return d.signIn(ctx, h, co)
+	if err := d.signIn(ctx, h, co); err != nil {
+		return err
+	}
+	return d.switchFaults(h)
 }
 
 // demoScopes are the scopes the demo account holds.

@@ -586,7 +586,7 @@ func (h *Host) openQueue(context.Context) error {
 	}
 	q, err := approvals.New(approvals.Config{Engine: h.engine, Store: h.state, Logger: h.log, Now: h.now,
 		Sleep: h.cfg.Tuning.Sleep, MaxAttempts: h.cfg.Tuning.ApprovalAttempts, Conversations: conversationSender{h},
-		OnChange: h.approvalChanged})
+		OnChange: h.approvalChanged, Reporter: h.findingsReporter()})
 	if err != nil {
 		return fmt.Errorf("starting the approval queue failed: %w", err)
 	}
@@ -638,7 +638,7 @@ func (h *Host) openBrowsers(context.Context) error {
 	h.browsers = m
 	// The model's browser (spec 6) over them; the window's Browser view shows what it reports.
 	h.modelBrowser = browserjoin.NewBrowsers(browserjoin.BrowsersConfig{Sessions: browserSessions{m}, Engine: h.browserEngine,
-		Observe: h.observeBrowser, Now: h.now, Logger: h.log})
+		Observe: h.observeBrowser, Now: h.now, Logger: h.log, Reporter: h.findingsReporter()})
 	h.onClose("the controlled browsers", func(context.Context) error { m.Close(); return nil })
 	return nil
 }

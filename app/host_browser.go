@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -113,6 +114,10 @@ func (bs browserSession) Join(ctx context.Context, endpoint string, authorize br
 	return bs.s.Join(ctx, endpoint, authorize)
 }
 func (bs browserSession) Recognized(ctx context.Context) (bool, error) { return bs.s.Recognized(ctx) }
+
+// JoinPageHeader passes on the browser-session page's response header of the last join, so the
+// Joiner reports what spec 6 step 1 asks of it (its findings reach the Inspector).
+func (bs browserSession) JoinPageHeader() http.Header { return bs.s.JoinPageHeader() }
 func (bs browserSession) Open(ctx context.Context, url string) (browserjoin.Page, error) {
 	return pageOf(bs.s.Open(ctx, url))
 }

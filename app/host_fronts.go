@@ -69,7 +69,7 @@ func (h *Host) openFronts(ctx context.Context) error {
 	// A Problem is explained by the window's first-run screen (Shell.Info), not the status line.
 	switch {
 	case h.demo != nil && h.problem == nil:
-		h.status.Set("Demo: connected to the reference Company " + h.demo.info.Name + ".")
+		h.status.Set(h.demo.status())
 	}
 	h.fronts = Fronts{Shell: &Shell{h}, Approvals: &Approvals{h}, SignIn: &SignIn{h}, Companies: &Companies{h},
 		Conversations: &Conversations{h}, Browser: &Browser{h}, Activity: &Activity{h}, Inspector: &Inspector{h}, Settings: &Settings{h}}

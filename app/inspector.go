@@ -45,6 +45,15 @@ func (h *Host) exchangeRecorded(ex store.Exchange) {
 // inspect.Reporter for the parts that notice a broken rule while they work.
 func (h *Host) Findings() *inspect.Log { return h.findings }
 
+// findingsReporter is the Reporter the Host's parts report broken rules to: the findings log,
+// or inspect.Discard when the engine does not run (no log exists then).
+func (h *Host) findingsReporter() inspect.Reporter {
+	if h.findings == nil {
+		return inspect.Discard
+	}
+	return h.findings
+}
+
 // Inspector is the window's service for the Inspector screen.
 type Inspector struct{ h *Host }
 

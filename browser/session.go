@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -43,7 +44,10 @@ type Session struct {
 	p        *process
 	endpoint string   // the last joined endpoint
 	joinSet  []string // cookie names the last join set in step 3 (the Session's cookies)
-	onChange func()
+	// pageHeader is the response header of the browser-session page the last join loaded in
+	// step 1 (nil before any), for the engine's check of spec 6's page headers.
+	pageHeader http.Header
+	onChange   func()
 }
 
 // Open starts the browser of a Company Session.
@@ -217,6 +221,7 @@ func changedCookies(before, after map[string]string) []string {
 
 func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize AuthorizeFunc) *JoinError {
 	fail := func(step int, err error) *JoinError { return &JoinError{Endpoint: endpoint, Step: step, Err: err} }
+	s.pageHeader = nil
 	var before, afterPage map[string]string
 	var form joinForm
 	// Step 1: a top-level GET of the endpoint.
@@ -235,6 +240,7 @@ func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize Autho
 		if resp.URL != endpoint {
 			return fmt.Errorf("the page was not served at the endpoint itself (it ended at %s); a code is read only from the endpoint's own page (spec 6 step 2)", redact.Text(resp.URL))
 		}
+		s.pageHeader = headerOf(resp.Headers)
 		if !strings.HasPrefix(resp.MimeType, "text/html") {
 			return fmt.Errorf("the page is %q, not text/html", resp.MimeType)
 		}
@@ -296,6 +302,34 @@ func (s *Session) joinOnce(ctx context.Context, endpoint string, authorize Autho
 	// The Session's cookies are those step 3 set or replaced.
 	s.joinSet = changedCookies(afterPage, after)
 	return nil
+}
+
+// JoinPageHeader returns the response header of the browser-session page the last join loaded
+// in step 1 (nil before any join reached the page), so the engine can check what spec 6 step 1
+// asks of it. It holds no cookie value: Set-Cookie is left out.
+func (s *Session) JoinPageHeader() http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pageHeader.Clone()
+}
+
+// headerOf converts the headers Chromium reports (one string per name, several values joined
+// by newlines) to an http.Header, without Set-Cookie.
+func headerOf(h network.Headers) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		if strings.EqualFold(k, "Set-Cookie") {
+			continue
+		}
+		str, ok := v.(string)
+		if !ok {
+			continue
+		}
+		for _, line := range strings.Split(str, "\n") {
+			out.Add(k, line)
+		}
+	}
+	return out
 }
 
 // Recognized reports whether the cookies the last join set are all still in the browser. The

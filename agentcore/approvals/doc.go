@@ -9,7 +9,8 @@
 //     operation returned to a request that did not declare it (the Poppy-Extensions the API
 //     request carried, apis.Result.Extensions, or the MCP connection's Session) is the Company's
 //     error: it is never stored or shown, and the caller gets StatusCompanyError with
-//     MessageUndeclaredOperation. An approval is sent only in a Session that declares the
+//     MessageUndeclaredOperation, and the finding goes to Config.Reporter (the Inspector). An
+//     approval is sent only in a Session that declares the
 //     extension (checkSession), so Poppy-Approval and the approval _meta never travel on a
 //     request that doesn't.
 //   - Operations 4: an operation is recognized in an API answer (HTTP 403 approval_required) and an
@@ -32,7 +33,8 @@
 //     WarnRevisionReused warning in Poppydesk's words, Approve refuses it (ErrRevisionReused)
 //     whatever digest is presented, and no approval of it is ever sent again. An item whose
 //     approval had not gone out fails; one whose approval had keeps an unknown outcome, so the
-//     user isn't asked about the same action again. The caller gets StatusCompanyError.
+//     user isn't asked about the same action again. The caller gets StatusCompanyError, and the
+//     finding goes to Config.Reporter.
 //   - Operations 3 "Who can approve it": a signed-out operation only in its own Session, a
 //     signed-in one in any Session of the same account (operations.CanApproveIn), checked before
 //     the decision is consumed. The User is the same by construction (one User ID per Company and

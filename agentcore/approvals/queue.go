@@ -24,6 +24,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
@@ -97,6 +98,10 @@ type Config struct {
 	// Conversations sends approvals in conversations (agentcore/conversation's Manager); nil
 	// when conversations are not used (conversation.go).
 	Conversations ConversationSender
+	// Reporter receives the rules a Company broke that the queue refuses it for: an operation
+	// returned to a request that did not declare the extension (Operations 2) and a revision
+	// reused for other terms (Operations 3). Nil: inspect.Discard.
+	Reporter inspect.Reporter
 }
 
 // Event tells the window and waiters that an item changed.
@@ -158,6 +163,9 @@ func New(cfg Config) (*Queue, error) {
 	}
 	if cfg.MaxPoll <= 0 {
 		cfg.MaxPoll = DefaultMaxPoll
+	}
+	if cfg.Reporter == nil {
+		cfg.Reporter = inspect.Discard
 	}
 	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, descs: map[string]*apis.Description{},
 		locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
@@ -104,6 +105,9 @@ func (q *Queue) revisionReused(ctx context.Context, rec *store.Approval, op *ope
 	}
 	q.log.WarnContext(ctx, "approvals: the Company sent other terms under a revision it had already used; the approval can't be given or sent (Operations 3)",
 		"approval", rec.ID, "company", rec.Company, "operation_id", op.OperationID, "revision", op.Revision, "state", string(newState))
+	f := inspect.NewFinding(inspect.RuleOpsReusedRevision, fmt.Sprintf("the Company sent other terms for operation %s under revision %s, which it had already used for the terms of an earlier answer", op.OperationID, op.Revision))
+	f.Company = rec.Company
+	q.cfg.Reporter.Report(ctx, f)
 	q.emit(EventRevision, rec.ID, string(newState))
 	fresh, err := q.cfg.Store.GetApproval(ctx, rec.ID)
 	if err != nil {

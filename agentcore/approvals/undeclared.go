@@ -8,6 +8,7 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 )
 
 // StatusCompanyError is the Outcome status of a call the Company answered against the
@@ -70,6 +71,9 @@ func (q *Queue) undeclared(ctx context.Context, company, iface string, httpStatu
 func (q *Queue) logUndeclared(ctx context.Context, company, iface string) {
 	q.log.WarnContext(ctx, "approvals: the Company returned an operation to a request that did not declare the Operations extension version 2; it is not offered for approval (Operations 2)",
 		"company", company, "interface", iface)
+	f := inspect.NewFinding(inspect.RuleOpsUndeclared, "the Company returned an operation through its "+iface+" interface to a request whose Poppy-Extensions did not declare \"operations\";v=\"2\"; Poppydesk did not offer it for approval")
+	f.Company = company
+	q.cfg.Reporter.Report(ctx, f)
 }
 
 // undeclaredOutcome is that Outcome.

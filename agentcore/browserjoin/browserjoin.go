@@ -14,6 +14,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -158,9 +159,36 @@ type Joiner struct {
 	Status StatusFunc
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Reporter receives the rules the browser-session page broke (spec 6 step 1: its headers),
+	// as the browser saw it in step 1 of each join, whether the join then worked or not (nil:
+	// none). The browser tells them through an optional method, JoinPageHeader() http.Header.
+	Reporter inspect.Reporter
 
 	mu    sync.Mutex
 	state map[Browser]*Joined
+}
+
+// pageHeaders is what a Browser that reports the header of the browser-session page it loaded
+// in step 1 has (package browser's *Session).
+type pageHeaders interface {
+	JoinPageHeader() http.Header
+}
+
+// reportPage reports what the browser-session page's headers lack (inspect.JoinPageFindings),
+// as b loaded it in the join just made.
+func (j *Joiner) reportPage(ctx context.Context, b Browser, company, endpoint string) {
+	ph, ok := b.(pageHeaders)
+	if !ok || j.Reporter == nil {
+		return
+	}
+	h := ph.JoinPageHeader()
+	if h == nil {
+		return
+	}
+	for _, f := range inspect.JoinPageFindings(endpoint, h) {
+		f.Company = company
+		j.Reporter.Report(ctx, f)
+	}
 }
 
 // Endpoint returns the Company's browser_session_endpoint ("" when it has none) and its
@@ -230,7 +258,9 @@ func (j *Joiner) Ensure(ctx context.Context, b Browser, company, account string)
 		return Joined{}, err
 	}
 	var res AuthorizeResult
-	if err := b.Join(ctx, endpoint, Authorizer(cl, endpoint, &res)); err != nil {
+	err = b.Join(ctx, endpoint, Authorizer(cl, endpoint, &res))
+	j.reportPage(ctx, b, co.Identifier, endpoint)
+	if err != nil {
 		j.Forget(b)
 		return Joined{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 )
 
 // Page is what one browser action shows of the page: its URL, its visible alerts, and the whole
@@ -105,6 +106,8 @@ type BrowsersConfig struct {
 	Observe func(ctx context.Context, r Report)
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// Reporter receives the rules the Company's browser-session page breaks (Joiner.Reporter).
+	Reporter inspect.Reporter
 }
 
 // Browsers is the model's browser (spec 6): each action runs in the controlled browser of the
@@ -148,7 +151,7 @@ func (b *Browsers) joinerFor(e *engine.Engine, status StatusFunc) *Joiner {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.joiner == nil || b.eng != e {
-		b.joiner, b.eng = &Joiner{Engine: e, Status: status, Now: b.cfg.Now, Logger: b.cfg.Logger}, e
+		b.joiner, b.eng = &Joiner{Engine: e, Status: status, Now: b.cfg.Now, Logger: b.cfg.Logger, Reporter: b.cfg.Reporter}, e
 	}
 	return b.joiner
 }

@@ -34,6 +34,12 @@
 //     still needs to). [Joined.Words] says the join state in plain words for the model and the
 //     window, and [Report] tells the window's view what happened. The page reaches the model
 //     as data ([Page].Data, Company content); the code, cookies and tokens never do.
+//   - 6 step 1, the page's headers: after each join (whether it then worked or not) the Joiner
+//     checks the response header of the browser-session page the browser loaded (a Browser
+//     that has JoinPageHeader() http.Header; package browser's Session does) with
+//     inspect.JoinPageFindings and reports what it lacks (Cache-Control: no-store,
+//     frame-ancestors 'none', Cross-Origin-Opener-Policy) to [Joiner].Reporter, so the
+//     Inspector shows it. The join does not depend on them.
 //   - 10.2: codes are never logged; errors name the step and the Company's error code only.
 //
 // This package never imports package browser (chromedp) or the app: [Session] and [Sessions]

@@ -2,18 +2,13 @@ package conformance
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
@@ -22,31 +17,92 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// Statuses of a [Result].
+// Statuses of a [Result]. Note is a rule of level NOTE that the Company did not keep: allowed
+// behaviour a Personal Agent copes with (a 429, a DPoP nonce, a cut stream), shown so the
+// developer knows; it never fails a run.
 const (
 	Pass = "pass"
 	Fail = "fail"
+	Note = "note"
 	Skip = "skip"
 )
+
+// Actions a run may perform only when Config.AllowActions names them: each reaches the Company
+// as more than a look (package doc).
+const (
+	// ActionSignIn signs in once in the User's browser (Config.SignIn) with Direct Sign-In; the
+	// tokens are revoked at the end of the run.
+	ActionSignIn = "sign-in"
+	// ActionOperation sends the request Config.Operation names, with and without the Operations
+	// extension, and approves one of its operations once: the Company performs it.
+	ActionOperation = "operation"
+	// ActionConversation starts a conversation with the Company Agent and closes it at the end.
+	ActionConversation = "conversation"
+	// ActionFeedback sends one feedback report (spec 9.3) that says it comes from a check.
+	ActionFeedback = "feedback"
+)
+
+// Actions lists every action name.
+var Actions = []string{ActionSignIn, ActionOperation, ActionConversation, ActionFeedback}
+
+// DefaultTimeout bounds each request of a run (Config.Timeout).
+const DefaultTimeout = 10 * time.Second
+
+// DefaultSignInTimeout bounds how long a run waits for the User's browser (Config.SignIn).
+const DefaultSignInTimeout = 5 * time.Minute
+
+// OperationRequest is a request of the Company that returns an operation (Operations 4): the
+// probes send it without the extension, with it, changed, and once approved (ActionOperation).
+// The reference Company's is POST https://shop.localhost:PORT/api/orders/ord_7Hk2/exchanges with
+// {"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}, changed to
+// "stormline-insulated-l".
+type OperationRequest struct {
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// Body is the JSON body (nil: none); Changed is the same request asking for something else
+	// of the same action (nil: the "new revision" probes are skipped).
+	Body    json.RawMessage `json:"body,omitempty"`
+	Changed json.RawMessage `json:"changed,omitempty"`
+}
 
 // Config configures a run.
 type Config struct {
 	// Domain is the Company's domain (host[:port] in developer mode).
 	Domain string
 	// Transport is the HTTP policy (developer mode's hosts and CA for a Company under
-	// development).
+	// development). Its DocumentTimeout is set to Timeout.
 	Transport transport.Config
-	// Agent is the Personal Agent identity the Company can fetch (nil: the Session probes are
-	// skipped).
+	// Agent is the Personal Agent identity the Company can fetch (nil: every probe that needs
+	// the Session header or client authentication is skipped).
 	Agent *identity.Agent
+	// Operator is the key behind Agent's jwks_uri; the client assertion probes sign assertions
+	// with a wrong aud with it (nil: they are skipped).
+	Operator identity.Operator
 	// ProbeURL is a safe GET endpoint of the Company that verifies the Session header signed
 	// out ("": the Session and version probes are skipped).
 	ProbeURL string
-	// AllowActions names the probes that may perform a real action (none exist yet).
+	// AllowActions names the actions the run may perform ([Actions]).
 	AllowActions []string
+	// SignIn opens the User's browser at authURL (ActionSignIn); the run then waits for the
+	// redirect back to its loopback listener, at most SignInTimeout. Nil: sign-in is skipped.
+	SignIn func(ctx context.Context, authURL string) error
+	// SignInTimeout bounds the wait for the User (default DefaultSignInTimeout).
+	SignInTimeout time.Duration
+	// Scopes are requested at sign-in ("": the issuer's scopes_supported, or poppy.json's
+	// auth.scopes).
+	Scopes []string
+	// Operation is the request the operation probes send (nil: they are skipped).
+	Operation *OperationRequest
+	// Timeout bounds each request (default DefaultTimeout): a Company that does not answer in
+	// time fails transport.answers-in-time, and the run goes on.
+	Timeout time.Duration
+	// Sleep waits d or until ctx ends (nil: a timer): Retry-After, the device polling interval.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
+
+func (c Config) allows(action string) bool { return slices.Contains(c.AllowActions, action) }
 
 // Result is one probe.
 type Result struct {
@@ -78,26 +134,50 @@ func (r *Report) MustFailures() int {
 	return n
 }
 
-// Failed lists the failed probes' rules.
-func (r *Report) Failed() []Result {
+// Failed lists the failed probes.
+func (r *Report) Failed() []Result { return r.with(Fail) }
+
+// Noted lists the probes that noted allowed behaviour (status Note).
+func (r *Report) Noted() []Result { return r.with(Note) }
+
+func (r *Report) with(status string) []Result {
 	var out []Result
 	for _, x := range r.Results {
-		if x.Status == Fail {
+		if x.Status == status {
 			out = append(out, x)
 		}
 	}
 	return out
 }
 
+// Count counts the results of each status.
+func (r *Report) Count() map[string]int {
+	m := map[string]int{}
+	for _, x := range r.Results {
+		m[x.Status]++
+	}
+	return m
+}
+
 type run struct {
-	cfg  Config
-	tr   *transport.Transport
-	rep  *Report
-	now  func() time.Time
-	co   *discovery.Company
-	hc   *http.Client
-	dlg  *delegated
-	sent int
+	cfg Config
+	tr  *transport.Transport
+	hc  *http.Client // no redirects; each request bounded by cfg.Timeout
+	now func() time.Time
+
+	mu  sync.Mutex
+	rep *Report
+
+	co  *discovery.Company
+	dlg *delegated
+	// flow and flowExt are the Sessions of the flows (join, operations, conversations, feedback)
+	// of one User: without extensions, and declaring the operations extension.
+	flow, flowExt probeSession
+	tok           *tokens  // the sign-in's tokens (nil: signed out)
+	dp            *dpopKey // the run's DPoP key (nil: the issuer does not bind tokens)
+	oa            oauthState
+	limited       []string // the 429s seen (spec 5.6), for the rate limit probe
+	notes         map[string]bool
 }
 
 // Run checks the Company at cfg.Domain.
@@ -105,33 +185,113 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Domain == "" {
 		return nil, errors.New("conformance: name the Company's domain")
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	for _, a := range cfg.AllowActions {
+		if !slices.Contains(Actions, a) {
+			return nil, fmt.Errorf("conformance: %q is not an action a check can perform; the actions are %s", a, strings.Join(Actions, ", "))
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.SignInTimeout <= 0 {
+		cfg.SignInTimeout = DefaultSignInTimeout
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
 	}
 	tc := cfg.Transport
 	tc.Inspect = nil
+	tc.DocumentTimeout = cfg.Timeout
 	tr, err := transport.New(tc)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
-	r := &run{cfg: cfg, tr: tr, now: now, rep: &Report{Domain: cfg.Domain, Started: now()}, hc: tr.NoRedirectClient()}
+	r := &run{cfg: cfg, tr: tr, now: cfg.Now, rep: &Report{Domain: cfg.Domain, Started: cfg.Now()}, notes: map[string]bool{},
+		hc: &http.Client{Transport: tr.RoundTripper(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	start := time.Now()
 	defer func() { r.rep.Duration = time.Since(start) }()
 	r.discovery(ctx)
+	r.delegate(ctx)
 	r.sessionProbes(ctx)
+	r.destinationProbes()
+	r.coverageProbes(ctx)
+	r.joinProbes(ctx)
+	r.prepareDPoP()
+	device := r.startDeviceProbes(ctx)
+	r.oauthProbes(ctx)
+	r.signIn(ctx)
+	r.joinTokenProbe(ctx)
+	r.operationProbes(ctx)
+	r.conversationProbes(ctx)
+	r.feedbackProbes(ctx)
+	r.refreshProbes(ctx)
+	r.revoke(ctx)
+	device()
+	r.rateProbe()
 	return r.rep, nil
 }
 
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// add records a probe's result. A failure of a NOTE rule is a Note; a failed or noted probe
+// carries its finding.
 func (r *run) add(probe, rule, status, evidence string) {
-	rl, _ := inspect.RuleByID(rule)
+	rl, ok := inspect.RuleByID(rule)
+	if !ok {
+		panic("conformance: unknown rule " + rule) // a programming error: every rule is in the catalog
+	}
+	if status == Fail && rl.Level == inspect.NOTE {
+		status = Note
+	}
 	res := Result{Probe: probe, Rule: rule, Level: rl.Level, Section: rl.Section, Status: status, Evidence: evidence}
-	if status == Fail {
+	if status == Fail || status == Note {
 		f := inspect.NewFinding(rule, evidence)
+		f.Company = r.cfg.Domain
 		res.Finding = &f
 	}
+	r.mu.Lock()
 	r.rep.Results = append(r.rep.Results, res)
+	r.mu.Unlock()
+}
+
+// check records pass when bad is "", else fail with bad as the evidence.
+func (r *run) check(probe, rule, bad, good string) {
+	if bad != "" {
+		r.add(probe, rule, Fail, bad)
+		return
+	}
+	r.add(probe, rule, Pass, good)
+}
+
+// skipAll records each probe as skipped for why.
+func (r *run) skipAll(why string, probes ...[2]string) {
+	for _, p := range probes {
+		r.add(p[0], p[1], Skip, why)
+	}
+}
+
+// noteOnce records a Note of rule once per run (a DPoP nonce, a 429).
+func (r *run) noteOnce(probe, rule, evidence string) {
+	r.mu.Lock()
+	seen := r.notes[rule]
+	r.notes[rule] = true
+	r.mu.Unlock()
+	if !seen {
+		r.add(probe, rule, Fail, evidence)
+	}
 }
 
 func (r *run) discovery(ctx context.Context) {
@@ -142,25 +302,37 @@ func (r *run) discovery(ctx context.Context) {
 	}
 	var rep discovery.Report
 	co, err := d.Discover(ctx, r.cfg.Domain, discovery.CollectAll(&rep), discovery.NoCache())
+	late := ""
 	for _, c := range rep.Results {
 		rule := inspect.RuleOfCheck(c.Check)
 		if c.Err == nil {
 			r.add("discovery: "+c.Check, rule, Pass, "checked at "+c.URL)
 			continue
 		}
+		if errors.Is(c.Err, transport.ErrTimeout) {
+			late = c.Err.Error()
+		}
 		f := inspect.FromCheckError(c.Err)
+		f.Company = r.cfg.Domain
 		res := Result{Probe: "discovery: " + c.Check, Rule: f.Rule, Level: f.Level, Section: f.Section, Status: Fail, Evidence: f.Seen, Finding: &f}
+		r.mu.Lock()
 		r.rep.Results = append(r.rep.Results, res)
+		r.mu.Unlock()
+	}
+	if err != nil && late == "" && errors.Is(err, transport.ErrTimeout) {
+		late = err.Error()
 	}
 	if err != nil && len(rep.Results) == 0 {
 		r.add("discovery", inspect.RuleDiscoveryFetch, Fail, err.Error()+hint(err, r.cfg.Domain))
 	}
-	if err == nil {
-		r.co = co
-	} else if co != nil {
-		// A collecting run returns what it found; the later probes still run against it.
-		r.co = co
+	if late != "" {
+		r.add("transport: discovery answers in time", inspect.RuleAnswersInTime, Fail,
+			fmt.Sprintf("a discovery document did not answer within %s, the bound of this run (--timeout): %s", r.cfg.Timeout, late))
+	} else if len(rep.Results) > 0 {
+		r.add("transport: discovery answers in time", inspect.RuleAnswersInTime, Pass, fmt.Sprintf("every discovery document answered within %s", r.cfg.Timeout))
 	}
+	// A collecting run returns what it found; the later probes run against it.
+	r.co = co
 }
 
 func hint(err error, domain string) string {
@@ -170,281 +342,13 @@ func hint(err error, domain string) string {
 	return ""
 }
 
-// sessionProbes sends the correct request and each broken Session header to ProbeURL.
-func (r *run) sessionProbes(ctx context.Context) {
-	names := []string{"session: wrong aud", "session: stale iat", "session: no delegation", "session: delegation key not in jwks_uri",
-		"session: wrong typ", "session: ath without a token", "session: htu mismatch", "session: htm mismatch",
-		"version: no Poppy-Version", "version: incompatible Poppy-Version", "version: the served version is accepted",
-		"request: no redirect with credentials", "request: a new Session is not ended", "request: not rate limited"}
-	skip := func(why string) {
-		for _, n := range names {
-			rule := inspect.RuleSessionVerify
-			if strings.HasPrefix(n, "version") {
-				rule = inspect.RuleVersionChecked
-			}
-			r.add(n, rule, Skip, why)
-		}
-	}
+// need says why a group of probes cannot run ("" when it can): no Company, no identity.
+func (r *run) need(identity bool) string {
 	switch {
 	case r.co == nil:
-		skip("discovery found no Company to probe")
-		return
-	case r.cfg.Agent == nil:
-		skip("no Personal Agent identity the Company can fetch; run in developer mode")
-		return
-	case r.cfg.ProbeURL == "":
-		skip("name a safe GET endpoint that verifies the Session header signed out with --probe-url")
-		return
+		return "discovery found no Company to probe"
+	case identity && r.cfg.Agent == nil:
+		return "no Personal Agent identity the Company can fetch; run check in developer mode (--dev-company)"
 	}
-	pu, err := url.Parse(r.cfg.ProbeURL)
-	if err != nil || pu.Scheme != "https" || !r.companyHost(pu.Host) {
-		skip(fmt.Sprintf("--probe-url %s is not an HTTPS URL on the Company's own hosts; broken Session headers go nowhere else", r.cfg.ProbeURL))
-		return
-	}
-	dlg, err := newDelegated(ctx, r.cfg.Agent, r.now)
-	if err != nil {
-		skip("could not get a delegation from the identity: " + err.Error())
-		return
-	}
-	r.dlg = dlg
-	good := func() sessionClaims { return r.claims(http.MethodGet, pu) }
-
-	// The correct request first: it must work, so the broken ones below show the checks.
-	st, code, hdr, body := r.send(ctx, pu, http.MethodGet, dlg.sign(good(), sessionHeader()), r.co.Version, "")
-	switch {
-	case st >= 300 && st < 400:
-		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Fail, fmt.Sprintf("the correct signed-out request got HTTP %d to %s", st, hdr.Get("Location")))
-	default:
-		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Pass, fmt.Sprintf("HTTP %d", st))
-	}
-	if code == "session_ended" {
-		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Fail, "a request in a new Session (a fresh sid) got session_ended: "+body)
-	} else {
-		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Pass, fmt.Sprintf("HTTP %d %s", st, code))
-	}
-	if st == http.StatusTooManyRequests {
-		r.add("request: not rate limited", inspect.RuleRateLimited, Fail, "the first request of the run got HTTP 429 (Retry-After: "+hdr.Get("Retry-After")+")")
-	} else {
-		r.add("request: not rate limited", inspect.RuleRateLimited, Pass, fmt.Sprintf("HTTP %d", st))
-	}
-	if code == "version_unsupported" {
-		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Fail, "Poppy-Version "+r.co.Version+", the version poppy.json serves, got version_unsupported")
-	} else {
-		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Pass, fmt.Sprintf("Poppy-Version %s: HTTP %d %s", r.co.Version, st, code))
-	}
-	if code == "invalid_session" || st >= 500 || st == 0 {
-		// The checks below would prove nothing when the correct request fails too.
-		for _, n := range names[:10] {
-			rule := inspect.RuleSessionVerify
-			if strings.HasPrefix(n, "version") {
-				rule = inspect.RuleVersionChecked
-			}
-			r.add(n, rule, Skip, fmt.Sprintf("the correct request got HTTP %d %s, so a refusal would prove nothing: %s", st, code, body))
-		}
-		return
-	}
-
-	type broken struct {
-		name string
-		mut  func(c *sessionClaims, h map[string]any) (method string, direct bool, foreign bool)
-	}
-	cases := []broken{
-		{"session: wrong aud", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
-			c.Aud = "https://other.example"
-			return "", false, false
-		}},
-		{"session: stale iat", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
-			c.Iat -= 3600
-			return "", false, false
-		}},
-		{"session: no delegation", func(c *sessionClaims, h map[string]any) (string, bool, bool) { return "", true, false }},
-		{"session: delegation key not in jwks_uri", func(c *sessionClaims, h map[string]any) (string, bool, bool) { return "", false, true }},
-		{"session: wrong typ", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
-			h["typ"] = "JWT"
-			return "", false, false
-		}},
-		{"session: ath without a token", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
-			sum := sha256.Sum256([]byte("no token was sent"))
-			c.Ath = base64.RawURLEncoding.EncodeToString(sum[:])
-			return "", false, false
-		}},
-		{"session: htu mismatch", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
-			c.Htu += "/other"
-			return "", false, false
-		}},
-		{"session: htm mismatch", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
-			c.Htm = http.MethodPost
-			return "", false, false
-		}},
-	}
-	for _, bc := range cases {
-		c, h := good(), sessionHeader()
-		_, direct, foreign := bc.mut(&c, h)
-		var jwt string
-		switch {
-		case direct:
-			jwt = signDirect(c, h)
-		case foreign:
-			jwt, err = foreignDelegation(r.cfg.Agent.ClientID(), r.now, c, h)
-			if err != nil {
-				r.add(bc.name, inspect.RuleSessionVerify, Skip, err.Error())
-				continue
-			}
-		default:
-			jwt = dlg.sign(c, h)
-		}
-		st, code, _, body := r.send(ctx, pu, http.MethodGet, jwt, r.co.Version, "")
-		if st == http.StatusBadRequest && code == "invalid_session" {
-			r.add(bc.name, inspect.RuleSessionVerify, Pass, "HTTP 400 invalid_session")
-		} else {
-			r.add(bc.name, inspect.RuleSessionVerify, Fail, fmt.Sprintf("a Session JWT with %s got HTTP %d %s %s; it must get HTTP 400 invalid_session", strings.TrimPrefix(bc.name, "session: "), st, code, trim(body)))
-		}
-	}
-	for _, vc := range []struct{ name, version string }{{"version: no Poppy-Version", ""}, {"version: incompatible Poppy-Version", "9.9"}} {
-		st, code, _, body := r.send(ctx, pu, http.MethodGet, dlg.sign(good(), sessionHeader()), vc.version, "")
-		if st == http.StatusBadRequest && code == "version_unsupported" {
-			r.add(vc.name, inspect.RuleVersionChecked, Pass, "HTTP 400 version_unsupported")
-		} else {
-			r.add(vc.name, inspect.RuleVersionChecked, Fail, fmt.Sprintf("Poppy-Version %q got HTTP %d %s %s; it must get HTTP 400 version_unsupported", vc.version, st, code, trim(body)))
-		}
-	}
-}
-
-func trim(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
-}
-
-// companyHost reports whether host is one of the Company's own hosts.
-func (r *run) companyHost(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, ":443"))
-	if strings.EqualFold(host, strings.TrimSuffix(r.co.Organization.Domain, ":443")) {
-		return true
-	}
-	for _, a := range r.co.Channels.APIs {
-		if u, err := url.Parse(a.URL); err == nil && strings.EqualFold(strings.TrimSuffix(u.Host, ":443"), host) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *run) claims(method string, u *url.URL) sessionClaims {
-	htu := *u
-	htu.RawQuery, htu.Fragment = "", ""
-	return sessionClaims{Iss: r.cfg.Agent.ClientID(), Aud: r.co.Identifier, Sid: identity.NewID(16), Sub: "usr_" + identity.NewID(12),
-		Htm: method, Htu: htu.String(), Iat: r.now().Unix(), Jti: identity.NewID(16)}
-}
-
-// send sends one probe request and returns the status, the spec 7 error code, the header and
-// the body.
-func (r *run) send(ctx context.Context, u *url.URL, method, session, version, token string) (int, string, http.Header, string) {
-	req, err := http.NewRequestWithContext(inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseCheck, Name: "poppydesk check"}), method, u.String(), nil)
-	if err != nil {
-		return 0, "", nil, err.Error()
-	}
-	req.Header.Set("Poppy-Session", session)
-	if version != "" {
-		req.Header.Set("Poppy-Version", version)
-	}
-	req.Header.Set("Accept", "application/json")
-	r.sent++
-	resp, err := r.hc.Do(req)
-	if err != nil {
-		return 0, "", nil, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error string `json:"error"`
-	}
-	json.Unmarshal(b, &e)
-	return resp.StatusCode, e.Error, resp.Header, string(b)
-}
-
-// ---- Session JWTs, correct and broken (unexported: see the package doc) ----
-
-type sessionClaims struct {
-	Iss string `json:"iss"`
-	Aud string `json:"aud"`
-	Sid string `json:"sid"`
-	Sub string `json:"sub"`
-	Htm string `json:"htm"`
-	Htu string `json:"htu"`
-	Iat int64  `json:"iat"`
-	Jti string `json:"jti"`
-	Ath string `json:"ath,omitempty"`
-}
-
-func sessionHeader() map[string]any {
-	return map[string]any{"typ": "poppy-session+jwt", "alg": "ES256"}
-}
-
-type delegated struct {
-	key *ecdsa.PrivateKey
-	kid string
-	dlg string
-}
-
-func newDelegated(ctx context.Context, a *identity.Agent, now func() time.Time) (*delegated, error) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	_, kid, err := identity.PublicJWK(&k.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	dlg, _, err := a.Delegate(ctx, &k.PublicKey, time.Hour)
-	if err != nil {
-		return nil, err
-	}
-	return &delegated{key: k, kid: kid, dlg: dlg}, nil
-}
-
-func (d *delegated) sign(c sessionClaims, h map[string]any) string {
-	h["kid"], h["poppy_dlg"] = d.kid, d.dlg
-	return signES256(d.key, h, c)
-}
-
-// signDirect signs with a key of its own and carries no delegation.
-func signDirect(c sessionClaims, h map[string]any) string {
-	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	_, kid, _ := identity.PublicJWK(&k.PublicKey)
-	h["kid"] = kid
-	return signES256(k, h, c)
-}
-
-// foreignDelegation carries a delegation signed by a root key that is not in jwks_uri.
-func foreignDelegation(clientID string, now func() time.Time, c sessionClaims, h map[string]any) (string, error) {
-	root, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	_, rootKid, _ := identity.PublicJWK(&root.PublicKey)
-	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	pub, kid, err := identity.PublicJWK(&k.PublicKey)
-	if err != nil {
-		return "", err
-	}
-	t := now().Unix()
-	dlg := signES256(root, map[string]any{"typ": "poppy-delegation+jwt", "alg": "ES256", "kid": rootKid},
-		map[string]any{"iss": clientID, "cnf": map[string]any{"jwk": pub}, "iat": t, "exp": t + 3600, "jti": identity.NewID(16)})
-	h["kid"], h["poppy_dlg"] = kid, dlg
-	return signES256(k, h, c), nil
-}
-
-// signES256 is a compact JWS with ES256 (RFC 7515, RFC 7518 §3.4: r||s, 32 bytes each).
-func signES256(k *ecdsa.PrivateKey, header, claims any) string {
-	hb, _ := json.Marshal(header)
-	cb, _ := json.Marshal(claims)
-	in := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(cb)
-	sum := sha256.Sum256([]byte(in))
-	rr, ss, err := ecdsa.Sign(rand.Reader, k, sum[:])
-	if err != nil {
-		return in + "."
-	}
-	sig := make([]byte, 64)
-	rr.FillBytes(sig[:32])
-	ss.FillBytes(sig[32:])
-	return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+	return ""
 }

@@ -2,63 +2,114 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conformance"
+	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-func runCheck(t *testing.T, faults ...string) *conformance.Report {
+// checked is a run of check against a reference Company, and that Company.
+type checked struct {
+	rep *conformance.Report
+	s   *poppytest.Server
+}
+
+// runCheck starts the reference Company with faults (its DPoP binding on, so the nonce faults
+// apply), publishes a Personal Agent identity on agent.localhost and runs check against it as a
+// developer would with every action allowed: the User's browser is the reference Company's
+// ApproveSignIn, and the operation is the spec's jacket exchange.
+func runCheck(t *testing.T, edit func(*poppytest.Server, *conformance.Config), faults ...string) checked {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	var opts poppytest.Options
+	s := poppytest.Start(t, poppytest.Options{})
+	s.SetDPoP(true)
 	for _, f := range faults {
-		if f != "" {
-			opts.Faults = append(opts.Faults, f)
+		if err := s.SetAnyFault(f, true); err != nil {
+			t.Fatal(err)
 		}
 	}
-	s, err := poppytest.New(opts)
+	secrets := store.NewSecrets(store.NewMemoryKV())
+	op := identity.NewLocalOperator(secrets, time.Now)
+	a, err := identity.New(identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk check"}, op, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
+	s.AddHost(poppytest.AgentHost, a.Handler(nil))
+	cfg := conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: a, Operator: op,
+		ProbeURL:     s.URL(poppytest.ShopHost, "/api/products"),
+		AllowActions: conformance.Actions,
+		SignIn: func(ctx context.Context, authURL string) error {
+			u, err := url.Parse(authURL)
+			if err != nil {
+				return err
+			}
+			return s.ApproveSignIn(ctx, authURL, "check@shop.example", strings.Fields(u.Query().Get("scope")))
+		},
+		Operation: &conformance.OperationRequest{Method: "POST", URL: s.URL(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges"),
+			Body:    []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`),
+			Changed: []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-l"}`)},
+		Timeout: 3 * time.Second,
+		Sleep:   func(ctx context.Context, d time.Duration) error { return ctx.Err() },
 	}
-	t.Cleanup(func() { s.Close() })
-	a, err := s.NewTestAgent(ctx, nil)
+	if edit != nil {
+		edit(s, &cfg)
+	}
+	rep, err := conformance.Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := conformance.Run(ctx, conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: a.Identity,
-		ProbeURL: s.URL(poppytest.ShopHost, "/api/products")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
+	return checked{rep: rep, s: s}
 }
 
-// TestFaultFree: the reference Company without faults passes every probe.
+func describe(rs []conformance.Result) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n  %s %s %s (%s): %s", strings.ToUpper(r.Status), r.Rule, r.Probe, r.Section, r.Evidence)
+	}
+	return b.String()
+}
+
+// TestFaultFree: the reference Company without faults passes every probe, every action allowed:
+// nothing fails, nothing is noted, nothing is skipped; the operation was performed once and the
+// sign-in revoked at the end.
 func TestFaultFree(t *testing.T) {
-	rep := runCheck(t)
-	t.Logf("a full check of the reference Company: %d probes in %v", len(rep.Results), rep.Duration)
-	if n := rep.MustFailures(); n != 0 {
-		t.Fatalf("%d MUST failures: %+v", n, rep.Failed())
+	c := runCheck(t, nil)
+	t.Logf("a full check of the reference Company: %d probes in %v", len(c.rep.Results), c.rep.Duration)
+	if n := c.rep.MustFailures(); n != 0 {
+		t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
 	}
-	for _, r := range rep.Results {
+	var other []conformance.Result
+	for _, r := range c.rep.Results {
 		if r.Status != conformance.Pass {
-			t.Errorf("%s: %s %s", r.Probe, r.Status, r.Evidence)
+			other = append(other, r)
 		}
 	}
-	if len(rep.Results) < 18 {
-		t.Errorf("only %d probes ran", len(rep.Results))
+	if len(other) > 0 {
+		t.Errorf("probes that did not pass:%s", describe(other))
+	}
+	if len(c.rep.Results) < 60 {
+		t.Errorf("only %d probes ran", len(c.rep.Results))
+	}
+	if n := len(c.s.Ledger()); n != 1 {
+		t.Errorf("the Company performed %d operations, want the one approved", n)
+	}
+	if n := c.s.ActiveRefreshTokens(""); n != 0 {
+		t.Errorf("%d refresh tokens still active after the run", n)
 	}
 }
 
-// TestEveryFault: for each fault of the reference Company, check reports a failure of the rule
-// it breaks, naming its section. A fault missing from conformance.FaultRules fails.
+// TestEveryFault: for each fault of the reference Company, check reports the rule it breaks as
+// failed (MUST, SHOULD) or noted (NOTE), naming its section, and with its finding. A fault
+// missing from conformance.FaultRules fails.
 func TestEveryFault(t *testing.T) {
 	for _, fault := range poppytest.AllFaults {
 		fr, ok := conformance.FaultRules[fault]
@@ -71,17 +122,79 @@ func TestEveryFault(t *testing.T) {
 			t.Errorf("the fault %s names the unknown rule %s", fault, fr.Rule)
 			continue
 		}
+		if want := string(rule.Level); !strings.HasPrefix(fr.Why, want+":") {
+			t.Errorf("the fault %s: its reason %q does not start with the rule's level %s", fault, fr.Why, want)
+		}
 		t.Run(fault, func(t *testing.T) {
-			if !fr.Probed {
-				t.Skipf("not probed by check yet (rule %s, %s)", rule.ID, rule.Section)
+			t.Parallel()
+			c := runCheck(t, nil, fault)
+			want := conformance.Fail
+			if rule.Level == inspect.NOTE {
+				want = conformance.Note
 			}
-			rep := runCheck(t, fault)
-			for _, r := range rep.Failed() {
-				if r.Rule == fr.Rule && r.Finding != nil && strings.Contains(r.Section, strings.TrimPrefix(strings.SplitN(rule.Section, ",", 2)[0], "spec ")) {
+			for _, r := range c.rep.Results {
+				if r.Rule == fr.Rule && r.Status == want && r.Finding != nil && r.Section == rule.Section && r.Finding.Section == rule.Section {
+					t.Logf("%s %s: %s", strings.ToUpper(r.Status), r.Probe, r.Evidence)
 					return
 				}
 			}
-			t.Errorf("no failure of %s (%s); failed: %+v", fr.Rule, rule.Section, rep.Failed())
+			t.Errorf("no %s of %s (%s); failed and noted:%s", want, fr.Rule, rule.Section, describe(append(c.rep.Failed(), c.rep.Noted()...)))
 		})
 	}
+	for f := range conformance.FaultRules {
+		if !slices.Contains(poppytest.AllFaults, f) {
+			t.Errorf("conformance.FaultRules names %s, which is no fault of the reference Company", f)
+		}
+	}
+}
+
+// TestActionsNeedAllowing: without --allow-actions a run performs nothing: no sign-in, no
+// operation, no conversation, no feedback report; each such probe is skipped with the action
+// that would allow it.
+func TestActionsNeedAllowing(t *testing.T) {
+	c := runCheck(t, func(_ *poppytest.Server, cfg *conformance.Config) { cfg.AllowActions = nil })
+	if n := c.rep.MustFailures(); n != 0 {
+		t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
+	}
+	for _, action := range conformance.Actions {
+		found := false
+		for _, r := range c.rep.Results {
+			found = found || r.Status == conformance.Skip && strings.Contains(r.Evidence, "--allow-actions "+action)
+		}
+		if !found {
+			t.Errorf("no probe says it needs --allow-actions %s", action)
+		}
+	}
+	if n := len(c.s.Ledger()); n != 0 {
+		t.Errorf("the Company performed %d operations", n)
+	}
+	if n := len(c.s.FeedbackReports()); n != 0 {
+		t.Errorf("the Company received %d feedback reports", n)
+	}
+	if n := len(c.s.RequestsTo(poppytest.ShopHost, "/poppy/conversations")); n != 0 {
+		t.Errorf("the Company received %d conversation requests", n)
+	}
+	if len(c.s.RequestsTo(poppytest.AuthHost, "/oauth/authorize")) == 0 {
+		t.Error("the authorization probes that need no User did not run")
+	}
+	for _, r := range c.s.RequestsTo(poppytest.AuthHost, "/oauth/authorize") {
+		if r.Method != "GET" {
+			t.Errorf("the run answered a consent page: %s %s", r.Method, r.Path)
+		}
+	}
+}
+
+// TestPerformedTwice: a Company that performs an approved operation again when its approval is
+// sent again (poppytest.SetNoReplay: a second exchange, another body) fails Operations 7.
+func TestPerformedTwice(t *testing.T) {
+	c := runCheck(t, func(s *poppytest.Server, _ *conformance.Config) { s.SetNoReplay(true) })
+	for _, r := range c.rep.Failed() {
+		if r.Rule == inspect.RuleOpsAtMostOnce && r.Section == "Operations 7" {
+			if n := len(c.s.Ledger()); n != 2 {
+				t.Errorf("the Company performed %d operations, want the 2 it was made to", n)
+			}
+			return
+		}
+	}
+	t.Fatalf("no failure of %s:%s", inspect.RuleOpsAtMostOnce, describe(c.rep.Results))
 }

@@ -1,67 +1,82 @@
 package conformance
 
-// The reference Company's faults (agentcore/poppytest) and the rule a run of this package
-// reports failed for each. The table test runs every probed fault and fails for a fault of
-// poppytest.AllFaults that is missing here, so a new fault needs its check.
+// The reference Company's faults (agentcore/poppytest.AllFaults: its own and its Company
+// Agent's) and the rule a run reports for each: failed when the fault breaks a rule of level
+// MUST or SHOULD, noted when it is behaviour the specification allows and a Personal Agent
+// copes with (level NOTE). The table test runs every fault, with every action allowed, and
+// fails for a fault that is missing here or that no probe reports, so a new fault needs its
+// check.
 
 import "github.com/poppydesk/poppydesk/agentcore/inspect"
 
-// FaultRule is the rule a fault breaks, and whether Run probes it yet.
+// FaultRule is the rule a fault breaks and why it has that level.
 type FaultRule struct {
-	Rule   string
-	Probed bool
+	Rule string
+	// Why says what the fault does to the rule, and for a NOTE why it is no failure.
+	Why string
 }
 
 // FaultRules maps each fault of the reference Company to its rule.
 var FaultRules = map[string]FaultRule{
-	"redirect-other-path":       {inspect.RuleDiscoveryFinalURL, true},
-	"domain-mismatch":           {inspect.RuleDiscoveryDomain, true},
-	"issuer-not-listing-domain": {inspect.RuleDiscoveryProtectedRes, true},
-	"issuer-mismatch":           {inspect.RuleDiscoveryIssuerMatch, true},
-	"version-mismatch":          {inspect.RuleDiscoveryVersion, true},
-	"session-ended":             {inspect.RuleSessionEndedFresh, true},
-	"version-unsupported":       {inspect.RuleVersionListedRefused, true},
-	"429-burst":                 {inspect.RuleRateLimited, true},
-	"redirect-protected":        {inspect.RuleRedirectCredentials, true},
+	// Discovery and Sessions (spec 3, 3.2, 3.4, 5.5, 5.6).
+	"redirect-other-path":       {inspect.RuleDiscoveryFinalURL, "MUST: poppy.json's final URL must be /.well-known/poppy.json"},
+	"domain-mismatch":           {inspect.RuleDiscoveryDomain, "MUST: organization.domain must be the host that served poppy.json"},
+	"issuer-not-listing-domain": {inspect.RuleDiscoveryProtectedRes, "MUST: the issuer must list the domain in protected_resources"},
+	"issuer-mismatch":           {inspect.RuleDiscoveryIssuerMatch, "MUST: the metadata's issuer must equal the issuer URL"},
+	"version-mismatch":          {inspect.RuleDiscoveryVersion, "MUST: a version compatible with 0.4 must be served"},
+	"session-ended":             {inspect.RuleSessionEndedFresh, "SHOULD: a Company ends Sessions it chose to end, not every new one"},
+	"version-unsupported":       {inspect.RuleVersionListedRefused, "MUST: the version poppy.json serves must be accepted"},
+	"429-burst":                 {inspect.RuleRateLimited, "NOTE: rate limits are allowed (spec 5.6); the run waits Retry-After and sends again"},
+	"redirect-protected":        {inspect.RuleRedirectCredentials, "MUST: credentialed requests are never redirected (spec 3)"},
+	"resource-dpop-nonce":       {inspect.RuleResourceDPoPNonce, "NOTE: a server nonce is allowed (RFC 9449 §9); it costs one round trip per nonce"},
 
-	// Faults that act after sign-in, in operations, joins or conversations: their rules are in
-	// the catalog and the Inspector reports what the engine sees; Run does not probe them yet.
-	"resource-dpop-nonce":             {inspect.RuleResourceDPoPNonce, false},
-	"iss-missing":                     {inspect.RuleOAuthIss, false},
-	"iss-wrong":                       {inspect.RuleOAuthIssWrong, false},
-	"scope-wider":                     {inspect.RuleOAuthScopeWider, false},
-	"device-foreign-host":             {inspect.RuleOAuthDeviceHost, false},
-	"refresh-rotation":                {inspect.RuleOAuthRefreshRevoked, false},
-	"refresh-no-rotation":             {inspect.RuleOAuthNoRotation, false},
-	"dpop-nonce":                      {inspect.RuleOAuthDPoPNonce, false},
-	"device-slow-down":                {inspect.RuleOAuthSlowDown, false},
-	"summary-hostile":                 {inspect.RuleOpsSummaryFormat, false},
-	"terms-mismatch":                  {inspect.RuleOpsTermsMatch, false},
-	"new-revision-on-retry":           {inspect.RuleOpsRevisionOnRetry, false},
-	"in-progress-503":                 {inspect.RuleOpsInProgress, false},
-	"lose-response-after-perform":     {inspect.RuleOpsLostResponse, false},
-	"reused-revision":                 {inspect.RuleOpsReusedRevision, false},
-	"join-code-expired":               {inspect.RuleJoinCodeExpired, false},
-	"join-code-used":                  {inspect.RuleJoinCodeUsed, false},
-	"join-code-other-browser":         {inspect.RuleJoinOtherBrowser, false},
-	"join-cookie-missing":             {inspect.RuleJoinCookie, false},
-	"join-token-refused":              {inspect.RuleJoinTokenRefused, false},
-	"agent-duplicate-events":          {inspect.RuleConvDuplicateEvents, false},
-	"agent-stream-cut":                {inspect.RuleConvStreamCut, false},
-	"agent-cursor-expired":            {inspect.RuleConvCursorExpired, false},
-	"agent-unknown-values":            {inspect.RuleConvUnknownValues, false},
-	"agent-slow-stream":               {inspect.RuleConvSlowStream, false},
-	"agent-no-sse":                    {inspect.RuleConvNoSSE, false},
-	"skill-digest-mismatch":           {inspect.RuleSkillDigest, false},
-	"skill-archive-escape":            {inspect.RuleSkillArchive, false},
-	"alternative-unlisted-api":        {inspect.RuleAlternativeReference, false},
-	"feedback-alternative":            {inspect.RuleFeedbackAlternative, false},
-	"feedback-429":                    {inspect.RuleFeedbackRateLimit, false},
-	"description-at-root":             {inspect.RuleDestinationsDescribed, false},
-	"description-lists-protocol-urls": {inspect.RuleDestinationsDescribed, false},
-	"operations-unlisted":             {inspect.RuleOpsUndeclared, false},
-	"operations-other-version":        {inspect.RuleOpsUndeclared, false},
-	"scope-none":                      {inspect.RuleOAuthNoScope, false},
-	"hang-discovery":                  {inspect.RuleAnswersInTime, false},
-	"hang-token":                      {inspect.RuleAnswersInTime, false},
+	// The authorization server (spec 4).
+	"iss-missing":         {inspect.RuleOAuthIss, "MUST: every authorization response carries iss (RFC 9207, spec 4.2); the run sees it on an error redirect and on the sign-in"},
+	"iss-wrong":           {inspect.RuleOAuthIssWrong, "MUST: iss equals the issuer"},
+	"scope-wider":         {inspect.RuleOAuthScopeWider, "MUST: no scope beyond those requested (spec 4.7)"},
+	"device-foreign-host": {inspect.RuleOAuthDeviceHost, "MUST: the device link is on the issuer's or a protected resource's host (spec 4.3)"},
+	"refresh-rotation":    {inspect.RuleOAuthRefreshRevoked, "NOTE: a Company may revoke refresh tokens (sign-out, reuse detection); the Personal Agent continues signed out"},
+	"refresh-no-rotation": {inspect.RuleOAuthNoRotation, "NOTE: rotation is recommended, not required (RFC 6749 §6); the old token keeps working"},
+	"dpop-nonce":          {inspect.RuleOAuthDPoPNonce, "NOTE: a token endpoint nonce is allowed (RFC 9449 §8)"},
+	"device-slow-down":    {inspect.RuleOAuthSlowDown, "NOTE: slow_down is part of RFC 8628 §3.5; answering it to a poll at the interval only makes the User wait"},
+	"scope-none":          {inspect.RuleOAuthNoScope, "NOTE: a sign-in that grants no scope ends as a decline (spec 4.7); nothing breaks, the User gets nothing"},
+
+	// The Operations extension v2.
+	"summary-hostile":             {inspect.RuleOpsSummaryFormat, "MUST: a summary uses only paragraphs, lists and emphasis (Operations 3)"},
+	"terms-mismatch":              {inspect.RuleOpsTermsMatch, "MUST: terms say what the summary and the request say (Operations 3, 5)"},
+	"new-revision-on-retry":       {inspect.RuleOpsRevisionOnRetry, "MUST: a valid approval of the latest revision is performed (Operations 6, 7)"},
+	"in-progress-503":             {inspect.RuleOpsInProgress, "NOTE: 503 with Retry-After while performing is what Operations 7 prescribes; the run retries with the same approval"},
+	"lose-response-after-perform": {inspect.RuleOpsLostResponse, "NOTE: a lost response is a network event; the retry with the same approval gets the first response (Operations 7)"},
+	"reused-revision":             {inspect.RuleOpsReusedRevision, "MUST: two sets of terms never share a revision (Operations 3)"},
+	"operations-unlisted":         {inspect.RuleOpsUndeclared, "MUST: no operation to a request that does not declare the extension (Operations 2)"},
+	"operations-other-version":    {inspect.RuleOpsUndeclared, "MUST: another major version is no declaration (Operations 2)"},
+
+	// Browser sessions (spec 6).
+	"join-code-expired":       {inspect.RuleJoinCodeExpired, "MUST: the page gives a code valid for its join"},
+	"join-code-used":          {inspect.RuleJoinCodeUsed, "MUST: an authorized code is accepted once, from its browser"},
+	"join-code-other-browser": {inspect.RuleJoinOtherBrowser, "MUST: the page's cookie binds the code it shows"},
+	"join-cookie-missing":     {inspect.RuleJoinCookie, "MUST: the page sets the cookie that ties the code to the browser"},
+	"join-token-refused":      {inspect.RuleJoinTokenRefused, "MUST: authorize accepts the access tokens the APIs accept (spec 6 step 2, 7)"},
+	"join-page-headers":       {inspect.RuleJoinPageHeaders, "MUST: the page is not cached, framed or kept by its opener (spec 6 step 1)"},
+
+	// Task coverage (spec 9).
+	"skill-digest-mismatch":    {inspect.RuleSkillDigest, "MUST: an artifact matches its digest (spec 9.4)"},
+	"skill-archive-escape":     {inspect.RuleSkillArchive, "MUST: the archive safety checks pass (spec 9.4)"},
+	"alternative-unlisted-api": {inspect.RuleAlternativeReference, "MUST: openapi and mcp references name a listed API (spec 9.2)"},
+	"feedback-alternative":     {inspect.RuleFeedbackAlternative, "NOTE: 200 with an alternative is allowed (spec 9.3); Personal Agents accept either answer"},
+	"feedback-429":             {inspect.RuleFeedbackRateLimit, "NOTE: rate limits follow spec 5.6; a report waits"},
+
+	// Session destinations and bounded waits (spec 5.2, 3).
+	"description-lists-protocol-urls": {inspect.RuleDestinationsDescribed, "MUST: a description lists only its API's request URLs (spec 5.2)"},
+	"description-at-root":             {inspect.RuleDescriptionAtRoot, "NOTE: a description may be served anywhere; Session destinations come from its servers and paths, so serving it at the origin's root breaks nothing a correct Personal Agent does"},
+	"hang-discovery":                  {inspect.RuleAnswersInTime, "SHOULD: discovery documents answer within seconds; the run gives up after --timeout"},
+	"hang-token":                      {inspect.RuleAnswersInTime, "SHOULD: the token endpoint answers within seconds; the run gives up after --timeout and asks it nothing more"},
+
+	// The Company Agent (spec 8).
+	"agent-duplicate-events": {inspect.RuleConvDuplicateEvents, "NOTE: spec 8.5 says a read after a reconnect can return events again; Personal Agents skip event IDs they handled"},
+	"agent-stream-cut":       {inspect.RuleConvStreamCut, "NOTE: a Company MAY close a stream at any time (spec 8.6); the Personal Agent reconnects"},
+	"agent-cursor-expired":   {inspect.RuleConvCursorExpired, "NOTE: a Company keeps events as long as it chooses (spec 8.5); cursor_expired makes the Personal Agent read from the start"},
+	"agent-unknown-values":   {inspect.RuleConvUnknownValues, "NOTE: later versions add types and values (spec 8.5, 8.7); Personal Agents skip them"},
+	"agent-slow-stream":      {inspect.RuleConvSlowStream, "NOTE: the pace of a reply is the Company's"},
+	"agent-no-sse":           {inspect.RuleConvNoSSE, "SHOULD: streaming is optional (spec 8.6: a Company that doesn't stream returns JSON), but a read that asks for a stream should get one"},
 }

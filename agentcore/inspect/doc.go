@@ -37,7 +37,10 @@
 // operation answered to a request that did not declare the extension, Operations 2; an
 // authorization server's token response wider than asked, spec 4.7), discovery's CheckErrors
 // ([FromCheckError]), and any package that notices a broken rule while it works and calls a
-// [Reporter] (the approval queue: a revision reused for other terms, Operations 3). The Host
+// [Reporter] (the approval queue: an operation answered to a request that did not declare the
+// extension, through any interface, Operations 2, and a revision reused for other terms,
+// Operations 3; the browser join: the browser-session page's headers, spec 6, checked by
+// [JoinPageFindings]). The Host
 // keeps the latest findings in a [Log]. The same rules are what `poppydesk check`
 // (agentcore/conformance) probes actively.
 //

@@ -139,3 +139,52 @@ func TestRulesCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinPageFindings: the browser-session page's headers (spec 6 step 1): the example's three
+// headers, and what else meets each requirement, pass; each one missing or weaker is named.
+func TestJoinPageFindings(t *testing.T) {
+	good := func() http.Header {
+		return http.Header{"Cache-Control": {"no-store"}, "Content-Security-Policy": {"frame-ancestors 'none'"}, "Cross-Origin-Opener-Policy": {"same-origin"}}
+	}
+	tests := []struct {
+		name string
+		edit func(h http.Header)
+		want []string // words of the finding; none: no finding
+	}{
+		{"the example's headers", func(http.Header) {}, nil},
+		{"other values that meet the rules", func(h http.Header) {
+			h.Set("Cache-Control", "private, No-Store")
+			h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'self'")
+			h.Set("Cross-Origin-Opener-Policy", "noopener-allow-popups")
+		}, nil},
+		{"X-Frame-Options instead of frame-ancestors", func(h http.Header) {
+			h.Del("Content-Security-Policy")
+			h.Set("X-Frame-Options", "DENY")
+		}, nil},
+		{"cacheable", func(h http.Header) { h.Set("Cache-Control", "max-age=60") }, []string{"without Cache-Control: no-store", "it sent Cache-Control: max-age=60"}},
+		{"framable by any page", func(h http.Header) { h.Set("Content-Security-Policy", "frame-ancestors *") }, []string{"frame-ancestors 'none'"}},
+		{"no opener policy", func(h http.Header) { h.Del("Cross-Origin-Opener-Policy") }, []string{"Cross-Origin-Opener-Policy: same-origin"}},
+		{"no header at all", func(h http.Header) { clear(h) }, []string{"no-store", "frame-ancestors", "Cross-Origin-Opener-Policy"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := good()
+			tt.edit(h)
+			fs := inspect.JoinPageFindings("https://shop.example/poppy/browser-session", h)
+			if tt.want == nil {
+				if len(fs) != 0 {
+					t.Fatalf("findings: %+v", fs)
+				}
+				return
+			}
+			if len(fs) != 1 || fs[0].Rule != inspect.RuleJoinPageHeaders || fs[0].Section != "spec 6" || fs[0].URL == "" {
+				t.Fatalf("findings: %+v", fs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(fs[0].Seen, w) {
+					t.Errorf("%q lacks %q", fs[0].Seen, w)
+				}
+			}
+		})
+	}
+}

@@ -58,6 +58,7 @@ const (
 
 	// Session destinations, operations declared, timely answers (spec 5.2, Operations 2, 4.7).
 	RuleDestinationsDescribed = "session.destinations-described"
+	RuleDescriptionAtRoot     = "session.description-at-root"
 	RuleOAuthNoScope          = "oauth.no-scope-granted"
 	RuleAnswersInTime         = "transport.answers-in-time"
 
@@ -136,6 +137,7 @@ var catalog = []Rule{
 	{RuleOpsRevisionOnChange, MUST, "Operations 3", "a changed request gets a new revision", "a request with other parameters gets other terms under a new revision", "derive the revision from the terms"},
 
 	{RuleDestinationsDescribed, MUST, "spec 5.2", "Session destinations are the described request URLs", "an OpenAPI description's servers and paths name only the API's own request URLs", "serve the description's servers and paths for the API only, not the origin's root or the protocol's documents"},
+	{RuleDescriptionAtRoot, NOTE, "spec 5.2", "a description at the origin's root", "an OpenAPI description is served below the API it describes, not at the origin's root", "none needed; Personal Agents take Session destinations from the description's servers and paths, never from where it is served, but serving it under the API's own path keeps careless clients from signing every URL of the origin"},
 	{RuleOAuthNoScope, NOTE, "spec 4.7", "a sign-in grants a scope", "a token response grants at least one requested scope", "answer access_denied when the user grants nothing"},
 	{RuleAnswersInTime, SHOULD, "spec 3", "documents and tokens are answered promptly", "discovery, metadata and token requests answer within seconds", "answer discovery and token requests without waiting on slow work"},
 	{RuleSkillDigest, MUST, "spec 9.4", "a skill matches its digest", "the artifact's SHA-256 equals the index's digest", "publish the digest of the artifact as it is served"},
@@ -152,7 +154,7 @@ var catalog = []Rule{
 	{RuleJoinTokenRefused, MUST, "spec 6, 7", "authorize accepts the access token", "{browser_session_endpoint}/authorize accepts the Session's valid access token", "accept the same access tokens the APIs accept"},
 
 	{RuleConvRetrySameID, MUST, "spec 8.3", "a retried message gets the original response", "a message sent again with the same ID is not handled twice and gets the first response", "store the response by message ID and return it for a retry"},
-	{RuleConvDuplicateEvents, MUST, "spec 8.5, 8.6", "events after Last-Event-ID", "a stream resumed with Last-Event-ID sends only later events", "resume strictly after the given event ID"},
+	{RuleConvDuplicateEvents, NOTE, "spec 8.5, 8.6", "events after Last-Event-ID", "a stream resumed with Last-Event-ID sends only later events", "none needed (spec 8.5: a read after a reconnect can return events again, and Personal Agents skip event IDs they handled); resuming strictly after the given ID saves the resend"},
 	{RuleConvStreamCut, NOTE, "spec 8.6", "streams end cleanly", "a stream stays open until the reply is done", "none needed if intended; the Personal Agent resumes with Last-Event-ID"},
 	{RuleConvCursorExpired, NOTE, "spec 8.5", "cursors stay valid", "a cursor just given is accepted", "keep cursors valid for at least the guides' suggested time"},
 	{RuleConvUnknownValues, NOTE, "spec 8.5", "unknown event types and values", "events use types and values of the version in use", "none needed; Personal Agents ignore unknown values"},

@@ -56,3 +56,70 @@ func declaresOperations(v string) bool {
 	}
 	return false
 }
+
+// JoinPageFindings are the rules the browser-session page's response headers break (spec 6
+// step 1: the page MUST NOT be stored by caches, framed by other pages, or kept as a window
+// reference by the page that opened it). It accepts what meets each requirement: Cache-Control
+// with no-store; Content-Security-Policy frame-ancestors 'none' or 'self', or X-Frame-Options
+// DENY or SAMEORIGIN; Cross-Origin-Opener-Policy same-origin or noopener-allow-popups. One
+// finding names every header that is missing or weaker; none when all three hold.
+func JoinPageFindings(pageURL string, h http.Header) []Finding {
+	missing := JoinPageProblems(h)
+	if len(missing) == 0 {
+		return nil
+	}
+	f := NewFinding(RuleJoinPageHeaders, "the browser-session page "+pageURL+" was served "+strings.Join(missing, "; "))
+	f.URL = pageURL
+	return []Finding{f}
+}
+
+// JoinPageProblems lists, in words, what the browser-session page's headers lack (spec 6 step
+// 1); see [JoinPageFindings].
+func JoinPageProblems(h http.Header) []string {
+	var out []string
+	if !headerHasToken(h.Values("Cache-Control"), "no-store") {
+		out = append(out, "without Cache-Control: no-store (caches may keep it)"+seenAs(h, "Cache-Control"))
+	}
+	framed := true
+	for _, v := range h.Values("Content-Security-Policy") {
+		for _, dir := range strings.Split(v, ";") {
+			f := strings.Fields(strings.ToLower(dir))
+			if len(f) == 2 && f[0] == "frame-ancestors" && (f[1] == "'none'" || f[1] == "'self'") {
+				framed = false
+			}
+		}
+	}
+	if xfo := strings.ToUpper(strings.TrimSpace(h.Get("X-Frame-Options"))); xfo == "DENY" || xfo == "SAMEORIGIN" {
+		framed = false
+	}
+	if framed {
+		out = append(out, "without Content-Security-Policy: frame-ancestors 'none' (other pages may frame it)"+seenAs(h, "Content-Security-Policy"))
+	}
+	switch strings.ToLower(strings.TrimSpace(h.Get("Cross-Origin-Opener-Policy"))) {
+	case "same-origin", "noopener-allow-popups":
+	default:
+		out = append(out, "without Cross-Origin-Opener-Policy: same-origin (the page that opened it keeps a reference)"+seenAs(h, "Cross-Origin-Opener-Policy"))
+	}
+	return out
+}
+
+func headerHasToken(values []string, token string) bool {
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func seenAs(h http.Header, name string) string {
+	if v := strings.Join(h.Values(name), ", "); v != "" {
+		if len(v) > 120 {
+			v = v[:120] + "…"
+		}
+		return " (it sent " + name + ": " + v + ")"
+	}
+	return ""
+}

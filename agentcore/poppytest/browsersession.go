@@ -58,6 +58,15 @@ const (
 	JoinFaultTokenRefused = "join-token-refused"
 )
 
+// FaultJoinPageHeaders: the browser-session page is served without the headers that keep it out
+// of caches, frames and openers (spec 6 step 1: Cache-Control: no-store, Content-Security-Policy:
+// frame-ancestors 'none', Cross-Origin-Opener-Policy: same-origin); the join itself works. It is
+// switched with SetFault like the other faults.
+const FaultJoinPageHeaders = "join-page-headers"
+
+// pageFaults are the faults of the browser-session page that do not break a join.
+var pageFaults = []string{FaultJoinPageHeaders}
+
 // JoinBreakingFaults are the join faults that make a join fail (spec 6 step 3: start again at
 // step 1).
 var JoinBreakingFaults = []string{JoinFaultExpiredCode, JoinFaultUsedCode, JoinFaultOtherBrowser, JoinFaultMissingCookie}
@@ -226,9 +235,11 @@ func (s *Server) joinPage(w http.ResponseWriter, r *http.Request) {
 
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if !s.fault(FaultJoinPageHeaders) {
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	}
 	h.Set("Referrer-Policy", "no-referrer")
 	if setCookie {
 		http.SetCookie(w, &http.Cookie{Name: JoinCookie, Value: cookie, Path: "/", MaxAge: int(lifetime / time.Second),

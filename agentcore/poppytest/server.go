@@ -480,7 +480,7 @@ var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNew
 	FaultLoseResponse, FaultReusedRevision}
 
 // Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
-var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, coverageFaults, hostileFaults)
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, pageFaults, coverageFaults, hostileFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {

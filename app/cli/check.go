@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +19,8 @@ import (
 )
 
 func checkCommand() command {
-	return command{name: "check", summary: "Check a Company against the spec from outside (discovery, Session header verification, versions): pass, fail or skip for each probe, with its section.",
-		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE] [--probe-url URL] [--format text|json|junit] [--allow-actions NAME,...]",
+	return command{name: "check", summary: "Check a Company against the spec from outside (discovery, Sessions, sign-in, operations, browser sessions, conversations, task coverage): pass, fail, note or skip for each probe, with its section.",
+		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE] [--probe-url URL] [--allow-actions NAME,...] [--operation FILE] [--scopes S,...] [--timeout D] [--sign-in-timeout D] [--format text|json|junit]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			var dev devFlags
 			dev.register(fs)
@@ -26,7 +28,13 @@ func checkCommand() command {
 			probe := fs.String("probe-url", "", "a safe GET `URL` of the Company that verifies the Session header signed out (the Session and version probes use it)")
 			listen := fs.String("agent-listen", "127.0.0.1:0", "developer mode: loopback `address` where check serves Poppydesk's client metadata for the Company to fetch")
 			var actions listFlag
-			fs.Var(&actions, "allow-actions", "probes that may perform a real action at the Company (`NAME,...`)")
+			fs.Var(&actions, "allow-actions", "actions check may perform at the Company (`NAME,...`): "+strings.Join(conformance.Actions, ", ")+
+				"; sign-in opens your browser once, operation performs the --operation request once, conversation talks to the Company Agent, feedback sends one report")
+			opFile := fs.String("operation", "", "JSON `file` naming a request that returns an operation: {\"method\": \"POST\", \"url\": \"https://...\", \"body\": {...}, \"changed\": {...}} (changed: the same request asking for something else of the same action)")
+			var scopes listFlag
+			fs.Var(&scopes, "scopes", "scopes to ask for at sign-in (`S,...`; default: the issuer's scopes_supported)")
+			timeout := fs.Duration("timeout", conformance.DefaultTimeout, "check waits at most `D` (such as 10s) for each answer of the Company; one that takes longer fails transport.answers-in-time")
+			signInTimeout := fs.Duration("sign-in-timeout", conformance.DefaultSignInTimeout, "check waits at most `D` (such as 5m) for you to sign in in your browser")
 			return func(ctx context.Context, args []string) error {
 				switch {
 				case len(args) == 0:
@@ -39,11 +47,35 @@ func checkCommand() command {
 				default:
 					return usageError{"--format is text, json or junit, not " + *format}
 				}
+				for _, a := range actions {
+					if !slices.Contains(conformance.Actions, a) {
+						return usageError{fmt.Sprintf("--allow-actions names %q; the actions are %s", a, strings.Join(conformance.Actions, ", "))}
+					}
+				}
+				if *timeout <= 0 || *signInTimeout <= 0 {
+					return usageError{"--timeout and --sign-in-timeout must be positive durations, such as 10s or 5m"}
+				}
 				tc, err := dev.transport()
 				if err != nil {
 					return err
 				}
-				cfg := conformance.Config{Domain: args[0], Transport: tc, ProbeURL: *probe, AllowActions: actions}
+				cfg := conformance.Config{Domain: args[0], Transport: tc, ProbeURL: *probe, AllowActions: actions, Scopes: scopes,
+					Timeout: *timeout, SignInTimeout: *signInTimeout}
+				if *opFile != "" {
+					op, err := readOperation(*opFile)
+					if err != nil {
+						return err
+					}
+					cfg.Operation = op
+				}
+				open := env.OpenURL
+				if open == nil {
+					open = app.OpenInBrowser
+				}
+				cfg.SignIn = func(ctx context.Context, authURL string) error {
+					fmt.Fprintf(env.Stderr, "check: sign in to %s in your browser to continue (waiting up to %s); if no browser opened, open:\n  %s\n", args[0], *signInTimeout, authURL)
+					return open(authURL)
+				}
 				if len(dev.companies) > 0 {
 					// Poppydesk's client metadata, served for the Company to fetch (spec 4.1).
 					paths, err := env.Paths()
@@ -56,13 +88,17 @@ func checkCommand() command {
 					}
 					defer da.Close(context.Background())
 					secrets := store.NewSecrets(store.NewMemoryKV())
-					a, err := identity.New(identity.Config{ClientID: da.ClientID, ClientName: "Poppydesk check"}, identity.NewLocalOperator(secrets, time.Now), time.Now)
+					op := identity.NewLocalOperator(secrets, time.Now)
+					a, err := identity.New(identity.Config{ClientID: da.ClientID, ClientName: "Poppydesk check"}, op, time.Now)
 					if err != nil {
 						return err
 					}
 					da.Mount(a.Handler(nil))
-					cfg.Agent = a
+					cfg.Agent, cfg.Operator = a, op
 					fmt.Fprintf(env.Stderr, "check: Poppydesk's client metadata is at %s; the Company must trust %s to fetch it\n", da.ClientID, da.CAFile)
+				}
+				if len(actions) > 0 {
+					fmt.Fprintf(env.Stderr, "check: allowed to act at %s: %s\n", args[0], strings.Join(actions, ", "))
 				}
 				rep, err := conformance.Run(ctx, cfg)
 				if err != nil {
@@ -79,6 +115,19 @@ func checkCommand() command {
 		}}
 }
 
+// readOperation reads the --operation file.
+func readOperation(path string) (*conformance.OperationRequest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{"--operation: " + err.Error()}
+	}
+	var op conformance.OperationRequest
+	if err := json.Unmarshal(b, &op); err != nil || op.Method == "" || op.URL == "" {
+		return nil, usageError{fmt.Sprintf("--operation %s must be a JSON object with method, url and optionally body and changed (JSON values)", path)}
+	}
+	return &op, nil
+}
+
 func writeCheck(w io.Writer, rep *conformance.Report, format string) error {
 	switch format {
 	case "json":
@@ -88,16 +137,15 @@ func writeCheck(w io.Writer, rep *conformance.Report, format string) error {
 	case "junit":
 		return writeJUnit(w, rep)
 	}
-	counts := map[string]int{}
+	counts := rep.Count()
 	for _, r := range rep.Results {
-		counts[r.Status]++
 		fmt.Fprintf(w, "%-4s %-6s %-22s %s: %s\n", strings.ToUpper(r.Status), r.Level, r.Section, r.Probe, r.Evidence)
 		if r.Finding != nil {
 			fmt.Fprintf(w, "     expected: %s\n     fix: %s\n", r.Finding.Expected, r.Finding.Fix)
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%s: %d passed, %d failed (%d MUST), %d skipped in %s\n", rep.Domain, counts["pass"], counts["fail"],
-		rep.MustFailures(), counts["skip"], rep.Duration.Round(time.Millisecond))
+	_, err := fmt.Fprintf(w, "\n%s: %d passed, %d failed (%d MUST), %d noted, %d skipped in %s\n", rep.Domain, counts[conformance.Pass], counts[conformance.Fail],
+		rep.MustFailures(), counts[conformance.Note], counts[conformance.Skip], rep.Duration.Round(time.Millisecond))
 	return err
 }
 
@@ -117,6 +165,8 @@ type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Skipped   *junitSkip    `xml:"skipped,omitempty"`
+	// SystemOut carries a noted probe's evidence: it passes, and CI shows what was noted.
+	SystemOut string `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
@@ -144,6 +194,8 @@ func writeJUnit(w io.Writer, rep *conformance.Report) error {
 		case conformance.Skip:
 			s.Skipped++
 			c.Skipped = &junitSkip{Message: r.Evidence}
+		case conformance.Note:
+			c.SystemOut = "NOTE " + r.Section + ": " + r.Evidence
 		}
 		s.Cases = append(s.Cases, c)
 	}

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/app"
 )
 
@@ -34,6 +39,7 @@ func TestCheckCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			args := []string{"--agent-ca", agentCA}
 			if tt.fault != "" {
 				args = append(args, "--fault", tt.fault)
@@ -52,11 +58,100 @@ func TestCheckCLI(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, r := range rep.Results {
-					if r.Status != "pass" {
+					if r.Status != "pass" && r.Status != "skip" {
 						t.Errorf("%s: %s %s", r.Probe, r.Status, r.Evidence)
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestCheckCLIAllowActions is a full check of the reference Company in developer mode with every
+// action allowed: the User signs in once in their browser (the test answers the consent page
+// the opener was given, as the User would), the --operation request is performed once, a
+// conversation is held and a feedback report sent. Every probe passes, none is skipped, and the
+// sign-in is revoked at the end.
+func TestCheckCLIAllowActions(t *testing.T) {
+	env := testEnv(t.TempDir())
+	paths, err := env.Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile, err := app.EnsureDevCA(paths, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentCA, err := app.ReadPEMCerts(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := poppytest.Start(t, poppytest.Options{AgentRootCAs: agentCA})
+	s.SetDPoP(true)
+	companyCA, err := s.WriteCAFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	env.OpenURL = func(authURL string) error {
+		opened++
+		u, err := url.Parse(authURL)
+		if err != nil {
+			return err
+		}
+		return s.ApproveSignIn(context.Background(), authURL, "dev@shop.example", strings.Fields(u.Query().Get("scope")))
+	}
+	opFile := filepath.Join(t.TempDir(), "operation.json")
+	op := `{"method": "POST", "url": "` + s.URL(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges") + `",
+		"body": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"},
+		"changed": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-l"}}`
+	if err := os.WriteFile(opFile, []byte(op), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, env, "check", s.Domain, "--dev-company", s.Domain, "--dev-ca", companyCA,
+		"--probe-url", s.URL(poppytest.ShopHost, "/api/products"), "--allow-actions", "sign-in,operation,conversation,feedback",
+		"--operation", opFile, "--format", "json")
+	took := time.Since(start)
+	if code != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr: %s", code, stdout, stderr)
+	}
+	var rep struct {
+		Duration time.Duration `json:"duration_ns"`
+		Results  []struct{ Status, Probe, Evidence string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a full check with every action allowed: %d probes, %v (the command: %v; it waits the device polling interval, 5 s, meanwhile)", len(rep.Results), rep.Duration, took)
+	for _, r := range rep.Results {
+		if r.Status != "pass" {
+			t.Errorf("%s: %s %s", r.Probe, r.Status, r.Evidence)
+		}
+	}
+	if opened != 1 || !strings.Contains(stderr, "sign in to "+s.Domain+" in your browser") {
+		t.Errorf("the browser was opened %d times; stderr: %s", opened, stderr)
+	}
+	if n := len(s.Ledger()); n != 1 {
+		t.Errorf("the Company performed %d operations, want 1", n)
+	}
+	if n := s.ActiveRefreshTokens(""); n != 0 {
+		t.Errorf("%d refresh tokens still active after the check", n)
+	}
+}
+
+// TestCheckCLITimeout: a Company whose discovery documents never finish answering fails
+// transport.answers-in-time after --timeout, and check ends.
+func TestCheckCLITimeout(t *testing.T) {
+	env := testEnv(t.TempDir())
+	info := startCompanyCLI(t, "--fault", "hang-discovery")
+	code, stdout, stderr := runCLI(t, env, "check", info.Domain, "--dev-company", info.Domain, "--dev-ca", info.CACert, "--timeout", "1s")
+	if code != 1 || !strings.Contains(stdout, "FAIL SHOULD spec 3                 transport: discovery answers in time: a discovery document did not answer within 1s") {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, bad := range [][]string{{"--allow-actions", "nope"}, {"--timeout", "0s"}, {"--operation", "/nonexistent.json"}} {
+		if code, _, stderr := runCLI(t, env, append([]string{"check", "shop.localhost"}, bad...)...); code != 2 {
+			t.Errorf("check %v: exit %d (%s), want 2", bad, code, stderr)
+		}
 	}
 }

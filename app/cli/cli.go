@@ -52,6 +52,9 @@ type Env struct {
 	Args []string
 	// Secrets replaces the OS keyring (tests); nil: the Secret Service.
 	Secrets store.Secrets
+	// OpenURL opens a URL in the user's browser (`poppydesk check --allow-actions sign-in`);
+	// nil: app.OpenInBrowser. Tests answer the Company's consent page with it.
+	OpenURL func(url string) error
 }
 
 func (e *Env) defaults() {

@@ -1,0 +1,299 @@
+package conformance
+
+// The Session header probes (spec 5.2, 5.3), the version probes (spec 3.4) and the correct
+// request's probes (spec 3, 5.5, 5.6), and the builders of correct and broken Session JWTs.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
+)
+
+// delegate gets the run's delegated key from the identity and opens the Session of the flows.
+func (r *run) delegate(ctx context.Context) {
+	if r.need(true) != "" {
+		return
+	}
+	dlg, err := newDelegated(ctx, r.cfg.Agent, r.now)
+	if err != nil {
+		r.add("session: a delegation from the identity", inspect.RuleSessionVerify, Skip, "could not get a delegation from the identity: "+err.Error())
+		return
+	}
+	r.dlg, r.flow = dlg, newProbeSession()
+	r.flowExt = probeSession{sid: newProbeSession().sid, sub: r.flow.sub}
+}
+
+// rateProbe says whether the run met a rate limit (spec 5.6): each 429 was waited out (its
+// Retry-After) and the request sent again.
+func (r *run) rateProbe() {
+	const probe = "request: not rate limited"
+	r.mu.Lock()
+	seen := append([]string(nil), r.limited...)
+	r.mu.Unlock()
+	switch {
+	case r.co == nil:
+		r.add(probe, inspect.RuleRateLimited, Skip, "discovery found no Company to probe")
+	case len(seen) > 0:
+		r.add(probe, inspect.RuleRateLimited, Fail, fmt.Sprintf("%d request(s) of the run got HTTP 429 and were sent again after Retry-After; the first: %s", len(seen), seen[0]))
+	default:
+		r.add(probe, inspect.RuleRateLimited, Pass, "no request of the run got HTTP 429")
+	}
+}
+
+// sessionProbes sends the correct request and each broken Session header to ProbeURL.
+func (r *run) sessionProbes(ctx context.Context) {
+	checks := [][2]string{{"session: wrong aud", inspect.RuleSessionVerify}, {"session: stale iat", inspect.RuleSessionVerify},
+		{"session: no delegation", inspect.RuleSessionVerify}, {"session: delegation key not in jwks_uri", inspect.RuleSessionVerify},
+		{"session: wrong typ", inspect.RuleSessionVerify}, {"session: ath without a token", inspect.RuleSessionVerify},
+		{"session: htu mismatch", inspect.RuleSessionVerify}, {"session: htm mismatch", inspect.RuleSessionVerify},
+		{"version: no Poppy-Version", inspect.RuleVersionChecked}, {"version: incompatible Poppy-Version", inspect.RuleVersionChecked}}
+	probes := append(checks[:len(checks):len(checks)], [2]string{"version: the served version is accepted", inspect.RuleVersionListedRefused},
+		[2]string{"request: no redirect with credentials", inspect.RuleRedirectCredentials},
+		[2]string{"request: a new Session is not ended", inspect.RuleSessionEndedFresh})
+	why := r.need(true)
+	switch {
+	case why != "":
+	case r.dlg == nil:
+		why = "could not get a delegation from the identity"
+	case r.cfg.ProbeURL == "":
+		why = "name a safe GET endpoint that verifies the Session header signed out with --probe-url"
+	}
+	if why != "" {
+		r.skipAll(why, probes...)
+		return
+	}
+	pu, err := url.Parse(r.cfg.ProbeURL)
+	if err != nil || pu.Scheme != "https" || !r.companyHost(pu.Host) {
+		r.skipAll(fmt.Sprintf("--probe-url %s is not an HTTPS URL on the Company's own hosts; broken Session headers go nowhere else", r.cfg.ProbeURL), probes...)
+		return
+	}
+	dlg := r.dlg
+	good := func() sessionClaims { return r.claims(http.MethodGet, pu) }
+
+	// The correct request first: it must work, so the broken ones below show the checks.
+	st, code, hdr, body := r.send(ctx, pu, http.MethodGet, dlg.sign(good(), sessionHeader()), r.co.Version, "")
+	switch {
+	case st >= 300 && st < 400:
+		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Fail, fmt.Sprintf("the correct signed-out request got HTTP %d to %s", st, hdr.Get("Location")))
+	default:
+		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Pass, fmt.Sprintf("HTTP %d", st))
+	}
+	if code == "session_ended" {
+		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Fail, "a request in a new Session (a fresh sid) got session_ended: "+body)
+	} else {
+		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Pass, fmt.Sprintf("HTTP %d %s", st, code))
+	}
+	if code == "version_unsupported" {
+		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Fail, "Poppy-Version "+r.co.Version+", the version poppy.json serves, got version_unsupported")
+	} else {
+		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Pass, fmt.Sprintf("Poppy-Version %s: HTTP %d %s", r.co.Version, st, code))
+	}
+	if code == "invalid_session" || st >= 500 || st == 0 {
+		// The checks below would prove nothing when the correct request fails too.
+		r.skipAll(fmt.Sprintf("the correct request got HTTP %d %s, so a refusal would prove nothing: %s", st, code, trim(body)), checks...)
+		return
+	}
+
+	type broken struct {
+		name string
+		mut  func(c *sessionClaims, h map[string]any) (method string, direct bool, foreign bool)
+	}
+	cases := []broken{
+		{"session: wrong aud", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			c.Aud = "https://other.example"
+			return "", false, false
+		}},
+		{"session: stale iat", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			c.Iat -= 3600
+			return "", false, false
+		}},
+		{"session: no delegation", func(c *sessionClaims, h map[string]any) (string, bool, bool) { return "", true, false }},
+		{"session: delegation key not in jwks_uri", func(c *sessionClaims, h map[string]any) (string, bool, bool) { return "", false, true }},
+		{"session: wrong typ", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			h["typ"] = "JWT"
+			return "", false, false
+		}},
+		{"session: ath without a token", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			sum := sha256.Sum256([]byte("no token was sent"))
+			c.Ath = base64.RawURLEncoding.EncodeToString(sum[:])
+			return "", false, false
+		}},
+		{"session: htu mismatch", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			c.Htu += "/other"
+			return "", false, false
+		}},
+		{"session: htm mismatch", func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			c.Htm = http.MethodPost
+			return "", false, false
+		}},
+	}
+	for _, bc := range cases {
+		c, h := good(), sessionHeader()
+		_, direct, foreign := bc.mut(&c, h)
+		var jwt string
+		switch {
+		case direct:
+			jwt = signDirect(c, h)
+		case foreign:
+			jwt, err = foreignDelegation(r.cfg.Agent.ClientID(), r.now, c, h)
+			if err != nil {
+				r.add(bc.name, inspect.RuleSessionVerify, Skip, err.Error())
+				continue
+			}
+		default:
+			jwt = dlg.sign(c, h)
+		}
+		st, code, _, body := r.send(ctx, pu, http.MethodGet, jwt, r.co.Version, "")
+		if st == http.StatusBadRequest && code == "invalid_session" {
+			r.add(bc.name, inspect.RuleSessionVerify, Pass, "HTTP 400 invalid_session")
+		} else {
+			r.add(bc.name, inspect.RuleSessionVerify, Fail, fmt.Sprintf("a Session JWT with %s got HTTP %d %s %s; it must get HTTP 400 invalid_session", strings.TrimPrefix(bc.name, "session: "), st, code, trim(body)))
+		}
+	}
+	for _, vc := range []struct{ name, version string }{{"version: no Poppy-Version", ""}, {"version: incompatible Poppy-Version", "9.9"}} {
+		st, code, _, body := r.send(ctx, pu, http.MethodGet, dlg.sign(good(), sessionHeader()), vc.version, "")
+		if st == http.StatusBadRequest && code == "version_unsupported" {
+			r.add(vc.name, inspect.RuleVersionChecked, Pass, "HTTP 400 version_unsupported")
+		} else {
+			r.add(vc.name, inspect.RuleVersionChecked, Fail, fmt.Sprintf("Poppy-Version %q got HTTP %d %s %s; it must get HTTP 400 version_unsupported", vc.version, st, code, trim(body)))
+		}
+	}
+}
+
+// companyHost reports whether host is one of the Company's own hosts.
+func (r *run) companyHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, ":443"))
+	if strings.EqualFold(host, strings.TrimSuffix(r.co.Organization.Domain, ":443")) {
+		return true
+	}
+	for _, a := range r.co.Channels.APIs {
+		if u, err := url.Parse(a.URL); err == nil && strings.EqualFold(strings.TrimSuffix(u.Host, ":443"), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// claims are correct Session JWT claims for a request in a new Session.
+func (r *run) claims(method string, u *url.URL) sessionClaims {
+	return r.claimsIn(newProbeSession(), method, u)
+}
+
+// claimsIn are correct Session JWT claims for a request in the Session s (spec 5.2).
+func (r *run) claimsIn(s probeSession, method string, u *url.URL) sessionClaims {
+	htu := *u
+	htu.RawQuery, htu.Fragment = "", ""
+	return sessionClaims{Iss: r.cfg.Agent.ClientID(), Aud: r.co.Identifier, Sid: s.sid, Sub: s.sub,
+		Htm: method, Htu: htu.String(), Iat: r.now().Unix(), Jti: identity.NewID(16)}
+}
+
+// send sends one probe request with the Session JWT session and Poppy-Version version ("":
+// none) and returns the status, the spec 7 error code, the header and the body.
+func (r *run) send(ctx context.Context, u *url.URL, method, session, version, token string) (int, string, http.Header, string) {
+	h := http.Header{"Poppy-Session": {session}}
+	if version != "" {
+		h.Set("Poppy-Version", version)
+	}
+	a := r.do(ctx, call{method: method, url: u.String(), header: h})
+	if a.status == 0 {
+		return 0, "", nil, errText(a.err)
+	}
+	return a.status, a.code, a.header, string(a.body)
+}
+
+// ---- Session JWTs, correct and broken (unexported: see the package doc) ----
+
+type sessionClaims struct {
+	Iss string `json:"iss"`
+	Aud string `json:"aud"`
+	Sid string `json:"sid"`
+	Sub string `json:"sub"`
+	Htm string `json:"htm"`
+	Htu string `json:"htu"`
+	Iat int64  `json:"iat"`
+	Jti string `json:"jti"`
+	Ath string `json:"ath,omitempty"`
+}
+
+func sessionHeader() map[string]any {
+	return map[string]any{"typ": "poppy-session+jwt", "alg": "ES256"}
+}
+
+type delegated struct {
+	key *ecdsa.PrivateKey
+	kid string
+	dlg string
+}
+
+func newDelegated(ctx context.Context, a *identity.Agent, now func() time.Time) (*delegated, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	_, kid, err := identity.PublicJWK(&k.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	dlg, _, err := a.Delegate(ctx, &k.PublicKey, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	return &delegated{key: k, kid: kid, dlg: dlg}, nil
+}
+
+func (d *delegated) sign(c sessionClaims, h map[string]any) string {
+	h["kid"], h["poppy_dlg"] = d.kid, d.dlg
+	return signES256(d.key, h, c)
+}
+
+// signDirect signs with a key of its own and carries no delegation.
+func signDirect(c sessionClaims, h map[string]any) string {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, kid, _ := identity.PublicJWK(&k.PublicKey)
+	h["kid"] = kid
+	return signES256(k, h, c)
+}
+
+// foreignDelegation carries a delegation signed by a root key that is not in jwks_uri.
+func foreignDelegation(clientID string, now func() time.Time, c sessionClaims, h map[string]any) (string, error) {
+	root, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, rootKid, _ := identity.PublicJWK(&root.PublicKey)
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pub, kid, err := identity.PublicJWK(&k.PublicKey)
+	if err != nil {
+		return "", err
+	}
+	t := now().Unix()
+	dlg := signES256(root, map[string]any{"typ": "poppy-delegation+jwt", "alg": "ES256", "kid": rootKid},
+		map[string]any{"iss": clientID, "cnf": map[string]any{"jwk": pub}, "iat": t, "exp": t + 3600, "jti": identity.NewID(16)})
+	h["kid"], h["poppy_dlg"] = kid, dlg
+	return signES256(k, h, c), nil
+}
+
+// signES256 is a compact JWS with ES256 (RFC 7515, RFC 7518 §3.4: r||s, 32 bytes each).
+func signES256(k *ecdsa.PrivateKey, header, claims any) string {
+	hb, _ := json.Marshal(header)
+	cb, _ := json.Marshal(claims)
+	in := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(cb)
+	sum := sha256.Sum256([]byte(in))
+	rr, ss, err := ecdsa.Sign(rand.Reader, k, sum[:])
+	if err != nil {
+		return in + "."
+	}
+	sig := make([]byte, 64)
+	rr.FillBytes(sig[:32])
+	ss.FillBytes(sig[32:])
+	return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
