@@ -3,7 +3,8 @@
 # second run only checks. Works as root or through sudo on Debian 12 and Ubuntu 24.04; on other
 # systems it prints exactly what to install and stops.
 #
-#   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages
+#   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages (the
+#                                   # frontend's and the test API descriptions')
 #   scripts/bootstrap.sh --check    # only report what is missing (exit 1 if anything is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -91,6 +92,13 @@ if [ "$check_only" = 0 ]; then
       say "installing npm packages (npm ci)"
       (cd frontend && npm ci --no-audit --no-fund --loglevel=error) >&2
     fi
+  fi
+  # Large real API descriptions the tests serve from the reference Company (GitHub's REST API
+  # description from @octokit/openapi); never downloaded by the product or the tests themselves.
+  desc=agentcore/poppytest/testdata/npm
+  if [ ! -d "$desc/node_modules" ] || [ "$desc/package-lock.json" -nt "$desc/node_modules/.package-lock.json" ]; then
+    say "installing the test API descriptions (npm ci in $desc)"
+    (cd "$desc" && npm ci --no-audit --no-fund --loglevel=error) >&2
   fi
 fi
 say "ready in $(( $(ts) - start )) s"

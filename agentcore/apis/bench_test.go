@@ -3,7 +3,12 @@ package apis_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -16,7 +21,7 @@ var benchDoc = []byte(`{"openapi":"3.1.0","info":{"title":"Shop API","version":"
 "/orders/{id}/exchanges":{"post":{"operationId":"exchangeItem","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],"security":[{"shop":["orders:write"]}],
 "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","properties":{"item_id":{"type":"string"},"replacement_sku":{"type":"string"}}}}}},"responses":{"201":{"description":"ok"}}}}}}`)
 
-// BenchmarkParseOpenAPI reads a description with kin-openapi and lists its operations;
+// BenchmarkParseOpenAPI reads a small description and lists its operations;
 // BenchmarkParseOpenAPIBaselineJSON is a plain encoding/json decode of the same bytes.
 func BenchmarkParseOpenAPI(b *testing.B) {
 	var db transport.DestinationsBuilder
@@ -37,4 +42,115 @@ func BenchmarkParseOpenAPIBaselineJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// peakHeap runs f and returns how far the heap's objects grew above their level before it (the
+// heap after a GC), sampled every 100 µs with runtime/metrics while f runs, and f's duration.
+func peakHeap(f func()) (peak uint64, took time.Duration) {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	base := s[0].Value.Uint64()
+	done := make(chan struct{})
+	sampled := make(chan uint64)
+	go func() {
+		var max uint64
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(100 * time.Microsecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > max {
+				max = v
+			}
+			select {
+			case <-done:
+				sampled <- max
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	start := time.Now()
+	f()
+	took = time.Since(start)
+	metrics.Read(s)
+	close(done)
+	max := <-sampled
+	if v := s[0].Value.Uint64(); v > max {
+		max = v
+	}
+	if max < base {
+		return 0, took
+	}
+	return max - base, took
+}
+
+// BenchmarkGitHubDescription parses and indexes GitHub's REST API description (13 MB, 1,223
+// operations) as the engine does, against a plain encoding/json decode of the same bytes into
+// `any` in the same run. Metrics: parse/json is the time ratio (target ≤ 2), peak-heap/doc and
+// json-peak-heap/doc the heap's peak growth over the document's size (target ≤ 10).
+func BenchmarkGitHubDescription(b *testing.B) {
+	data := githubDescription(b)
+	var db transport.DestinationsBuilder
+	db.Prefix("https://api.github.com/")
+	dest := db.Build()
+	ctx := context.Background()
+	var parseT, jsonT time.Duration
+	var parsePeak, jsonPeak uint64
+	n := 0
+	for b.Loop() {
+		var v any
+		pk, took := peakHeap(func() {
+			if err := json.Unmarshal(data, &v); err != nil {
+				b.Fatal(err)
+			}
+		})
+		jsonT += took
+		jsonPeak = max(jsonPeak, pk)
+		v = nil
+		var d *apis.Description
+		pk, took = peakHeap(func() {
+			var err error
+			if d, err = apis.ParseOpenAPI(ctx, "https://api.github.com/openapi.json", data, dest); err != nil {
+				b.Fatal(err)
+			}
+			if _, ok := d.Operation("issues/create"); !ok || len(d.Operations) != 1223 {
+				b.Fatalf("%d operations", len(d.Operations))
+			}
+		})
+		parseT += took
+		parsePeak = max(parsePeak, pk)
+		n++
+		runtime.KeepAlive(d)
+	}
+	size := float64(len(data))
+	b.ReportMetric(float64(parseT)/float64(jsonT), "parse/json")
+	b.ReportMetric(float64(parsePeak)/size, "peak-heap/doc")
+	b.ReportMetric(float64(jsonPeak)/size, "json-peak-heap/doc")
+	b.ReportMetric(float64(parsePeak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(parseT.Milliseconds())/float64(n), "parse-ms")
+	b.ReportMetric(float64(jsonT.Milliseconds())/float64(n), "json-ms")
+}
+
+// BenchmarkGitHubDescriptionKinOpenAPI is kin-openapi's loader on the same document, for
+// comparison (what ParseOpenAPI cost before the index decoded it itself).
+func BenchmarkGitHubDescriptionKinOpenAPI(b *testing.B) {
+	data := githubDescription(b)
+	var jsonT, kinT time.Duration
+	for b.Loop() {
+		var v any
+		start := time.Now()
+		if err := json.Unmarshal(data, &v); err != nil {
+			b.Fatal(err)
+		}
+		jsonT += time.Since(start)
+		start = time.Now()
+		loader := openapi3.NewLoader()
+		if _, err := loader.LoadFromData(data); err != nil {
+			b.Fatal(err)
+		}
+		kinT += time.Since(start)
+	}
+	b.ReportMetric(float64(kinT)/float64(jsonT), "kin/json")
 }

@@ -1,6 +1,7 @@
 package apis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,15 +9,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// Description is a Company's OpenAPI description, as the engine uses it (spec 7).
+// Description is a Company's OpenAPI description, as the engine uses it (spec 7): the index of
+// one parsed document (shared, read-only) seen through one Company's Session destinations.
 type Description struct {
 	URL         string // where it was fetched
 	OpenAPI     string // "3.0.3", "3.1.0", ...
@@ -24,8 +24,12 @@ type Description struct {
 	Version     string
 	APIDescribe string // the poppy.json entry's description
 	// Schemes are the security schemes, by name.
-	Schemes    map[string]SecurityScheme
+	Schemes map[string]SecurityScheme
+	// Tags are the document's tags, in its order (operations name theirs in Operation.Tags).
+	Tags       []Tag
 	Operations []Operation
+
+	p *parsed // the parsed document this view shares (nil for a Description built by hand)
 }
 
 // SecurityScheme is one security scheme. For OAuth2, Scopes holds every scope of its flows with
@@ -44,8 +48,11 @@ type Operation struct {
 	Summary     string
 	Description string
 	Deprecated  bool
+	Tags        []string
 	Parameters  []Parameter
 	RequestBody *RequestBody
+	// Responses are the documented responses by status code ("200", "4XX", "default"), sorted.
+	Responses []Response
 	// Security lists the alternatives (any one suffices); each alternative lists requirements
 	// that all apply. Empty: no security requirement (callable signed out).
 	Security [][]SecurityRequirement
@@ -81,8 +88,18 @@ type Parameter struct {
 // RequestBody is the operation's request body.
 type RequestBody struct {
 	Required     bool
+	Description  string
 	ContentTypes []string
-	Schema       json.RawMessage // of application/json when present
+	// Schema is the JSON schema of application/json (or another JSON media type) when present,
+	// as the description writes it: local $refs to components.schemas stay references
+	// (Description.Detail lists the schemas they name).
+	Schema json.RawMessage
+}
+
+// Response is one documented response of an operation.
+type Response struct {
+	Status, Description string
+	Schema              json.RawMessage // of a JSON media type, when present (local $refs kept)
 }
 
 // SecurityRequirement is one scheme of a requirement with the scopes it needs.
@@ -99,6 +116,12 @@ type Scope struct {
 
 // Operation returns the operation with this ID.
 func (d *Description) Operation(id string) (*Operation, bool) {
+	if d.p != nil {
+		if i, ok := d.p.byID[id]; ok && i < len(d.Operations) && d.Operations[i].ID == id {
+			return &d.Operations[i], true
+		}
+		return nil, false
+	}
 	for i := range d.Operations {
 		if d.Operations[i].ID == id {
 			return &d.Operations[i], true
@@ -125,41 +148,29 @@ func (e *descError) Error() string {
 func (e *descError) Unwrap() error        { return e.err }
 func (e *descError) Is(target error) bool { return target == ErrDescription }
 
-// FetchOpenAPI fetches and reads the description of an openapi entry of poppy.json. The request
-// carries no Session header and no credentials (a description is not a Session destination,
-// spec 5.2) and is never redirected; the body is read up to 4 MiB.
+// MaxDescription is the largest OpenAPI description the engine reads: 32 MiB, more than twice
+// the largest public descriptions of today (GitHub's REST API for api.github.com, 13 MB; for
+// GitHub Enterprise Cloud, 14 MB). A larger one is refused with an error naming the limit.
+const MaxDescription = 32 << 20
+
+// FetchOpenAPI returns the description of an openapi entry of poppy.json, seen through this
+// Client's Session destinations. With Config.Descriptions (the engine's), the document is
+// fetched once per version and kept by the RFC 9111 rules (Descriptions.Get); without, it is
+// fetched and parsed on every call. The request carries no Session header and no credentials (a
+// description is not a Session destination, spec 5.2) and is never redirected; at most
+// MaxDescription bytes are read.
 func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Description, error) {
+	if c.cfg.Descriptions != nil {
+		return c.cfg.Descriptions.Get(ctx, api, c.cfg.Destinations)
+	}
 	if api.Type != "openapi" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not openapi", api.URL, api.Type)
 	}
-	u, err := transport.CheckURL(api.URL)
+	res, err := fetchDescription(ctx, c.cfg.Transport, api.URL, "")
 	if err != nil {
-		return nil, &descError{url: api.URL, msg: "is not an HTTPS URL (spec 3)", err: err}
+		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "cannot be requested", err: err}
-	}
-	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.1")
-	resp, err := c.cfg.Transport.NoRedirectClient().Do(req)
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "could not be fetched", err: err}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return nil, &descError{url: api.URL, msg: fmt.Sprintf("answered a redirect (HTTP %d to %q), which the engine does not follow; the Company should list the final URL in poppy.json", resp.StatusCode, resp.Header.Get("Location"))}
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &descError{url: api.URL, msg: fmt.Sprintf("answered HTTP %d instead of the description", resp.StatusCode)}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "could not be read", err: err}
-	}
-	if len(body) > maxBody {
-		return nil, &descError{url: api.URL, msg: "is larger than the 4 MiB the engine reads"}
-	}
-	d, err := ParseOpenAPI(ctx, api.URL, body, c.cfg.Destinations)
+	d, err := ParseOpenAPI(ctx, api.URL, res.body, c.cfg.Destinations)
 	if err != nil {
 		return nil, err
 	}
@@ -167,136 +178,93 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 	return d, nil
 }
 
+// fetched is one answer to a description request.
+type fetchedDesc struct {
+	notModified bool
+	body        []byte
+	header      http.Header
+}
+
+// fetchDescription GETs a description without the Session header, never redirected, with
+// If-None-Match when etag is set.
+func fetchDescription(ctx context.Context, tr *transport.Transport, raw, etag string) (*fetchedDesc, error) {
+	u, err := transport.CheckURL(raw)
+	if err != nil {
+		return nil, &descError{url: raw, msg: "is not an HTTPS URL (spec 3)", err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &descError{url: raw, msg: "cannot be requested", err: err}
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.1")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	resp, err := tr.NoRedirectClient().Do(req)
+	if err != nil {
+		return nil, &descError{url: raw, msg: "could not be fetched", err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && etag != "" {
+		return &fetchedDesc{notModified: true, header: resp.Header}, nil
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("answered a redirect (HTTP %d to %q), which the engine does not follow; the Company should list the final URL in poppy.json", resp.StatusCode, resp.Header.Get("Location"))}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("answered HTTP %d instead of the description", resp.StatusCode)}
+	}
+	if resp.ContentLength > MaxDescription {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("is %d bytes, larger than the %d MiB the engine reads (apis.MaxDescription); the Company should split its API into smaller descriptions", resp.ContentLength, MaxDescription>>20)}
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxDescription+1)); err != nil {
+		return nil, &descError{url: raw, msg: "could not be read", err: err}
+	}
+	if buf.Len() > MaxDescription {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("is larger than the %d MiB the engine reads (apis.MaxDescription); the Company should split its API into smaller descriptions", MaxDescription>>20)}
+	}
+	return &fetchedDesc{body: buf.Bytes(), header: resp.Header}, nil
+}
+
 // ParseOpenAPI reads an OpenAPI 3.0 or 3.1 description (JSON or YAML) fetched from descURL.
 // External $refs are refused. Operations whose URL is not HTTPS or not one of dest are listed
 // with Unavailable set.
 func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transport.Destinations) (*Description, error) {
+	p, err := parseOpenAPI(descURL, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.view(dest), nil
+}
+
+func parseOpenAPI(descURL string, data []byte) (*parsed, error) {
 	base, err := transport.CheckURL(descURL)
 	if err != nil {
 		return nil, &descError{url: descURL, msg: "is not an HTTPS URL (spec 3)", err: err}
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false // never fetch another URL or file for a $ref
-	loader.Context = ctx
-	doc, err := loader.LoadFromData(data)
-	if err != nil {
-		return nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
-	}
-	mm := doc.OpenAPIMajorMinor()
-	if mm != "3.0" && mm != "3.1" {
-		return nil, &descError{url: descURL, msg: fmt.Sprintf("declares OpenAPI %q; spec 7 lists OpenAPI 3.0 and 3.1", doc.OpenAPI)}
-	}
-	d := &Description{URL: descURL, OpenAPI: doc.OpenAPI, Schemes: map[string]SecurityScheme{}}
-	if doc.Info != nil {
-		d.Title, d.Version = doc.Info.Title, doc.Info.Version
-	}
-	if doc.Components != nil {
-		for name, ref := range doc.Components.SecuritySchemes {
-			if ref == nil || ref.Value == nil {
-				continue
-			}
-			v := ref.Value
-			ss := SecurityScheme{Name: name, Type: v.Type, Description: v.Description}
-			if v.Flows != nil {
-				ss.Scopes = map[string]string{}
-				for _, f := range []*openapi3.OAuthFlow{v.Flows.AuthorizationCode, v.Flows.Implicit, v.Flows.Password, v.Flows.ClientCredentials} {
-					if f == nil {
-						continue
-					}
-					for k, desc := range f.Scopes {
-						if _, seen := ss.Scopes[k]; !seen {
-							ss.Scopes[k] = desc
-						}
-					}
-				}
-			}
-			d.Schemes[name] = ss
-		}
-	}
-	if doc.Paths == nil {
-		return d, nil
-	}
-	paths := doc.Paths.Map()
-	keys := make([]string, 0, len(paths))
-	for k := range paths {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, p := range keys {
-		item := paths[p]
-		if item == nil {
+	return parse(descURL, base, data)
+}
+
+// view is the Description of p for a Company whose Session destinations are dest: every
+// operation whose URL is not one of them is Unavailable (spec 5.2).
+func (p *parsed) view(dest *transport.Destinations) *Description {
+	d := &Description{URL: p.url, OpenAPI: p.openAPI, Title: p.title, Version: p.version, Schemes: p.schemes, Tags: p.tags,
+		Operations: make([]Operation, len(p.operations)), p: p}
+	copy(d.Operations, p.operations)
+	for i := range d.Operations {
+		o := &d.Operations[i]
+		if o.Unavailable != "" {
 			continue
 		}
-		ops := item.Operations()
-		methods := make([]string, 0, len(ops))
-		for m := range ops {
-			methods = append(methods, m)
-		}
-		sort.Strings(methods)
-		for _, m := range methods {
-			op := ops[m]
-			if op == nil {
-				continue
-			}
-			o := Operation{ID: op.OperationID, Method: strings.ToUpper(m), Path: p, Summary: op.Summary, Description: op.Description, Deprecated: op.Deprecated}
-			if o.ID == "" {
-				o.ID = o.Method + " " + p
-			}
-			servers := doc.Servers
-			if len(item.Servers) > 0 {
-				servers = item.Servers
-			}
-			if op.Servers != nil && len(*op.Servers) > 0 {
-				servers = *op.Servers
-			}
-			o.ServerURL, o.Unavailable = resolveServer(base, servers)
-			if o.Unavailable == "" {
-				if u, err := url.Parse(o.ServerURL + placeholderPath(p)); err != nil || !dest.Allows(u) {
-					o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2), so the engine will not send the Session JWT there", o.ServerURL, p)
-				}
-			}
-			o.Parameters = parameters(item.Parameters, op.Parameters)
-			if op.RequestBody != nil && op.RequestBody.Value != nil {
-				rb := &RequestBody{Required: op.RequestBody.Value.Required}
-				for ct, mt := range op.RequestBody.Value.Content {
-					rb.ContentTypes = append(rb.ContentTypes, ct)
-					if isJSON(ct) && mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
-						rb.Schema, _ = json.Marshal(mt.Schema.Value)
-					}
-				}
-				sort.Strings(rb.ContentTypes)
-				o.RequestBody = rb
-			}
-			sec := doc.Security
-			if op.Security != nil {
-				sec = *op.Security
-			}
-			for _, alt := range sec {
-				var reqs []SecurityRequirement
-				names := make([]string, 0, len(alt))
-				for n := range alt {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				for _, n := range names {
-					ss := d.Schemes[n]
-					r := SecurityRequirement{Scheme: n, Type: ss.Type}
-					for _, sc := range alt[n] {
-						r.Scopes = append(r.Scopes, Scope{Name: sc, Description: ss.Scopes[sc]})
-					}
-					reqs = append(reqs, r)
-				}
-				if len(reqs) == 0 {
-					// {} is an alternative without any requirement: the operation is optional-auth.
-					o.Security = nil
-					break
-				}
-				o.Security = append(o.Security, reqs)
-			}
-			d.Operations = append(d.Operations, o)
+		if u, err := url.Parse(o.ServerURL + placeholderPath(o.Path)); err != nil || !dest.Allows(u) {
+			o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2), so the engine will not send the Session JWT there", o.ServerURL, o.Path)
 		}
 	}
-	return d, nil
+	return d
 }
 
 func isJSON(ct string) bool {
@@ -304,48 +272,18 @@ func isJSON(ct string) bool {
 	return ct == "application/json" || strings.HasSuffix(ct, "+json")
 }
 
-func parameters(lists ...openapi3.Parameters) []Parameter {
-	var out []Parameter
-	idx := map[string]int{}
-	for _, l := range lists { // operation parameters override path-item ones (OpenAPI 3.1 §4.8.9)
-		for _, ref := range l {
-			if ref == nil || ref.Value == nil {
-				continue
-			}
-			v := ref.Value
-			p := Parameter{Name: v.Name, In: v.In, Description: v.Description, Required: v.Required || v.In == "path"}
-			if v.Schema != nil && v.Schema.Value != nil {
-				p.Schema, _ = json.Marshal(v.Schema.Value)
-			}
-			k := v.In + "\x00" + v.Name
-			if i, ok := idx[k]; ok {
-				out[i] = p
-				continue
-			}
-			idx[k] = len(out)
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // resolveServer returns the first server URL (variables at their defaults) resolved against the
 // description URL that is HTTPS, or the reason none is (spec 3 "HTTPS"). Without servers, the
 // server is "/" (OpenAPI 3.1 §4.8.1).
-func resolveServer(base *url.URL, servers openapi3.Servers) (string, string) {
+func resolveServer(base *url.URL, servers []oaServer) (string, string) {
 	if len(servers) == 0 {
-		servers = openapi3.Servers{{URL: "/"}}
+		servers = []oaServer{{URL: "/"}}
 	}
 	var reasons []string
 	for _, s := range servers {
-		if s == nil {
-			continue
-		}
 		raw := s.URL
 		for name, v := range s.Variables {
-			if v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-			}
+			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
 		}
 		ref, err := url.Parse(raw)
 		if err != nil {

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -114,9 +113,6 @@ type Queue struct {
 	log *slog.Logger
 	now func() time.Time
 
-	descMu sync.Mutex
-	descs  map[string]*apis.Description // OpenAPI descriptions by URL
-
 	locksMu sync.Mutex
 	locks   map[string]*keyLock
 
@@ -158,8 +154,7 @@ func New(cfg Config) (*Queue, error) {
 	if cfg.MaxPoll <= 0 {
 		cfg.MaxPoll = DefaultMaxPoll
 	}
-	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, descs: map[string]*apis.Description{},
-		locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil
+	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -312,69 +312,9 @@ func (t *tools) account(ctx context.Context, c *discovery.Company, given *string
 	return "", nil
 }
 
+// listOperations pages and filters the operations (operations_tools.go).
 func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply {
-	var a struct {
-		Company string `json:"company"`
-		API     string `json:"api"`
-	}
-	if r := DecodeArgs(raw, &a); r != nil {
-		return r
-	}
-	c, r := t.company(ctx, a.Company)
-	if r != nil {
-		return r
-	}
-	api, r := pickAPI(c, "openapi", a.API, "api")
-	if r != nil {
-		return r
-	}
-	d, err := t.d.Actions.Operations(ctx, c.Identifier, api)
-	if err != nil {
-		return errorReply(err, c, a.Company)
-	}
-	ops := []any{}
-	for _, o := range d.Operations {
-		m := map[string]any{"operation_id": o.ID, "method": o.Method, "path": o.Path, "summary": o.Summary}
-		if o.Description != "" {
-			m["description"] = o.Description
-		}
-		var params []any
-		for _, p := range o.Parameters {
-			pm := map[string]any{"name": p.Name, "in": p.In, "required": p.Required}
-			if p.Description != "" {
-				pm["description"] = p.Description
-			}
-			if len(p.Schema) > 0 {
-				pm["schema"] = p.Schema
-			}
-			params = append(params, pm)
-		}
-		if params != nil {
-			m["parameters"] = params
-		}
-		if b := o.RequestBody; b != nil {
-			bm := map[string]any{"required": b.Required, "content_types": b.ContentTypes}
-			if len(b.Schema) > 0 {
-				bm["schema"] = b.Schema
-			}
-			m["request_body"] = bm
-		}
-		if sc := o.Scopes(); len(sc) > 0 {
-			m["scopes"] = sc
-		}
-		if o.Deprecated {
-			m["deprecated"] = true
-		}
-		if o.Unavailable != "" {
-			m["unavailable"] = o.Unavailable
-		}
-		ops = append(ops, m)
-	}
-	return &Reply{Status: "done",
-		Message: fmt.Sprintf("%d operations. Call one with call_api_operation (company, operation_id, path_params, query, body). Operations that change something may need the user's approval in Poppydesk; operations listed with \"unavailable\" cannot be called.", len(ops)),
-		Fields:  map[string]any{"api": api.URL},
-		Company: c.Identifier, CompanyName: c.Organization.Name,
-		Data: map[string]any{"title": d.Title, "version": d.Version, "description": d.APIDescribe, "operations": ops}}
+	return t.listOperationsPage(ctx, raw)
 }
 
 func (t *tools) listTools(ctx context.Context, raw json.RawMessage) *Reply {

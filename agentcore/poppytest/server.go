@@ -93,6 +93,8 @@ type Server struct {
 	dpopNonce string
 	// apiOwnResource: the Orders API (/api/...) accepts only tokens for APIResource (SetAPIResource).
 	apiOwnResource bool
+	// extraAPIs are the OpenAPI descriptions AddOpenAPI serves besides the Shop API (extra_api.go).
+	extraAPIs []*extraAPI
 
 	// The state of the authorization server, the Operations extension, the browser-session
 	// endpoint and the Company Agent belong to this Server, so they end with it (stateOnce
