@@ -103,7 +103,9 @@ func TestGitHubAPIThroughTheModel(t *testing.T) {
 	}{
 		{"tag", map[string]any{"tag": "issues", "limit": 200}, "issues/create", func(l string) bool { return strings.Contains(l, "issues") }, 0},
 		{"path prefix", map[string]any{"path_prefix": "/repos/{owner}/{repo}/issues/{issue_number}/comments"}, "issues/list-comments",
-			func(l string) bool { return strings.Contains(l, " /repos/{owner}/{repo}/issues/{issue_number}/comments") }, 0},
+			func(l string) bool {
+				return strings.Contains(l, " /repos/{owner}/{repo}/issues/{issue_number}/comments")
+			}, 0},
 		{"words", map[string]any{"query": "Create an ISSUE"}, "issues/create", func(l string) bool {
 			l = strings.ToLower(l)
 			return strings.Contains(l, "create") && strings.Contains(l, "an") && strings.Contains(l, "issue")
