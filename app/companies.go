@@ -69,8 +69,23 @@ func (c *Companies) List() (CompanyList, error) {
 	if err != nil {
 		return CompanyList{}, fmt.Errorf("reading the known Companies failed: %w", err)
 	}
+	// One listing of the keyring says which Companies have a signed-in account; only those are
+	// asked for their accounts (each asks the keyring again), so 200 Companies cost one listing.
+	pairs, perr := c.h.secrets.Companies(ctx)
+	withAccount := map[string]bool{}
+	for _, p := range pairs {
+		if p[1] != "" {
+			withAccount[p[0]] = true
+		}
+	}
 	out := CompanyList{Companies: []CompanyEntry{}}
 	for _, id := range ids {
+		if perr == nil && !withAccount[id] {
+			if co, err := c.h.engine.Company(ctx, id); err == nil {
+				out.Companies = append(out.Companies, CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}})
+				continue
+			}
+		}
 		co, err := c.h.engine.Company(ctx, id)
 		if err != nil {
 			c.h.log.Warn("a stored Company could not be read", "company", id, "error", err.Error())

@@ -8,6 +8,8 @@ export function CheckOutcome(arg1:string):Promise<app.Outcome>;
 
 export function Decline(arg1:string,arg2:string):Promise<void>;
 
+export function Earlier(arg1:string,arg2:number):Promise<app.ApprovalPage>;
+
 export function ExampleAgent():Promise<app.ExampleAgentRun>;
 
 export function Get(arg1:string):Promise<app.ApprovalItem>;

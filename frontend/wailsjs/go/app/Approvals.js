@@ -14,6 +14,10 @@ export function Decline(arg1, arg2) {
   return window['go']['app']['Approvals']['Decline'](arg1, arg2);
 }
 
+export function Earlier(arg1, arg2) {
+  return window['go']['app']['Approvals']['Earlier'](arg1, arg2);
+}
+
 export function ExampleAgent() {
   return window['go']['app']['Approvals']['ExampleAgent']();
 }
