@@ -183,9 +183,13 @@ func (w *soakWorld) cycle(t *testing.T, ctx context.Context, n int) {
 		t.Fatalf("browser_screenshot: %s", toolText(r))
 	}
 
-	// The reference Company keeps every request it received for the tests to read; this test
-	// reads none, so they go (they are the test's memory, not Poppydesk's).
+	// The reference Company keeps every request it received, and the cycle's order, operation
+	// and closed conversation; this test reads none of them again, so they go (they are the
+	// Company's memory, in this process, not Poppydesk's).
 	s.ResetRequests()
+	if s.ForgetFinished(order) < 3 {
+		t.Fatalf("the reference Company kept nothing of cycle %d to forget", n)
+	}
 }
 
 // checkLog: the debug log is within its rotation limits (the current file at most soakLogMax,
