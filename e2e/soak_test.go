@@ -13,6 +13,9 @@ package e2e
 // soak runs for as long as POPPYDESK_SOAK says, e.g. POPPYDESK_SOAK=10m:
 //
 //	POPPYDESK_REQUIRE_E2E=1 POPPYDESK_SOAK=10m go test -run TestSoak -timeout 15m -v ./e2e/
+//
+// POPPYDESK_SOAK_HEAPDIR=dir also writes heap profiles there after the warm-up and at the end, to
+// compare with `go tool pprof -base dir/heap-warm.pb.gz dir/heap-end.pb.gz`.
 
 import (
 	"context"
@@ -22,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +74,24 @@ type soakLevel struct {
 
 func (l soakLevel) String() string {
 	return fmt.Sprintf("heap %.1f MiB, %d goroutines, %d open files", float64(l.heap)/(1<<20), l.goroutines, l.files)
+}
+
+// heapProfile writes a heap profile to POPPYDESK_SOAK_HEAPDIR/heap-NAME.pb.gz, when it is set.
+func heapProfile(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("POPPYDESK_SOAK_HEAPDIR")
+	if dir == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(dir, "heap-"+name+".pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func measure(t *testing.T) soakLevel {
@@ -220,6 +242,9 @@ func (w *soakWorld) checkLog(t *testing.T) (rotated bool) {
 // files at their level, and the log rotates within its limits.
 func TestSoak(t *testing.T) {
 	_, chromium := prerequisites(t)
+	if os.Getenv("POPPYDESK_SOAK_HEAPDIR") != "" {
+		runtime.MemProfileRate = 4 << 10 // fine enough to see a few KiB a cycle
+	}
 	long := time.Duration(0)
 	if v := os.Getenv("POPPYDESK_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -278,6 +303,7 @@ func TestSoak(t *testing.T) {
 		took := time.Since(cs)
 		if n == soakWarmup {
 			base = measure(t)
+			heapProfile(t, "warm")
 			t.Logf("cycle %d (%s): level after the warm-up: %s", n, took.Round(time.Millisecond), base)
 		} else if n > soakWarmup {
 			l, ok := settle(t, base)
@@ -290,6 +316,7 @@ func TestSoak(t *testing.T) {
 		rotated = w.checkLog(t) || rotated
 		if long == 0 && n >= soakShortCycles || long > 0 && time.Since(start) >= long {
 			t.Logf("%d cycles in %s", n, time.Since(start).Round(time.Second))
+			heapProfile(t, "end")
 			break
 		}
 	}
