@@ -7,7 +7,7 @@ export PATH := $(GOBIN):$(PATH)
 TAGS := webkit2_41
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo test bootstrap build package frontend run clean
+.PHONY: demo test bench bootstrap build package frontend run clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -34,6 +34,11 @@ run: build
 
 test:
 	scripts/test.sh
+
+# Every package's benchmarks in a short run; the ratios against their baselines as one table
+# (scripts/bench.sh; BENCHTIME=1000x for steadier numbers).
+bench:
+	scripts/bench.sh
 
 clean:
 	rm -rf build/bin build/poppydesk_*.deb frontend/dist out

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
@@ -33,6 +35,37 @@ type ActivityInfo struct {
 // Activity is the bound service that lists the model's requests (the Host's agentcore/modelapi
 // ring; the Host emits EventActivity when one is added). It decides nothing and changes nothing.
 type Activity struct{ h *Host }
+
+// FeedbackReport is one report of a task Poppydesk could not do, as it was sent to a Company
+// (spec 9.3), for the Inspector: the text exactly as sent, after Poppydesk removed identifiers,
+// contact details and secrets.
+type FeedbackReport struct {
+	Company     string `json:"company"`
+	Task        string `json:"task"`
+	Description string `json:"description"`
+	// Status is "sending", "accepted" or "alternative" (the Company answered with another way).
+	Status string `json:"status"`
+	At     string `json:"at"` // RFC 3339, UTC
+}
+
+// Reports lists every report sent to a Company, newest first.
+func (a *Activity) Reports() ([]FeedbackReport, error) {
+	out := []FeedbackReport{}
+	if a.h == nil || a.h.coverage == nil {
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(a.h.Context(), 10*time.Second)
+	defer cancel()
+	rs, err := a.h.coverage.Reports(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("reading the reports sent to Companies failed: %w", err)
+	}
+	for _, r := range rs {
+		out = append(out, FeedbackReport{Company: r.Company, Task: r.Task, Description: r.Description, Status: r.Status,
+			At: r.Created.UTC().Format(time.RFC3339)})
+	}
+	return out, nil
+}
 
 // List returns up to limit entries, newest first (limit <= 0 or > 500: 200).
 func (a *Activity) List(limit int) []ActivityEntry {

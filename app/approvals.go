@@ -104,7 +104,11 @@ type ApprovalItem struct {
 	Interface     string `json:"interface"`
 	State         string `json:"state"`
 	// Decidable is true while the user can approve or decline (pending and not expired).
-	Decidable bool                 `json:"decidable"`
+	Decidable bool `json:"decidable"`
+	// Violation says, in Poppydesk's words, which rule of the Operations extension the Company
+	// broke for this approval (for example other terms under a revision it had already used,
+	// Operations 3): it can't be approved and nothing more is sent. "" when none.
+	Violation string               `json:"violation"`
 	Current   ApprovalRevision     `json:"current"`
 	Previous  *ApprovalRevision    `json:"previous"`
 	Changes   *operations.Changes  `json:"changes"`
@@ -119,7 +123,7 @@ func (a *Approvals) call() (context.Context, context.CancelFunc, error) {
 	if err := a.h.refusal(); err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(a.h.Context(), approvalsTimeout)
+	ctx, cancel := context.WithTimeout(windowCause(a.h.Context()), approvalsTimeout)
 	return ctx, cancel, nil
 }
 
@@ -324,6 +328,7 @@ func approvalItemOf(it *approvals.Item, now time.Time) ApprovalItem {
 		Interface:     it.Interface,
 		State:         it.State,
 		Decidable:     decidable(it, now),
+		Violation:     it.Violation,
 		Current:       convertRevision(&it.Current),
 		Changes:       it.Changes,
 		Warnings:      it.Warnings,

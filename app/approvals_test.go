@@ -11,6 +11,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // The queue's conversions for the window. The real queue behind the window's Approvals service
@@ -134,17 +135,12 @@ func BenchmarkApprovalsList(b *testing.B) {
 	for i := range 50 {
 		src = append(src, sampleItem("a"+strconv.Itoa(i), "pending", t0.Add(time.Minute)))
 	}
-	b.Run("baseline copy", func(b *testing.B) {
-		for b.Loop() {
-			_ = append([]approvals.Item(nil), src...)
+	benchratio.Run(b, "convert", "copy", func(*testing.B) {
+		out := make([]ApprovalItem, 0, len(src))
+		for i := range src {
+			out = append(out, approvalItemOf(&src[i], t0))
 		}
-	})
-	b.Run("convert", func(b *testing.B) {
-		for b.Loop() {
-			out := make([]ApprovalItem, 0, len(src))
-			for i := range src {
-				out = append(out, approvalItemOf(&src[i], t0))
-			}
-		}
+	}, func(*testing.B) {
+		_ = append([]approvals.Item(nil), src...)
 	})
 }

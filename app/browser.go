@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/base64"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"slices"
 	"time"
 )
@@ -68,7 +69,7 @@ func (b *Browser) ShowWindow() error {
 	if b.h == nil {
 		return errNotConnected
 	}
-	ctx, cancel := context.WithTimeout(b.h.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(inspect.WithCause(b.h.Context(), inspect.Cause{Kind: inspect.CauseWindow, Name: "Browser.ShowWindow"}), 60*time.Second)
 	defer cancel()
 	return b.h.showBrowser(ctx)
 }

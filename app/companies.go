@@ -1,6 +1,6 @@
 package app
 
-// The Companies screen's service (spec 3, 3.2, 4.6, 5.5) and the Company logo fetcher.
+// The Companies screen's service (spec 3, 3.2, 4.6, 5.5, 9.1) and the Company logo fetcher.
 
 import (
 	"bytes"
@@ -16,7 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -33,6 +35,51 @@ type CompanyEntry struct {
 	Accounts []oauth.AccountStatus `json:"accounts"`
 	// Problem says why the entry is incomplete (e.g. the keyring could not be read).
 	Problem string `json:"problem,omitempty"`
+	// ExcludedTasks are the tasks the Company chose not to offer through the protocol, with the
+	// other way it gives, in plain words (spec 9.1, 9.2): the Company's text, shown as text.
+	ExcludedTasks []ExcludedTaskEntry `json:"excludedTasks"`
+	// ExcludedTasksProblem says why they could not be read ("" when they could, or when the
+	// Company lists none).
+	ExcludedTasksProblem string `json:"excludedTasksProblem,omitempty"`
+}
+
+// ExcludedTaskEntry is one task a Company chose not to offer, for the Companies screen.
+type ExcludedTaskEntry struct {
+	Task string `json:"task"`
+	// Alternative is the other way the Company gives, in plain words ("" when none).
+	Alternative string `json:"alternative"`
+}
+
+// excludedTaskEntries turns the excluded tasks into the screen's words: the Company's
+// instructions, the pages it points to, and how many API operations or tools it points the agent
+// to (the model's tools check those against the Company's descriptions).
+func excludedTaskEntries(x *coverage.ExcludedTasks) []ExcludedTaskEntry {
+	out := []ExcludedTaskEntry{}
+	for _, t := range x.Tasks {
+		e := ExcludedTaskEntry{Task: t.Task}
+		if a := t.Alternative; a != nil {
+			var parts []string
+			if a.Instructions != "" {
+				parts = append(parts, a.Instructions)
+			}
+			agent := 0
+			for _, r := range a.References {
+				if r.Type == coverage.RefWeb {
+					parts = append(parts, "On the web: "+r.URL)
+				} else {
+					agent++
+				}
+			}
+			if agent == 1 {
+				parts = append(parts, "The Company also points your agent to one of its API operations or tools.")
+			} else if agent > 1 {
+				parts = append(parts, fmt.Sprintf("The Company also points your agent to %d of its API operations or tools.", agent))
+			}
+			e.Alternative = strings.Join(parts, " ")
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // CompanyList is the Companies screen.
@@ -41,12 +88,24 @@ type CompanyList struct {
 }
 
 func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.h.Context(), d)
+	return context.WithTimeout(windowCause(c.h.Context()), d)
 }
 
-func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
-	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}}
-	if co.Issuer == "" {
+// entry is co's entry on the Companies screen; with readAccounts false (the keyring holds no
+// account of it) its accounts are not asked for.
+func (c *Companies) entry(ctx context.Context, co *discovery.Company, readAccounts bool) CompanyEntry {
+	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}}
+	if c.h.coverage != nil && co.Channels.ExcludedTasks != nil {
+		xctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		x, err := c.h.coverage.ExcludedTasks(xctx, co)
+		cancel()
+		if err != nil {
+			e.ExcludedTasksProblem = "Poppydesk could not read the tasks this Company does not offer: " + err.Error()
+		} else {
+			e.ExcludedTasks = excludedTaskEntries(x)
+		}
+	}
+	if co.Issuer == "" || !readAccounts {
 		return e
 	}
 	accts, err := c.h.oauth.Accounts(ctx, co.Identifier)
@@ -82,7 +141,7 @@ func (c *Companies) List() (CompanyList, error) {
 	for _, id := range ids {
 		if perr == nil && !withAccount[id] {
 			if co, err := c.h.engine.Company(ctx, id); err == nil {
-				out.Companies = append(out.Companies, CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}})
+				out.Companies = append(out.Companies, c.entry(ctx, co, false))
 				continue
 			}
 		}
@@ -93,7 +152,7 @@ func (c *Companies) List() (CompanyList, error) {
 				Accounts: []oauth.AccountStatus{}, Problem: "Poppydesk could not read what it stored about this Company; discover its domain again. (" + err.Error() + ")"})
 			continue
 		}
-		out.Companies = append(out.Companies, c.entry(ctx, co))
+		out.Companies = append(out.Companies, c.entry(ctx, co, true))
 	}
 	slices.SortFunc(out.Companies, func(a, b CompanyEntry) int {
 		return strings.Compare(strings.ToLower(a.Company.Name+"\x00"+a.Company.Identifier), strings.ToLower(b.Company.Name+"\x00"+b.Company.Identifier))
@@ -117,10 +176,20 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 	defer cancel()
 	co, err := c.h.engine.Discover(ctx, domain)
 	if err != nil {
+		if ce, ok := discovery.AsCheckError(err); ok && c.h.findings != nil {
+			f := inspect.FromCheckError(ce)
+			f.Company = domain
+			c.h.findings.Add(f)
+		}
+		if hint := discovery.DeveloperHint(err, domain); hint != "" {
+			hint = strings.NewReplacer("add it with --dev-company "+domain, "add "+domain+" in Settings → Developer mode",
+				"give its certificate with --dev-ca FILE and the Company with --dev-company "+domain, "add "+domain+" and its CA file in Settings → Developer mode").Replace(hint)
+			return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w. %s", domain, err, hint)
+		}
 		return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w", domain, err)
 	}
 	c.h.relay.Emit(EventCompaniesChanged)
-	return c.entry(ctx, co), nil
+	return c.entry(ctx, co, true), nil
 }
 
 // SignOut revokes every refresh token held for the account at the Company and deletes its

@@ -157,7 +157,7 @@ func (c *Conversations) call() (context.Context, context.CancelFunc, *conversati
 	if err := c.h.refusal(); err != nil {
 		return nil, nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(c.h.Context(), conversationsTimeout)
+	ctx, cancel := context.WithTimeout(windowCause(c.h.Context()), conversationsTimeout)
 	return ctx, cancel, c.h.conversations, nil
 }
 

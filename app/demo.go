@@ -84,9 +84,23 @@ func (h *Host) startDemo(ctx context.Context) error {
 	if h.cfg.Demo == nil {
 		return nil
 	}
-	srv, err := poppytest.New(poppytest.Options{Logger: h.log, Listen: h.cfg.Demo.Listen, Faults: h.cfg.Demo.Faults, Now: h.now})
+	// Company Agent faults are switched on after the start (poppytest.SetAnyFault).
+	var faults, agentFaults []string
+	for _, f := range h.cfg.Demo.Faults {
+		if slices.Contains(poppytest.AgentFaults, f) {
+			agentFaults = append(agentFaults, f)
+		} else {
+			faults = append(faults, f)
+		}
+	}
+	srv, err := poppytest.New(poppytest.Options{Logger: h.log, Listen: h.cfg.Demo.Listen, Faults: faults, Now: h.now})
 	if err != nil {
 		return err
+	}
+	for _, f := range agentFaults {
+		if err := srv.SetAgentFault(f, true); err != nil {
+			return err
+		}
 	}
 	// The reference Company stops at its place in Close, after the parts that talk to it (the
 	// approval queue ends its MCP sessions there), not when the Host's root context ends.
@@ -110,7 +124,7 @@ func (d *demoCompany) clientID() string { return d.srv.URL(poppytest.AgentHost, 
 
 func (d *demoCompany) developer() Developer {
 	cc := d.srv.ClientConfig()
-	return Developer{Hosts: cc.DevHosts, RootCAs: cc.DevRootCAs}
+	return Developer{Companies: []string{d.srv.Domain}, Hosts: cc.DevHosts, RootCAs: cc.DevRootCAs, CAFile: "(the demo's generated CA)"}
 }
 
 // spki is the reference Company's certificate key, which the controlled browser trusts exactly

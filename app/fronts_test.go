@@ -377,7 +377,7 @@ func TestExampleAgentFront(t *testing.T) {
 	said := func(r app.ExampleAgentRun, sub string) bool {
 		return slices.ContainsFunc(r.Lines, func(l string) bool { return strings.Contains(l, sub) })
 	}
-	if r := a.ExampleAgent(); !r.Running || !said(r, "→ discover_company: done") {
+	if r := a.ExampleAgent(); !r.Running || !said(r, "→ discover_company: ok") {
 		t.Errorf("while it waits: %+v", r)
 	}
 	if _, err := a.Approve(items[0].ID, items[0].Current.Revision, items[0].Current.Digest); err != nil {

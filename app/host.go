@@ -17,8 +17,10 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
@@ -62,6 +64,10 @@ type Config struct {
 	ClientID string
 	// ClientName is the client_name of the published metadata ("": "Poppydesk").
 	ClientName string
+	// Operator is the base URL of an operator that publishes the identity and signs blindly for
+	// this device (spec 10.7); the device's enrollment with it is read from the keyring. "": the
+	// one recorded under [SettingOperator], if any, else the self-operated identity (ClientID).
+	Operator string
 	// Developer names the hosts that may be reached on loopback and the CAs trusted for them
 	// only. Zero: production rules (spec 3: HTTPS, public addresses, the system's roots).
 	Developer Developer
@@ -91,11 +97,20 @@ const NoSocket = "-"
 // Developer is developer mode: the hosts of Companies under development and the certificate
 // authorities trusted for them only.
 type Developer struct {
+	// Companies are the domains (host[:port]) of the Companies under development, as the
+	// developer named them (host_devmode.go); shown in the window's badge.
+	Companies []string
 	// Hosts are host names (no port) that map to 127.0.0.1; "*.suffix" matches subdomains.
-	// Only they may reach loopback.
+	// Only they may reach loopback ([DeveloperHosts] derives them from Companies).
 	Hosts []string
-	// RootCAs are trusted for Hosts only, never for another host.
+	// RootCAs are trusted for Hosts only, never for another host; CAFile is where they came
+	// from ("" when given directly).
 	RootCAs []*x509.Certificate
+	CAFile  string
+	// AgentListen is the loopback address where Poppydesk serves its own client metadata for
+	// the developer's Company ("": it serves none, as with the reference Company in tests,
+	// which serves it on agent.localhost).
+	AgentListen string
 }
 
 // On reports whether developer mode names any host.
@@ -112,6 +127,9 @@ type Tuning struct {
 	DirectTimeout time.Duration
 	// Observer sees every exchange of the engine's transport (after the exchange log).
 	Observer func(transport.Exchange)
+	// DocumentTimeout bounds each discovery, metadata and OAuth request (default
+	// transport.DefaultDocumentTimeout).
+	DocumentTimeout time.Duration
 }
 
 // Problem says why the engine does not run: no keyring, a locked keyring, or no identity. The
@@ -181,9 +199,14 @@ type Host struct {
 	keyring  string // what the window says about the keyring
 	problem  *Problem
 	clientID string
+	device   *store.DeviceBundle      // the operator enrollment in use (nil: self-operated)
+	remote   *identity.RemoteOperator // the operator's device side (nil: self-operated)
 
-	engine        *engine.Engine
-	oauth         *oauth.Client
+	engine *engine.Engine
+	oauth  *oauth.Client
+	// identifiers are the values seen in Companies' responses, kept out of feedback reports.
+	identifiers   *coverage.Seen
+	coverage      *coverage.Service
 	queue         *approvals.Queue
 	conversations *conversation.Manager
 	browsers      *browser.Manager
@@ -206,6 +229,14 @@ type Host struct {
 	signIn  signInFlows
 	agent   exampleAgent
 	seen    browserSeen
+
+	// Developer mode: the listener of Poppydesk's client metadata, the saved settings it was
+	// read from, and why saved settings could not be applied.
+	agentSrv   *agentServer
+	devSaved   DeveloperSettings
+	devProblem string
+	// findings are the rules Companies broke, as the engine noticed them (agentcore/inspect).
+	findings *inspect.Log
 
 	fronts Fronts
 	// started is closed when the start-up work (recovery, resumption) has finished.
@@ -244,9 +275,11 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		{"the data folder", h.openFolders},
 		{"the reference Company", h.startDemo},
 		{"the state database", h.openState},
+		{"developer mode", h.openDeveloper},
 		{"the secrets", h.openSecrets},
 		{"the identity", h.openIdentity},
 		{"the engine", h.openEngine},
+		{"the task coverage", h.openCoverage},
 		{"the approval queue", h.openQueue},
 		{"the conversations", h.openConversations},
 		{"the controlled browsers", h.openBrowsers},
@@ -412,6 +445,10 @@ func (h *Host) openIdentity(ctx context.Context) error {
 	id := h.cfg.ClientID
 	if h.demo != nil {
 		id = h.demo.clientID()
+	} else if err := h.chooseOperator(ctx); err != nil || h.problem != nil {
+		return err
+	} else if h.device != nil {
+		id = h.device.ClientID // spec 4.1: the operator's published identity
 	}
 	if id == "" {
 		v, err := h.state.GetSetting(ctx, SettingClientID)
@@ -435,7 +472,8 @@ func (h *Host) transportConfig() transport.Config {
 	if h.demo != nil {
 		dev = h.demo.developer()
 	}
-	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs, Sleep: h.cfg.Tuning.Sleep, Observer: h.cfg.Tuning.Observer}
+	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs, Sleep: h.cfg.Tuning.Sleep, Observer: h.cfg.Tuning.Observer,
+		DocumentTimeout: h.cfg.Tuning.DocumentTimeout}
 }
 
 func (h *Host) openEngine(ctx context.Context) error {
@@ -449,23 +487,90 @@ func (h *Host) openEngine(ctx context.Context) error {
 	if h.demo != nil {
 		name = "Poppydesk (demo)"
 	}
-	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: identity.Config{ClientID: h.clientID, ClientName: name},
-		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now})
+	// The identifiers in the Company's responses are kept out of feedback reports (spec 9.3).
+	h.identifiers = coverage.NewSeen(0)
+	h.findings = inspect.NewLog(0, h.now)
+	h.findings.OnChange(func(inspect.Finding) { h.relay.Emit(EventInspector) })
+	idc := identity.Config{ClientID: h.clientID, ClientName: name}
+	op, err := h.remoteOperator() // nil: the self-operated root key
+	if err != nil {
+		return fmt.Errorf("preparing the operator %s: %w", h.device.Operator, err)
+	}
+	if op != nil {
+		idc.ClientName, idc.JWKSURI = h.device.ClientName, h.device.JWKSURI
+	}
+	e, err := engine.New(engine.Config{Transport: h.transportConfig(), Identity: idc, Operator: op,
+		Secrets: h.secrets, State: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout,
+		OnExchange: h.exchangeRecorded})
 	if err != nil {
 		return err
 	}
 	h.onClose("the engine", e.Close)
-	oc, err := oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: h.secrets, Logger: e.Logger(), Now: h.now,
-		Sleep: h.cfg.Tuning.Sleep, DirectTimeout: h.cfg.Tuning.DirectTimeout})
-	if err != nil {
-		return fmt.Errorf("building the sign-in layer: %w", err)
-	}
-	e.SetOAuth(oc)
-	h.engine, h.oauth = e, oc
+	h.engine, h.oauth = e, e.OAuth()
+	h.mountAgent()
 	if h.demo != nil {
 		return h.demo.connect(ctx, h)
 	}
 	return nil
+}
+
+// openCoverage builds task coverage (spec 9) over the engine: excluded tasks, feedback reports
+// (recorded in the state database) and skills.
+func (h *Host) openCoverage(context.Context) error {
+	if h.problem != nil {
+		return nil
+	}
+	svc, err := coverage.New(coverage.Config{Engine: h.engine, Reports: h.state, Settings: h.state, Seen: h.identifiers,
+		Accounts: h.accountLabels, Now: h.now, Logger: h.engine.Logger()})
+	if err != nil {
+		return fmt.Errorf("starting task coverage failed: %w", err)
+	}
+	h.coverage = svc
+	return nil
+}
+
+// accountLabels lists the labels of the accounts signed in at company (never a User ID).
+func (h *Host) accountLabels(ctx context.Context, company string) ([]string, error) {
+	pairs, err := h.secrets.Companies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range pairs {
+		if p[0] == company && p[1] != "" {
+			out = append(out, p[1])
+		}
+	}
+	return out, nil
+}
+
+// Coverage is task coverage (spec 9; nil when Problem is set).
+func (h *Host) Coverage() *coverage.Service { return h.coverage }
+
+// FeedbackReportsEnabled reports whether Poppydesk may send Companies reports of tasks it could
+// not do (spec 9.3). They are on unless the user turned them off.
+func (h *Host) FeedbackReportsEnabled(ctx context.Context) (bool, error) {
+	if h.coverage == nil {
+		return false, h.problemOr("task coverage is not running")
+	}
+	return h.coverage.ReportsEnabled(ctx)
+}
+
+// SetFeedbackReports turns the reports of tasks Poppydesk could not do (spec 9.3) on or off, as
+// the user chose in Settings; the setting is kept in the state database.
+func (h *Host) SetFeedbackReports(ctx context.Context, on bool) error {
+	if h.coverage == nil {
+		return h.problemOr("task coverage is not running")
+	}
+	return h.coverage.SetReportsEnabled(ctx, on)
+}
+
+// problemOr is the Host's Problem as an error, or one that says what is missing.
+func (h *Host) problemOr(what string) error {
+	if h.problem != nil {
+		return h.problem
+	}
+	return errors.New(what)
 }
 
 func (h *Host) openQueue(context.Context) error {

@@ -27,18 +27,20 @@ type Fronts struct {
 	Conversations *Conversations
 	Browser       *Browser
 	Activity      *Activity
+	Inspector     *Inspector
+	Settings      *Settings
 }
 
 // list is the bound services, in the order Wails binds them.
 func (f Fronts) list() []any {
-	return []any{f.Shell, f.Approvals, f.SignIn, f.Companies, f.Conversations, f.Browser, f.Activity}
+	return []any{f.Shell, f.Approvals, f.SignIn, f.Companies, f.Conversations, f.Browser, f.Activity, f.Inspector, f.Settings}
 }
 
 // BindingTypes lists a zero value of each service bound to the window, for the Wails binding
 // generator (which only reads the types): the same list [Host.Bindings] returns. A zero-value
 // service belongs to no Host and answers every call with an error.
 func BindingTypes() []any {
-	return Fronts{&Shell{}, &Approvals{}, &SignIn{}, &Companies{}, &Conversations{}, &Browser{}, &Activity{}}.list()
+	return Fronts{&Shell{}, &Approvals{}, &SignIn{}, &Companies{}, &Conversations{}, &Browser{}, &Activity{}, &Inspector{}, &Settings{}}.list()
 }
 
 // Fronts are the window's services over this Host.
@@ -67,7 +69,7 @@ func (h *Host) openFronts(context.Context) error {
 		h.status.Set("Demo: connected to the reference Company " + h.demo.info.Name + ".")
 	}
 	h.fronts = Fronts{Shell: &Shell{h}, Approvals: &Approvals{h}, SignIn: &SignIn{h}, Companies: &Companies{h},
-		Conversations: &Conversations{h}, Browser: &Browser{h}, Activity: &Activity{h}}
+		Conversations: &Conversations{h}, Browser: &Browser{h}, Activity: &Activity{h}, Inspector: &Inspector{h}, Settings: &Settings{h}}
 	return nil
 }
 

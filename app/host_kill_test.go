@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -176,24 +178,42 @@ func killHostConfig(t testing.TB, dir, secretsPath, caPath, clientID string) app
 
 // TestApprovalsKillChild is the child process of TestApprovalsKillEngineProcess (it is skipped
 // otherwise): it builds the Host over the shared data folder and secrets, whose start-up work
-// recovers what an earlier child left, says "ready", then approves (mode "approve") or finishes
-// the item (mode "finish": Approve only if no approval was ever recorded, i.e. the previous
-// child died before the decision was durable), and prints the outcome.
+// recovers what an earlier child left, then approves (mode "approve") or finishes the item (mode
+// "finish": Approve only if no approval was ever recorded, i.e. every earlier child died before
+// the decision was durable), and prints the outcome. It reports its phases on stdout ("PHASE
+// ...") so that the parent can aim its kills; where a kill landed is judged by the parent from
+// the decision log and from what reached the Company, not from these lines.
 func TestApprovalsKillChild(t *testing.T) {
 	mode := os.Getenv(envKillChild)
 	if mode == "" {
 		t.Skip("the child process of TestApprovalsKillEngineProcess")
 	}
 	ctx := context.Background()
+	phase := func(format string, a ...any) { fmt.Printf("PHASE "+format+"\n", a...) }
 	fmt.Println("ready")
-	h, err := app.New(ctx, killHostConfig(t, os.Getenv(envDir), os.Getenv(envSecrets), os.Getenv(envCA), os.Getenv(envClientID)))
+	cfg := killHostConfig(t, os.Getenv(envDir), os.Getenv(envSecrets), os.Getenv(envCA), os.Getenv(envClientID))
+	sleep := cfg.Tuning.Sleep
+	cfg.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { phase("sleep"); return sleep(ctx, d) }
+	cfg.Tuning.Observer = func(ex transport.Exchange) {
+		if ex.RequestHeader.Get("Poppy-Approval") != "" || bytes.Contains(ex.RequestBody, []byte(poppytest.ApprovalMetaKey)) {
+			phase("approval-response %d", ex.Status)
+		}
+	}
+	h, err := app.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.CloseWithin(app.ShutdownGrace)
+	phase("host")
+	h.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
+		if c, ok := firstOf[app.ApprovalChange](data); ok && name == app.EventApprovalsChanged {
+			phase("state %s", c.State)
+		}
+	}))
 	if err := h.WaitStarted(ctx); err != nil {
 		t.Fatal(err)
 	}
+	phase("started")
 	q := h.Queue()
 	var id, rev, digest string
 	fmt.Sscan(os.Getenv(envApproval), &id, &rev, &digest)
@@ -219,25 +239,86 @@ func TestApprovalsKillChild(t *testing.T) {
 	fmt.Printf("RESULT %s\n", b)
 }
 
+func firstOf[T any](data []any) (T, bool) {
+	var zero T
+	if len(data) == 0 {
+		return zero, false
+	}
+	v, ok := data[0].(T)
+	return v, ok
+}
+
+// Decision names of the decision log (agentcore/approvals) that the kill test reads.
+const (
+	decApprove, decSend, decResend                = "approve", "send", "resend"
+	decSucceeded, decFailed, decNewRevision       = "succeeded", "failed", "new_revision"
+	decNoAnswer, decInProgress                    = "no_answer", "in_progress"
+	interruptedNote                               = "was interrupted"
+	whereNotDurable, whereAtCompany, whereNoFirst = "before the approval was durable", "request at the Company, response not recorded", "before its first record (start-up)"
+)
+
+var approvalOpID = regexp.MustCompile(`operation_id="([^"]*)"`)
+
+// approvalsOnWire counts, per operation_id, the requests the Company received that carry an
+// approval: the Poppy-Approval header (Operations 6) or the MCP _meta approval key. It reads the
+// raw requests, not the Company's own bookkeeping.
+func approvalsOnWire(s *poppytest.Server) map[string]int {
+	out := map[string]int{}
+	for _, r := range s.Requests() {
+		for _, v := range r.Header.Values("Poppy-Approval") {
+			if m := approvalOpID.FindStringSubmatch(v); m != nil {
+				out[m[1]]++
+			}
+		}
+		var msg struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if r.Method == "POST" && json.Unmarshal(r.Body, &msg) == nil {
+			if raw, ok := msg.Params.Meta[poppytest.ApprovalMetaKey]; ok {
+				var a struct {
+					OperationID string `json:"operation_id"`
+				}
+				json.Unmarshal(raw, &a)
+				out[a.OperationID]++
+			}
+		}
+	}
+	return out
+}
+
 // TestApprovalsKillEngineProcess: the ENGINE PROCESS is SIGKILLed at random points of the send
-// path (while the Host starts and recovers, the write-before-send, the HTTP exchange, polling of
-// 503 in progress, a lost response and its retry) at least 50 times. One reference Company runs
-// in this process, so its ledger survives every kill; each child process is this test binary
-// re-executed, building the Host over the SAME data folder and secrets. After each kill a new
-// child runs to completion. At the end the ledger has each approved operation performed exactly
-// once, the decision log has exactly one approval per operation (the user was never asked
-// twice), and the model's repeated request during an unknown outcome was held, not turned into
-// a new approval.
+// path at least 50 times, and so is the process that recovers after it, at random points of its
+// resend. One reference Company runs in this process, so what it received survives every kill;
+// each child process is this test binary re-executed, building the Host over the SAME data
+// folder and secrets. Kills are aimed three ways (a random time after start, a phase the child
+// reports, the moment the Company has decided an approved request and not yet answered) and
+// judged by where they landed, from the decision log and the Company's records; the test logs
+// that distribution.
+//
+// What reached the wire is counted against the decision log, whatever the Company's own
+// deduplication: every request carrying the approval (Poppy-Approval or the MCP _meta key) must
+// have its own durable send record written before it left (DESIGN.md invariant 3), each
+// attempt sends at most one request, and nothing reaches the Company before the approval is
+// durable. Half the operations run with the Company's replay switched off (SetNoReplay), so
+// that every performing request is performed again: there each operation is performed exactly
+// once, plus once for every performing request whose response the engine never recorded (a
+// response the Company dropped, or a kill after the request was performed and before its
+// outcome was written) — the only case where Operations 7 sends the same approval again. With
+// replay on, the ledger has each operation exactly once. The decision log has exactly one
+// approval per operation (the user was never asked twice), and the model's repeated request
+// while the outcome is unknown is held, not turned into a new approval.
 func TestApprovalsKillEngineProcess(t *testing.T) {
 	if os.Getenv(envKillChild) != "" {
 		t.Skip("in the child")
 	}
-	const wantKills, maxOps = 50, 200 // about half the kills land before the child finishes
+	const wantKills, minOps, maxOps, maxRecoveryKills = 50, 24, 200, 3
 	ctx := context.Background()
 	dir := t.TempDir()
 	secretsPath := filepath.Join(t.TempDir(), "secrets.json")
-	// The parent is the window and the model: it signs in, asks (CallAPI) and shows the item;
-	// the children approve and send.
+	// The parent is the window and the model: it signs in, asks (CallAPI, CallTool) and shows
+	// the item; the children approve and send.
 	f := apptest.Start(t, apptest.Options{Dir: dir, Secrets: store.NewSecrets(&fileKV{path: secretsPath}),
 		Edit: func(c *app.Config) {
 			c.Paths = app.Paths{Data: dir, Config: dir, State: dir}
@@ -251,20 +332,42 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 	f.SignIn(t, killAccount, "orders:read", "orders:write")
 	comp := f.Discover(t)
 	q := f.Host.Queue()
-	var openapiURL string
+	st := f.Host.State()
+	var openapiURL, mcpURL string
 	for _, a := range comp.Document.APIs {
-		if a.Type == "openapi" {
+		switch a.Type {
+		case "openapi":
 			openapiURL = a.URL
+		case "mcp":
+			mcpURL = a.URL
 		}
 	}
 	env := append(os.Environ(), envDir+"="+dir, envSecrets+"="+secretsPath, envCA+"="+caPath, envClientID+"="+f.Host.ClientID())
 	rng := rand.New(rand.NewPCG(6, uint64(time.Now().UnixNano())))
 
+	// aim is where the parent tries to kill a child; where it landed is judged afterwards.
+	type aim struct {
+		kind  string        // "none", "time", "phase", "company"
+		after time.Duration // "time": after ready; "phase": after the phase line
+		phase string        // "phase": the PHASE line's prefix
+		nth   int           // "company": the nth approved request of the operation in this child
+	}
+	phases := []string{"host", "started", "state approved", "state sending", "approval-response", "sleep"}
+	randomAim := func() aim {
+		switch rng.IntN(3) {
+		case 0:
+			return aim{kind: "time", after: time.Duration(rng.IntN(150_000)) * time.Microsecond}
+		case 1:
+			return aim{kind: "phase", phase: phases[rng.IntN(len(phases))], after: time.Duration(rng.IntN(3000)) * time.Microsecond}
+		default:
+			return aim{kind: "company", nth: 1 + rng.IntN(2)}
+		}
+	}
 	type run struct {
 		killed bool
 		out    string
 	}
-	child := func(mode, approval string, killAfter time.Duration) run {
+	child := func(mode, approval, opID string, a aim) run {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestApprovalsKillChild$", "-test.count=1", "-test.v")
 		cmd.Env = append(append([]string(nil), env...), envKillChild+"="+mode, envApproval+"="+approval)
 		stdout, err := cmd.StdoutPipe()
@@ -272,29 +375,40 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd.Stderr = cmd.Stdout
+		var killOnce sync.Once
+		kill := func() { killOnce.Do(func() { cmd.Process.Signal(syscall.SIGKILL) }) }
+		if a.kind == "company" {
+			n := 0
+			s.OnApproval(func(r poppytest.ApprovalReceived) {
+				if r.OperationID == opID {
+					if n++; n == a.nth {
+						kill() // the Company decided (and maybe performed); the response is not written yet
+					}
+				}
+			})
+			defer s.OnApproval(nil)
+		}
+		mark := s.ConnMark()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		ready := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			sc := bufio.NewScanner(stdout)
-			once := sync.Once{}
+			aimed := false
 			for sc.Scan() {
-				out.WriteString(sc.Text() + "\n")
-				if sc.Text() == "ready" {
-					once.Do(func() { close(ready) })
+				line := sc.Text()
+				out.WriteString(line + "\n")
+				switch {
+				case aimed:
+				case a.kind == "time" && line == "ready", a.kind == "phase" && strings.HasPrefix(line, "PHASE "+a.phase):
+					aimed = true
+					time.AfterFunc(a.after, kill)
 				}
 			}
-			once.Do(func() { close(ready) })
 		}()
-		<-ready
-		if killAfter >= 0 {
-			time.Sleep(killAfter)
-			cmd.Process.Signal(syscall.SIGKILL)
-		}
 		<-done
 		err = cmd.Wait()
 		var ee *exec.ExitError
@@ -302,25 +416,166 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		if !killed && err != nil {
 			t.Fatalf("child %s failed: %v\n%s", mode, err, out.String())
 		}
+		// Everything the child sent before it died is read and decided by the Company.
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := s.WaitConnsClosed(wctx, mark); err != nil {
+			t.Fatal(err)
+		}
 		return run{killed: killed, out: out.String()}
+	}
+
+	// What the log and the Company held before a child ran.
+	type snap struct{ decs, recv, wire int }
+	take := func(id, opID string) snap {
+		ds, err := st.Decisions(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap{decs: len(ds), recv: len(s.ApprovalsReceived()), wire: approvalsOnWire(s)[opID]}
+	}
+	kills := 0
+	where := map[string]int{}     // role: where the kill landed → kills
+	byAim := map[string]int{}     // aim kind → kills
+	extraPerf := map[string]int{} // operation → performed requests whose response a kill cut off
+	// settle checks what one child put on the wire against what it recorded, and classifies its kill.
+	settle := func(opN int, role, id, opID string, before snap, r run, a aim) {
+		t.Helper()
+		ds, err := st.Decisions(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delta := ds[before.decs:]
+		var recv []poppytest.ApprovalReceived
+		for _, x := range s.ApprovalsReceived()[before.recv:] {
+			if x.OperationID == opID {
+				recv = append(recv, x)
+			}
+		}
+		w := approvalsOnWire(s)[opID]
+		dw := w - before.wire
+		if dw != len(recv) {
+			t.Fatalf("op %d (%s process): %d requests on the wire carried the approval, the Company decided %d", opN, role, dw, len(recv))
+		}
+		approved, sends := false, 0
+		for _, d := range ds {
+			switch d.Decision {
+			case decApprove:
+				approved = true
+			case decSend, decResend:
+				sends++
+			}
+		}
+		if !approved && w != 0 {
+			t.Fatalf("op %d (%s process): %d requests carrying the approval reached the Company before the approval was durable (DESIGN.md invariant 3)\n%s", opN, role, w, r.out)
+		}
+		if sends == 0 && w != 0 {
+			t.Fatalf("op %d (%s process): %d requests carrying the approval reached the Company before any send was recorded (write before send, DESIGN.md invariant 3)\n%s", opN, role, w, r.out)
+		}
+		answered, noAnswer, open := 0, 0, 0
+		for i, d := range delta {
+			if d.Decision != decSend && d.Decision != decResend {
+				continue
+			}
+			if i+1 == len(delta) {
+				open++
+				continue
+			}
+			switch delta[i+1].Decision {
+			case decSucceeded, decFailed, decNewRevision, decInProgress:
+				answered++
+			case decNoAnswer:
+				noAnswer++
+			default:
+				t.Fatalf("op %d (%s process): after %s the log has %s", opN, role, d.Decision, delta[i+1].Decision)
+			}
+		}
+		lost := 0
+		for _, x := range recv {
+			if x.Lost {
+				lost++
+			}
+		}
+		if open > 0 && !r.killed {
+			t.Fatalf("op %d (%s process): the process ended with a send whose outcome it never recorded", opN, role)
+		}
+		// Each attempt (its own durable send record) sends the approval once: those the Company
+		// answered did reach it; those without a usable answer, or cut off by the kill, may have.
+		if lo, hi := answered+min(lost, noAnswer), answered+noAnswer+open; dw < lo || dw > hi {
+			t.Fatalf("op %d (%s process): %d requests carried the approval, but this process recorded %d attempts answered by the Company, %d without a usable answer (%d responses dropped by the Company) and %d cut off by the kill: the approval was sent twice in one attempt or without its own send record\n%s",
+				opN, role, dw, answered, noAnswer, lost, open, r.out)
+		}
+		if !r.killed {
+			return
+		}
+		kills++
+		byAim[a.kind]++
+		last := ""
+		if len(delta) > 0 {
+			last = delta[len(delta)-1].Decision
+		}
+		class := "after the outcome was recorded"
+		switch {
+		case len(delta) == 0 && role == "first":
+			class = whereNotDurable
+		case len(delta) == 0:
+			class = whereNoFirst
+		case last == decApprove:
+			class = "approval durable, send record not yet written"
+		case last == decNoAnswer && strings.Contains(delta[len(delta)-1].Note, interruptedNote):
+			class = "interrupted send marked, resend record not yet written"
+		case last == decSend || last == decResend:
+			// The attempts before the last each sent one request, except that one without a
+			// usable answer may have sent none: exact unless such an attempt is not accounted
+			// for by a response the Company dropped.
+			reached := dw - answered - noAnswer
+			if reached != 1 && lost < noAnswer {
+				t.Logf("op %d: %d requests for %d answered and %d unanswered attempts: whether the last one reached the Company is not known", opN, dw, answered, noAnswer)
+				class = "send record durable, unknown whether the request reached the Company"
+				break
+			}
+			class = "send record durable, request not at the Company"
+			if reached == 1 {
+				class = whereAtCompany
+				if x := recv[len(recv)-1]; x.Result == poppytest.ReceivedPerformed && !x.Lost {
+					extraPerf[opID]++
+				}
+			}
+		case last == decNoAnswer || last == decInProgress:
+			class = "between attempts (backoff or Retry-After poll)"
+		}
+		where[role+": "+class]++
 	}
 
 	faults := []string{poppytest.FaultLoseResponse, poppytest.FaultInProgress503, ""}
 	s.SetInProgressTries(3)
-	kills, ops := 0, 0
-	killedIn := map[string]int{}
+	ops := 0
+	noReplay := map[string]bool{}
 	var ids []string
-	for ops < maxOps && kills < wantKills {
+	for ops < maxOps && (kills < wantKills || ops < minOps) {
 		order := fmt.Sprintf("ord_k%02d", ops)
 		s.AddOrder("", order, "stormline-m")
 		fault := faults[ops%len(faults)]
 		for _, fl := range faults[:2] {
 			s.SetFault(fl, fl == fault)
 		}
+		mcpOp := ops%2 == 1
+		nr := (ops/6)%2 == 0
+		s.SetNoReplay(nr)
 		body, _ := json.Marshal(map[string]string{"item_id": order + "_item0", "replacement_sku": "stormline-insulated-m"})
-		call := approvals.APICall{Company: comp.Identifier, Account: killAccount, API: openapiURL, OperationID: "exchangeItem",
-			Input: apis.Input{Path: map[string]string{"id": order}, Body: body}}
-		o, err := q.CallAPI(ctx, call)
+		args, _ := json.Marshal(map[string]string{"order_id": order, "item_id": order + "_item0", "replacement_sku": "stormline-insulated-m"})
+		endpoint := "/api/orders/" + order + "/exchanges"
+		ask := func() (*approvals.Outcome, error) {
+			if mcpOp {
+				return q.CallTool(ctx, approvals.ToolCall{Company: comp.Identifier, Account: killAccount, Server: mcpURL, Tool: "exchange_item", Arguments: args})
+			}
+			return q.CallAPI(ctx, approvals.APICall{Company: comp.Identifier, Account: killAccount, API: openapiURL, OperationID: "exchangeItem",
+				Input: apis.Input{Path: map[string]string{"id": order}, Body: body}})
+		}
+		if mcpOp {
+			endpoint = poppytest.MCPPath
+		}
+		o, err := ask()
 		if err != nil || o.Status != approvals.StatusWaitingForUser {
 			t.Fatalf("op %d: %+v %v", ops, o, err)
 		}
@@ -330,27 +585,27 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The user approves in a child that is killed at a random point after it is ready.
-		r := child("approve", fmt.Sprintf("%s %s %s", id, it.Current.Revision, it.Current.Digest), time.Duration(rng.IntN(60_000))*time.Microsecond)
+		opID := it.Current.OperationID
+		noReplay[opID] = nr
+		// The user approves in a child that the parent tries to kill.
+		a := randomAim()
+		before := take(id, opID)
+		r := child("approve", fmt.Sprintf("%s %s %s", id, it.Current.Revision, it.Current.Digest), opID, a)
+		settle(ops, "first", id, opID, before, r, a)
 		after, err := q.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.killed {
-			kills++
-			killedIn[after.State]++
-		}
 		// The model asks again for the same action: held while the approval's outcome is
 		// unknown; never a second item.
-		sent := len(s.RequestsTo(poppytest.ShopHost, "/api/orders/"+order+"/exchanges"))
-		o2, err := q.CallAPI(ctx, call)
+		sent := len(s.RequestsTo(poppytest.ShopHost, endpoint))
+		o2, err := ask()
 		if err != nil {
 			t.Fatalf("op %d: the model's second call: %v", ops, err)
 		}
 		switch after.State {
 		case "approved", "sending", "retrying", "outcome_unknown":
-			if o2.Status != approvals.StatusOutcomeUnknown || o2.ApprovalID != id ||
-				len(s.RequestsTo(poppytest.ShopHost, "/api/orders/"+order+"/exchanges")) != sent {
+			if o2.Status != approvals.StatusOutcomeUnknown || o2.ApprovalID != id || len(s.RequestsTo(poppytest.ShopHost, endpoint)) != sent {
 				t.Fatalf("op %d (%s): the second call was not held: %+v", ops, after.State, o2)
 			}
 		default:
@@ -358,30 +613,56 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 				t.Fatalf("op %d (%s): a second approval item %s for the same action", ops, after.State, o2.ApprovalID)
 			}
 		}
-		// A new child recovers (and approves if the first died before the decision was durable).
-		fin := child("finish", id+" - -", -1)
-		if !strings.Contains(fin.out, `RESULT {"Status":"done"`) {
-			t.Fatalf("op %d: the recovering child did not finish the operation:\n%s", ops, fin.out)
+		// New children recover (and approve if every earlier one died before the decision was
+		// durable); some are killed at random points of their resend, until one finishes.
+		for k := 0; ; k++ {
+			a := aim{kind: "none"}
+			if k < maxRecoveryKills && rng.IntN(10) < 6 {
+				a = randomAim()
+			}
+			before := take(id, opID)
+			fin := child("finish", id+" - -", opID, a)
+			settle(ops, "recovery", id, opID, before, fin, a)
+			if fin.killed {
+				continue
+			}
+			if !strings.Contains(fin.out, `RESULT {"Status":"done"`) {
+				t.Fatalf("op %d: the recovering child did not finish the operation:\n%s", ops, fin.out)
+			}
+			break
 		}
 		ops++
 	}
 	if kills < wantKills {
 		t.Fatalf("only %d kills landed in %d operations", kills, ops)
 	}
-	// The ledger: each approved operation performed exactly once.
-	per := map[string]int{}
+	// The ledger: each approved operation performed once, plus once per performing request whose
+	// response was never recorded (NoReplay); with replay, exactly once.
+	per, lost := map[string]int{}, map[string]int{}
 	for _, l := range s.Ledger() {
 		per[l.OperationID]++
+	}
+	for _, x := range s.ApprovalsReceived() {
+		if x.Lost {
+			lost[x.OperationID]++
+		}
 	}
 	if len(per) != ops {
 		t.Fatalf("%d operations performed, want %d", len(per), ops)
 	}
+	extraTotal := 0
 	for opID, n := range per {
-		if n != 1 {
-			t.Fatalf("operation %s performed %d times", opID, n)
+		want := 1
+		if noReplay[opID] {
+			want += lost[opID] + extraPerf[opID]
+			extraTotal += n - 1
+		}
+		if n != want {
+			t.Fatalf("operation %s (no replay %v) performed %d times, want %d (%d responses dropped by the Company, %d performing requests cut off by a kill before the outcome was recorded)",
+				opID, noReplay[opID], n, want, lost[opID], extraPerf[opID])
 		}
 	}
-	// The decision log: exactly one approval per operation; one item per action.
+	// The decision log: exactly one approval and one success per operation; one item per action.
 	items, err := q.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -389,34 +670,53 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 	if len(items) != ops {
 		t.Fatalf("%d items for %d actions", len(items), ops)
 	}
+	approves, succeeded, resends := map[string]int{}, map[string]int{}, 0
+	ds, err := st.Decisions(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		switch d.Decision {
+		case decApprove:
+			approves[d.ApprovalID]++
+		case decSucceeded:
+			succeeded[d.ApprovalID]++
+		case decResend:
+			resends++
+		}
+	}
 	for _, id := range ids {
 		it, err := q.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it.State != "succeeded" || per[it.Current.OperationID] != 1 {
-			t.Fatalf("item %s is %s", id, it.State)
+		if it.State != "succeeded" || per[it.Current.OperationID] == 0 || approves[id] != 1 || succeeded[id] != 1 {
+			t.Fatalf("item %s is %s with %d approve and %d succeeded decisions", id, it.State, approves[id], succeeded[id])
 		}
 	}
-	ds, err := f.Host.State().Decisions(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	approves, resends := map[string]int{}, 0
-	for _, d := range ds {
-		switch d.Decision {
-		case "approve":
-			approves[d.ApprovalID]++
-		case "resend":
-			resends++
+	for _, l := range s.Ledger() {
+		for _, it := range items {
+			if it.Current.OperationID == l.OperationID && it.ApprovedRevision != l.Revision {
+				t.Fatalf("operation %s performed with revision %s, the user approved %s", l.OperationID, l.Revision, it.ApprovedRevision)
+			}
 		}
 	}
-	for _, id := range ids {
-		if approves[id] != 1 {
-			t.Fatalf("approval %s has %d approve decisions", id, approves[id])
+	keys := make([]string, 0, len(where))
+	for k := range where {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var dist strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&dist, "\n  %3d  %s", where[k], k)
+	}
+	t.Logf("%d kills in %d operations (aimed: %v); %d resends of the same approval; %d extra performances with replay off, each matched to a dropped response or a kill before the outcome was recorded; where the kills landed:%s",
+		kills, ops, byAim, resends, extraTotal, dist.String())
+	for _, k := range []string{"first: " + whereNotDurable, "first: " + whereAtCompany, "recovery: " + whereAtCompany} {
+		if where[k] == 0 {
+			t.Fatalf("no kill landed %q", k)
 		}
 	}
-	t.Logf("%d kills in %d operations; state at the kill: %v; %d resends of the same approval", kills, ops, killedIn, resends)
 }
 
 // TestApprovalsTimingsVault logs (t.Logf; no assertion on time) two latencies on loopback with

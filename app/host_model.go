@@ -8,9 +8,13 @@ import (
 	"context"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 )
 
@@ -23,6 +27,8 @@ func (h *Host) openModelAPI(context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Each tool call's requests name it as their cause in the Inspector.
+	srv.AddReceivingMiddleware(modelCause)
 	h.model = srv
 	if h.cfg.Socket == NoSocket {
 		return nil
@@ -58,6 +64,17 @@ func (h *Host) openModelAPI(context.Context) error {
 	return nil
 }
 
+// modelCause puts the model's tool call on the context of its handler, so every exchange it
+// causes names it (agentcore/inspect).
+func modelCause(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+			ctx = inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseModel, Name: ctr.Params.Name})
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // modelActions is what the model's tools reach: the engine and queue of this Host, or, when the
 // engine does not run, a refusal that says why.
 func (h *Host) modelActions() modelapi.Actions {
@@ -68,11 +85,12 @@ func (h *Host) modelActions() modelapi.Actions {
 	if err != nil {
 		return unavailable{&Problem{Kind: "engine", Text: err.Error()}}
 	}
-	return hostActions{EngineActions: a, h: h}
+	return hostActions{EngineActions: a.ListFrom(h.state), h: h}
 }
 
-// hostActions adds the Host's conversations and controlled browsers to the engine's actions
-// (modelapi.ConversationProvider, modelapi.BrowserProvider).
+// hostActions adds the Host's conversations, controlled browsers and task coverage to the
+// engine's actions (modelapi.ConversationProvider, modelapi.BrowserProvider,
+// modelapi.CoverageProvider).
 type hostActions struct {
 	*modelapi.EngineActions
 	h *Host
@@ -82,16 +100,14 @@ func (a hostActions) Conversations() (*conversation.Manager, error) { return a.h
 
 func (a hostActions) Browser() modelapi.BrowserActions { return a.h.modelBrowser }
 
+func (a hostActions) Coverage() (*coverage.Service, error) { return a.h.coverage, nil }
+
 // unavailable answers every model request while the engine does not run.
 type unavailable struct{ p *Problem }
 
 func (u unavailable) err() error {
-	return &modelRefusal{u.p.Text + " Nothing was done; tell the user."}
+	return &modelapi.UnavailableError{Reason: u.p.Text + " Nothing was done; tell the user."}
 }
-
-type modelRefusal struct{ s string }
-
-func (e *modelRefusal) Error() string { return e.s }
 
 func (u unavailable) Discover(context.Context, string) (*discovery.Company, error) {
 	return nil, u.err()
@@ -118,6 +134,9 @@ func (u unavailable) Approval(context.Context, string) (*modelapi.ApprovalView, 
 func (u unavailable) Wait(context.Context, string, time.Duration) (*modelapi.Outcome, error) {
 	return nil, u.err()
 }
+func (u unavailable) Companies(context.Context) ([]modelapi.KnownCompany, error) {
+	return nil, u.err()
+}
 func (u unavailable) Conversations() (*conversation.Manager, error) { return nil, u.err() }
 
 // Browser refuses the model's browser actions with the Problem's words too.
@@ -126,3 +145,4 @@ func (u unavailable) Browser() modelapi.BrowserActions { return u }
 func (u unavailable) Browse(context.Context, modelapi.BrowseRequest) (*modelapi.BrowseResult, error) {
 	return nil, u.err()
 }
+func (u unavailable) Coverage() (*coverage.Service, error) { return nil, u.err() }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"slices"
 	"sync"
 	"time"
@@ -110,7 +111,9 @@ func (h *Host) startSignIn(ctx context.Context, kind string, req oauth.SignInReq
 	rec := h.signInRecord(f)
 	h.signIn.mu.Unlock()
 	h.log.Info("sign-in started from the window", "kind", kind, "company", co.Identifier, "account", req.Account)
-	if err := h.life.Go("sign-in "+rec.ID, func(ctx context.Context) { h.waitSignIn(ctx, f) }); err != nil {
+	if err := h.life.Go("sign-in "+rec.ID, func(ctx context.Context) {
+		h.waitSignIn(inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseWindow, Name: "SignIn (" + string(kind) + " sign-in)"}), f)
+	}); err != nil {
 		f.cancel()
 		h.signIn.mu.Lock()
 		delete(h.signIn.flows, rec.ID)

@@ -77,7 +77,7 @@ func TestModelCallRefreshesWithDPoPAndServiceTokens(t *testing.T) {
 				t.Helper()
 				out := callTool(t, cs, modelapi.ToolCallAPIOperation, map[string]any{"company": f.Company.Domain, "account": "personal",
 					"operation_id": "listOrders"})
-				if out["status"] != "done" {
+				if out["status"] != "performed" {
 					t.Fatalf("listOrders: %v", out)
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 func TestRotatingFile(t *testing.T) {
@@ -158,23 +160,18 @@ func BenchmarkRotatingFileWrite(b *testing.B) {
 	}
 	defer r.Close()
 	line := []byte(fmt.Sprintf(`{"time":"2026-01-01T00:00:00Z","level":"INFO","msg":"%s"}`+"\n", strings.Repeat("x", 100)))
-	b.Run("rotating", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := r.Write(line); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	f, err := os.OpenFile(filepath.Join(b.TempDir(), "plain.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	b.Run("baseline-plain-file", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := f.Write(line); err != nil {
-				b.Fatal(err)
-			}
+	benchratio.Run(b, "rotating", "plain-file", func(b *testing.B) {
+		if _, err := r.Write(line); err != nil {
+			b.Fatal(err)
+		}
+	}, func(b *testing.B) {
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
 		}
 	})
 }

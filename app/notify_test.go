@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -13,11 +14,14 @@ import (
 )
 
 // startBus runs a private dbus-daemon for the test and returns its address; it skips when
-// dbus-daemon is not installed.
+// dbus-daemon is not installed, and fails then under POPPYDESK_REQUIRE_KEYRING=1.
 func startBus(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("dbus-daemon")
 	if err != nil {
+		if os.Getenv("POPPYDESK_REQUIRE_KEYRING") == "1" {
+			t.Fatal("POPPYDESK_REQUIRE_KEYRING=1 but dbus-daemon is not installed (apt-get install dbus-daemon)")
+		}
 		t.Skip("dbus-daemon is not installed (apt-get install dbus-daemon)")
 	}
 	cmd := exec.Command(path, "--session", "--nofork", "--print-address=1")

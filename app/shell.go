@@ -1,6 +1,9 @@
 package app
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Section IDs, in the order of the window's navigation rail.
 const (
@@ -56,6 +59,9 @@ type AppInfo struct {
 	Keyring string `json:"keyring"`
 	// Demo names the reference Company when the window runs in demo mode; empty otherwise.
 	Demo string `json:"demo"`
+	// Developer names, while developer mode is on, the Companies under development and the CA
+	// trusted for their hosts only (the header's badge); empty otherwise.
+	Developer string `json:"developer"`
 }
 
 // Shell is the window's service for the application frame: header, navigation and Settings,
@@ -76,6 +82,16 @@ func (s *Shell) Info() AppInfo {
 	}
 	if d, ok := h.Demo(); ok {
 		info.Demo = d.Name + " (" + d.Identifier + ")"
+	}
+	if dev := h.cfg.Developer; dev.On() && h.demo == nil {
+		names := dev.Companies
+		if len(names) == 0 {
+			names = dev.Hosts
+		}
+		info.Developer = "Developer mode: " + strings.Join(names, ", ")
+		if dev.CAFile != "" {
+			info.Developer += " · CA " + dev.CAFile
+		}
 	}
 	return info
 }

@@ -187,7 +187,7 @@ type FlowView struct {
 }
 
 func (s *SignIn) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(s.h.Context(), signInTimeout)
+	return context.WithTimeout(windowCause(s.h.Context()), signInTimeout)
 }
 
 func (s *SignIn) company(ctx context.Context, identifier string) (*discovery.Company, error) {

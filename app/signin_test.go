@@ -43,8 +43,24 @@ func TestSignInOutcome(t *testing.T) {
 // empty value, and starts nothing.
 func TestZeroServicesAnswer(t *testing.T) {
 	zero := BindingTypes()
-	if len(zero) != 7 {
-		t.Fatalf("BindingTypes lists %d services, want the 7 bound to the window", len(zero))
+	if len(zero) != 9 {
+		t.Fatalf("BindingTypes lists %d services, want the 9 bound to the window", len(zero))
+	}
+	in, st := &Inspector{}, &Settings{}
+	if _, err := in.List(InspectorQuery{}); !errors.Is(err, errNotConnected) {
+		t.Errorf("Inspector.List: %v", err)
+	}
+	if _, err := in.ExportHAR([]int64{1}); !errors.Is(err, errNotConnected) {
+		t.Errorf("Inspector.ExportHAR: %v", err)
+	}
+	if _, err := in.SetFault("iss-missing", true); err == nil {
+		t.Error("Inspector.SetFault succeeded without a demo")
+	}
+	if _, err := st.View(); !errors.Is(err, errNotConnected) {
+		t.Errorf("Settings.View: %v", err)
+	}
+	if _, err := st.SetDeveloper([]string{"shop.localhost"}, ""); !errors.Is(err, errNotConnected) {
+		t.Errorf("Settings.SetDeveloper: %v", err)
 	}
 	s, c := &SignIn{}, &Companies{}
 	if _, err := s.StartDirect("https://auth.example", "", []string{"a"}, ""); !errors.Is(err, errNotConnected) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/browser"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // chromium returns Debian's Chromium, or skips (fails under POPPYDESK_REQUIRE_E2E=1).
@@ -52,29 +54,23 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	w := &world{chrome: chromium(t)}
 	ctx := context.Background()
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{})
 	w.s = s
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: store.NewMemoryEngineState(), Logger: log,
-		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}})
+	state, err := vault.OpenState(ctx, filepath.Join(t.TempDir(), "state.sqlite"), vault.StateOptions{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { state.Close() })
+	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: state, Logger: log,
+		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}, DirectTimeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
 	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
-	w.e = e
-	if w.oc, err = oauth.New(oauth.Config{Transport: e.Transport(), Identity: e.Agent(), Secrets: secrets, Logger: log, DirectTimeout: 20 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	e.SetOAuth(w.oc)
+	w.e, w.oc = e, e.OAuth()
 	if w.co, err = e.Discover(ctx, s.Domain); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/browser"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // display returns an X display for a visible browser: $DISPLAY, or an Xvfb this test starts
@@ -161,9 +162,9 @@ func TestSetVisible(t *testing.T) {
 	}
 }
 
-// BenchmarkJoin compares a join with Chrome already running (warm) against a cold start
-// (launching Chrome with a fresh profile, then joining), in the same run. Each op takes about
-// 0.1–1 s, so run it with a small -benchtime, e.g. -benchtime=5x; ms/join is the time of one.
+// BenchmarkJoin compares a cold start (launching Chrome with a fresh profile, joining, closing)
+// against the baseline of a join with Chrome already running (warm), interleaved in one loop.
+// Each op takes about 0.1–1 s, so run it with a small -benchtime, e.g. -benchtime=5x.
 func BenchmarkJoin(b *testing.B) {
 	w := newWorld(b)
 	ctx := context.Background()
@@ -181,35 +182,18 @@ func BenchmarkJoin(b *testing.B) {
 		}
 		return s
 	}
-	report := func(b *testing.B) {
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/join")
+	warm := open(b)
+	defer warm.Close()
+	join := func(b *testing.B, s *browser.Session) {
+		if err := s.Join(ctx, endpoint, authorize); err != nil {
+			b.Fatal(err)
+		}
 	}
-	b.Run("warm", func(b *testing.B) {
+	benchratio.Run(b, "cold", "warm", func(b *testing.B) {
 		s := open(b)
 		defer s.Close()
-		b.ResetTimer()
-		for range b.N {
-			if err := s.Join(ctx, endpoint, authorize); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StopTimer()
-		report(b)
-	})
-	b.Run("cold", func(b *testing.B) {
-		for range b.N {
-			s := open(b)
-			err := s.Join(ctx, endpoint, authorize)
-			b.StopTimer()
-			s.Close()
-			b.StartTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StopTimer()
-		report(b)
-	})
+		join(b, s)
+	}, func(b *testing.B) { join(b, warm) })
 	if n := len(w.s.Joins()); n == 0 {
 		b.Fatal("no join reached the Company")
 	}

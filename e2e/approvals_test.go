@@ -208,10 +208,23 @@ func TestApprovalDialogInChromium(t *testing.T) {
 
 	// Enter on Approve does not approve.
 	{
+		// Every call the page makes to Go from here on is kept, so that the test can wait until
+		// each has been answered: an approval would have reached the Company by then (Approve
+		// returns after the send).
+		w.eval(`(() => { const f = window.fetch; window.bridgeCalls = [];
+			window.fetch = function (u, o) { const p = f.apply(this, arguments);
+				if (String(u).includes("/bridge/call")) window.bridgeCalls.push({ name: JSON.parse(o.body).name, t: performance.now(), done: p.then(() => 0, () => 0) });
+				return p; }; return "kept"; })()`)
 		w.do("focus Approve", chromedp.Focus(chromedp.ID("approve-button")))
 		w.do("press Enter", chromedp.KeyEvent(kb.Enter))
 		w.waitFor("the Enter hint", `document.getElementById("approval-guard").textContent.includes("Enter does not approve")`, 5*time.Second)
-		time.Sleep(300 * time.Millisecond) // a send would have reached the Company by now
+		calls, err := chromedp.Run(w.bctx, chromedp.Evaluate[string](`Promise.all(window.bridgeCalls.map(c => c.done)).then(() => window.bridgeCalls.map(c => c.name).join(" "))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("waiting for the page's calls: %v", err)
+		}
+		if strings.Contains(calls, ".Approve") {
+			t.Fatalf("Enter called %q", calls)
+		}
 		if n := len(w.approvedRequests()); n != 0 {
 			t.Fatalf("Enter sent %d approvals to the Company", n)
 		}
@@ -222,9 +235,17 @@ func TestApprovalDialogInChromium(t *testing.T) {
 
 	displayed := w.eval(`document.getElementById("approval-dialog").dataset.revision`)
 	clicked := time.Now()
+	w.eval(`(() => { document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest("#approve-button")) window.approveClickAt ??= performance.now(); }, true); return "listening"; })()`)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 	toResult := time.Since(clicked)
+	// Exactly one approval call left the page, after the click: Enter did not approve later
+	// either.
+	approveCalls, err := chromedp.Run(w.bctx, chromedp.Evaluate[string](`Promise.all(window.bridgeCalls.map(c => c.done)).then(() =>
+		window.bridgeCalls.filter(c => c.name.endsWith(".Approve")).map(c => c.t >= window.approveClickAt ? "after the click" : "before the click").join(", "))`, chromedp.EvalAwaitPromise))
+	if err != nil || approveCalls != "after the click" {
+		t.Fatalf("the page's approval calls: %q (%v); want exactly one, after the click", approveCalls, err)
+	}
 	t.Logf("approval_required (CallAPI returned) → dialog on screen: %v", toDialog)
 	t.Logf("Approve click → the Company's response shown: %v", toResult)
 
@@ -349,7 +370,7 @@ func TestExampleAgentInChromium(t *testing.T) {
 	w.waitFor("the agent's final report", `(document.getElementById("agent-lines")?.textContent ?? "").includes("Outcome: the exchange was performed after your approval.")`, 60*time.Second)
 	w.waitFor("the agent's end", `document.getElementById("agent-state")?.textContent === "The example agent has finished."`, 10*time.Second)
 	lines := w.eval(`Array.from(document.querySelectorAll("#agent-lines li")).map((l) => l.textContent).join("\n")`)
-	for _, want := range []string{"→ discover_company: done", "→ describe_company: done", "→ list_api_operations: done", "→ call_api_operation: waiting_for_user", "→ wait_for_approval: done"} {
+	for _, want := range []string{"→ discover_company: ok", "→ describe_company: ok", "→ list_api_operations: ok", "→ call_api_operation: waiting_for_user", "→ wait_for_approval: performed"} {
 		if !strings.Contains(lines, want) {
 			t.Errorf("the agent's words lack %q:\n%s", want, lines)
 		}

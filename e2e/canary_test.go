@@ -36,8 +36,10 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conformance"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -92,9 +94,11 @@ type needle struct{ what, form, value string }
 const prefixLen = 16
 
 // forms returns the ways a secret could be written: as it is, in base64 (standard and URL
-// alphabets, padded and raw), in hex, URL-escaped (query and path), JSON-escaped, and its first
-// prefixLen characters. A JWT's first characters are its header, the same in every JWT, so for
-// a JWT the prefix is taken from its signature. Forms equal to one already listed are left out.
+// alphabets, padded and raw, also inside longer encoded data), in hex, URL-escaped (query and
+// path), JSON-escaped, decoded (a base64url or hex value stored as its bytes), and its first and
+// last prefixLen characters. A JWT's first characters are its header, the same in every JWT, so
+// for a JWT the prefix is taken from its signature. Forms equal to one already listed are left
+// out.
 func forms(s secret) []needle {
 	v := s.value
 	jsonEsc := func(html bool) string {
@@ -125,6 +129,31 @@ func forms(s secret) []needle {
 		{s.what, "JSON escape without HTML", jsonEsc(false)},
 		{s.what, fmt.Sprintf("first %d characters", prefixLen), prefix},
 	}
+	if len(v) > prefixLen {
+		all = append(all, needle{s.what, fmt.Sprintf("last %d characters", prefixLen), v[len(v)-prefixLen:]})
+	}
+	// Inside longer base64 data (a Basic credential, "Bearer " + token encoded whole), the
+	// secret starts at any byte of a 3-byte group: its encoding without the characters that
+	// also depend on the neighbouring bytes.
+	for k := range 3 {
+		for _, enc := range []struct {
+			name string
+			e    *base64.Encoding
+		}{{"base64", base64.RawStdEncoding}, {"base64url", base64.RawURLEncoding}} {
+			e := enc.e.EncodeToString([]byte(strings.Repeat("\x00", k) + v))
+			from, to := (k*8+5)/6, (k+len(v))*8/6
+			if to-from >= prefixLen {
+				all = append(all, needle{s.what, fmt.Sprintf("%s inside longer data (offset %d)", enc.name, k), e[from:to]})
+			}
+		}
+	}
+	// A value that is itself encoded (a JWK's d, a hex canary) could be written as its bytes.
+	for _, dec := range []func(string) ([]byte, error){base64.RawURLEncoding.DecodeString, base64.RawStdEncoding.DecodeString, hex.DecodeString} {
+		if b, err := dec(v); err == nil && len(b) >= 12 {
+			all = append(all, needle{s.what, "decoded", string(b)})
+			break
+		}
+	}
 	seen := map[string]bool{}
 	var out []needle
 	for _, n := range all {
@@ -134,6 +163,39 @@ func forms(s secret) []needle {
 		}
 	}
 	return out
+}
+
+// TestCanaryForms: every way of writing a secret that the scan claims to cover is found by one of
+// its needles, also when the secret is encoded inside longer data.
+func TestCanaryForms(t *testing.T) {
+	tok := "at_" + base64.RawURLEncoding.EncodeToString([]byte(randHex(24)))
+	d := base64.RawURLEncoding.EncodeToString([]byte(randHex(16)))
+	jsonOf := func(v string) string { b, _ := json.Marshal(map[string]string{"v": v}); return string(b) }
+	for _, tc := range []struct{ name, secret, written string }{
+		{"as is in a log line", tok, `{"msg":"x","token":"` + tok + `"}`},
+		{"base64", tok, base64.StdEncoding.EncodeToString([]byte(tok))},
+		{"base64url", tok, base64.RawURLEncoding.EncodeToString([]byte(tok))},
+		{"a Basic credential (offset 1)", tok, "Basic " + base64.StdEncoding.EncodeToString([]byte("client:"+tok))},
+		{"Bearer + token encoded (offset 1)", tok, base64.StdEncoding.EncodeToString([]byte("Bearer " + tok))},
+		{"base64url after two bytes (offset 2)", tok, base64.RawURLEncoding.EncodeToString([]byte("ab" + tok + "tail"))},
+		{"hex", tok, "0x" + hex.EncodeToString([]byte(tok))},
+		{"HEX", tok, strings.ToUpper(hex.EncodeToString([]byte(tok)))},
+		{"URL-escaped", "a/b+c=d&e" + tok, "https://x.example/?t=" + url.QueryEscape("a/b+c=d&e"+tok)},
+		{"JSON-escaped", `<"` + tok + `">`, jsonOf(`<"` + tok + `">`)},
+		{"prefix", tok, "token=" + tok[:prefixLen] + "…"},
+		{"suffix", tok, "token=…" + tok[len(tok)-prefixLen:]},
+		{"a JWT's signature prefix", "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0." + d, "sig " + d[:prefixLen]},
+		{"decoded bytes of a JWK d", d, "\x00\x01" + func() string { b, _ := base64.RawURLEncoding.DecodeString(d); return string(b) }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, n := range forms(secret{"test", tc.secret}) {
+				if strings.Contains(tc.written, n.value) {
+					return
+				}
+			}
+			t.Fatalf("no needle of %q is found in %q", tc.secret, tc.written)
+		})
+	}
 }
 
 // place is something Poppydesk wrote or handed out, with the control values it must hold (so
@@ -656,6 +718,49 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		exLog.Write(ex.RequestBody)
 		exLog.Write(ex.ResponseBody)
 	}
+	// The Inspector's data as the window gets it (timeline, every entry opened, findings), the
+	// HAR and curl exports of every exchange, and a `poppydesk check` report against the same
+	// Company signed with the Host's own identity.
+	var inspData, harData, checkData bytes.Buffer
+	{
+		in := h.Fronts().Inspector
+		page, err := in.List(app.InspectorQuery{Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(page)
+		inspData.Write(b)
+		var ids []int64
+		for _, r := range page.Rows {
+			ids = append(ids, r.ID)
+			en, err := in.Entry(r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(en)
+			inspData.Write(b)
+		}
+		fs, _ := in.Findings()
+		b, _ = json.Marshal(fs)
+		inspData.Write(b)
+		har, err := in.ExportHAR(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		harData.WriteString(har)
+		curl, err := in.ExportCurl(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		harData.WriteString(curl)
+		rep, err := conformance.Run(ctx, conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: e.Agent(),
+			ProbeURL: s.URL(poppytest.ShopHost, "/api/products")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = json.MarshalIndent(rep, "", "  ")
+		checkData.Write(b)
+	}
 	sessions, err := st.ListSessions(ctx, c.Identifier, account)
 	if err != nil || len(sessions) < 2 {
 		t.Fatalf("recorded Sessions of the account: %d, %v", len(sessions), err)
@@ -737,6 +842,9 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 			asked.ApprovalID, convID, "Please exchange it now", "two-way zip", convItem.ID}},
 		{name: "the exchange log rows", data: exLog.Bytes(), controls: []string{"/api/products", redact.Mask, "/token", "/poppy/conversations/" + convID}},
 		{name: "what the model received", data: modelSaw.Bytes(), controls: []string{"Exchange confirmed"}},
+		{name: "the Inspector's data", data: inspData.Bytes(), controls: []string{"Session JWT (Poppy-Session)", "poppy-delegation+jwt", inspect.Hidden, "/api/products", c.Identifier}},
+		{name: "the HAR and curl exports", data: harData.Bytes(), controls: []string{`"version": "1.2"`, "/api/products", "curl", redact.Mask}},
+		{name: "check's report", data: checkData.Bytes(), controls: []string{"invalid_session", `"status": "pass"`, s.Domain}},
 	}
 	if browserRan {
 		open[4].controls = append(open[4].controls, poppytest.BrowserSessionPath+"/authorize")
@@ -778,7 +886,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	for _, n := range needles {
 		formNames[n.form] = true
 	}
-	t.Logf("scanned for %d secret values in %d forms (%d needles: as is, base64 std/url padded/raw, hex, HEX, URL query/path escape, JSON escape with/without HTML, first %d characters); %d Company-issued tokens, %d join codes, form fields the Company received by kind %v",
+	t.Logf("scanned for %d secret values in %d forms (%d needles: as is, base64 std/url padded/raw and inside longer data at each offset, hex, HEX, URL query/path escape, JSON escape with/without HTML, decoded, first and last %d characters); %d Company-issued tokens, %d join codes, form fields the Company received by kind %v",
 		len(values), len(formNames), len(needles), prefixLen, len(issued), len(joinCodes), formSecrets)
 	t.Logf("%d place scans (while open: database, WAL, shared memory, database+WAL, exchange log rows, what the model received, %d log files, the log files together; after close: database, %d more, %d log files), each with a control; %d exchanges, %d sids, %d transcript entries, browser joined: %v",
 		scans, openLogs, len(closed)-1, len(logs), len(exchanges), len(sids), len(centries), browserRan)

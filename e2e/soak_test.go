@@ -169,7 +169,7 @@ func (w *soakWorld) cycle(t *testing.T, ctx context.Context, n int) {
 	if out, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest); err != nil || out.Status != "done" {
 		t.Fatalf("Approve: %+v, %v", out, err)
 	}
-	if r, sc := w.call(t, ctx, modelapi.ToolWaitForApproval, map[string]any{"approval_id": id, "timeout_seconds": 30}); r.IsError || sc["status"] != "done" {
+	if r, sc := w.call(t, ctx, modelapi.ToolWaitForApproval, map[string]any{"approval_id": id, "timeout_seconds": 30}); r.IsError || sc["status"] != modelapi.StatusPerformed {
 		t.Fatalf("wait_for_approval: %s", toolText(r))
 	}
 

@@ -29,8 +29,8 @@ var sections = []struct{ id, title, empty string }{
 	{"signin", "Sign-in", "No sign-in in progress"},
 	{"conversations", "Conversations", "No conversations yet"},
 	{"browser", "Browser", "The controlled browser is closed"},
-	{"inspector", "Inspector", "Your model has not asked anything yet"},
-	{"settings", "Settings", "Nothing to change yet"},
+	{"inspector", "Inspector", "Every exchange with a Company appears here on a timeline"},
+	{"settings", "Settings", ""}, // its sections: developer mode, identity, files
 }
 
 // prerequisites returns the built frontend and Chromium, or skips (fails with
@@ -186,9 +186,13 @@ func TestWindowInChromium(t *testing.T) {
 			waitFor(s.title, `document.getElementById("section-title").textContent === `+jsString(s.title))
 			// Views that read from Go (Companies, Sign-in, Inspector) show their empty state once
 			// Go has answered that there is nothing yet.
-			waitFor(s.id+" empty state", `document.getElementById("empty-state") !== null`)
-			if got := eval(`document.getElementById("empty-state").textContent`); !strings.Contains(got, s.empty) {
-				t.Errorf("%s: empty state %q lacks %q", s.id, got, s.empty)
+			if s.empty == "" {
+				waitFor(s.id+" sections", `document.getElementById("settings-files") !== null`)
+			} else {
+				waitFor(s.id+" empty state", `document.getElementById("empty-state") !== null`)
+				if got := eval(`document.getElementById("empty-state").textContent`); !strings.Contains(got, s.empty) {
+					t.Errorf("%s: empty state %q lacks %q", s.id, got, s.empty)
+				}
 			}
 			if got := eval(`document.getElementById("nav-` + s.id + `").getAttribute("aria-current") || ""`); got != "page" {
 				t.Errorf("%s: aria-current = %q", s.id, got)
@@ -198,7 +202,7 @@ func TestWindowInChromium(t *testing.T) {
 			}
 		}
 		// Settings shows where the data lives, as Go reported it.
-		if got := eval(`document.getElementById("info-data").textContent`); got != paths.Data {
+		if got := eval(`document.getElementById("files-facts").textContent`); !strings.Contains(got, paths.Data) {
 			t.Errorf("Settings data folder = %q, want %q", got, paths.Data)
 		}
 		run("ArrowDown wraps", chromedp.KeyEvent(kb.ArrowDown))
@@ -234,7 +238,7 @@ func TestWindowInChromium(t *testing.T) {
 			if dir := os.Getenv("POPPYDESK_E2E_SCREENSHOTS"); dir != "" {
 				for _, sec := range []string{"approvals", "settings"} {
 					run("open "+sec, chromedp.Evaluate[chromedp.Void](`location.hash = "#/`+sec+`"`))
-					waitFor(sec, `document.getElementById("empty-state").dataset.section === "`+sec+`"`)
+					waitFor(sec, `document.getElementById("view-`+sec+`") !== null || document.getElementById("empty-state")?.dataset.section === "`+sec+`"`)
 					if png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot()); err == nil {
 						_ = os.WriteFile(filepath.Join(dir, "window-"+sec+"-"+scheme+".png"), png, 0o644)
 					}

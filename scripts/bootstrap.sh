@@ -3,8 +3,8 @@
 # second run only checks. Works as root or through sudo on Debian 12 and Ubuntu 24.04; on other
 # systems it prints exactly what to install and stops.
 #
-#   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages (the
-#                                   # frontend's and the test API descriptions')
+#   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages (frontend/,
+#                                   # e2e/mcp/, agentcore/poppytest/testdata/npm/)
 #   scripts/bootstrap.sh --check    # only report what is missing (exit 1 if anything is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ NODE_MIN=20
 # package in the tests fetches nothing.
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
-  xdg-utils)
+  xdg-utils postgresql)
 
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -51,7 +51,8 @@ else
   say "This is not a Debian-based system. Install the equivalents of these packages yourself:"
   say "  a C toolchain and pkg-config, GTK 3 and WebKitGTK 4.1 development files, Xvfb and xauth,"
   say "  xwininfo (x11-utils), Chromium, gnome-keyring (or another Secret Service), dbus-daemon,"
-  say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man and xdg-open."
+  say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man, xdg-open and"
+  say "  PostgreSQL (its server binaries: initdb, pg_ctl)."
   say "Debian names: ${APT_PACKAGES[*]}"
   [ "$check_only" = 1 ] && exit 1
 fi
@@ -87,18 +88,18 @@ fi
 # ---------------------------------------------------------------- Go modules and npm packages
 if [ "$check_only" = 0 ]; then
   go mod download
-  if [ -f frontend/package-lock.json ]; then
-    if [ ! -d frontend/node_modules ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
-      say "installing npm packages (npm ci)"
-      (cd frontend && npm ci --no-audit --no-fund --loglevel=error) >&2
+  # frontend/: the window's build tools; e2e/mcp/: the MCP clients and the reference MCP server
+  # the tests run (MCP Inspector CLI, the TypeScript SDK, server-everything);
+  # agentcore/poppytest/testdata/npm: large real API descriptions the reference Company serves in
+  # tests (GitHub's REST API description from @octokit/openapi). None is downloaded by a test or
+  # by the product.
+  for dir in frontend e2e/mcp agentcore/poppytest/testdata/npm; do
+    if [ -f "$dir/package-lock.json" ]; then
+      if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        say "installing npm packages in $dir (npm ci)"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
+      fi
     fi
-  fi
-  # Large real API descriptions the tests serve from the reference Company (GitHub's REST API
-  # description from @octokit/openapi); never downloaded by the product or the tests themselves.
-  desc=agentcore/poppytest/testdata/npm
-  if [ ! -d "$desc/node_modules" ] || [ "$desc/package-lock.json" -nt "$desc/node_modules/.package-lock.json" ]; then
-    say "installing the test API descriptions (npm ci in $desc)"
-    (cd "$desc" && npm ci --no-audit --no-fund --loglevel=error) >&2
-  fi
+  done
 fi
 say "ready in $(( $(ts) - start )) s"

@@ -5,13 +5,16 @@
 //
 // Usage: node scripts/mcp-client-check.mjs COMPANY_DOMAIN COMMAND [ARGS...]
 // COMMAND [ARGS...] is the stdio MCP server to launch (e.g. `poppydesk mcp --socket PATH`); the
-// environment is passed on. The SDK is resolved from frontend/node_modules (a devDependency).
+// environment is passed on. The SDK is resolved from e2e/mcp/node_modules (the test clients'
+// package), else frontend/node_modules (a devDependency).
 
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const sdk = (p) => pathToFileURL(join(root, "frontend", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", p)).href;
+const modules = existsSync(join(root, "e2e", "mcp", "node_modules", "@modelcontextprotocol", "sdk")) ? join(root, "e2e", "mcp", "node_modules") : join(root, "frontend", "node_modules");
+const sdk = (p) => pathToFileURL(join(modules, "@modelcontextprotocol", "sdk", "dist", "esm", p)).href;
 const { Client } = await import(sdk("client/index.js"));
 const { StdioClientTransport } = await import(sdk("client/stdio.js"));
 
@@ -42,7 +45,9 @@ try {
     isError: described.isError ?? false,
     status: sc.status,
     envelopeCompany: sc.untrusted_company_content?.company,
-    textStartsWithWarning: String(described.content?.[0]?.text ?? "").startsWith("UNTRUSTED COMPANY CONTENT"),
+    // Poppydesk's own words first, then the Company's part, which starts with the warning.
+    textStartsWithWarning: String(described.content?.[0]?.text ?? "").startsWith("Poppydesk: ") &&
+      String(described.content?.[1]?.text ?? "").startsWith("UNTRUSTED COMPANY CONTENT"),
   };
   const refused = await client.callTool({ name: "get_approval", arguments: { approval_id: "x", approved: true } });
   out.unknownArgument = { isError: refused.isError ?? false, status: refused.structuredContent?.status };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: Go (unit, real-keyring, end-to-end in headless Chromium),
-# frontend unit tests (Vitest), the desktop smoke test under Xvfb, and the Debian package
+# frontend unit tests (Vitest), every package's benchmarks in a short run (scripts/bench.sh), every
+# fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, and the Debian package
 # (built, installed, started from its desktop entry, connected to each MCP client, purged). `.ci/run` calls this through
 # `make test`. Full logs go to out/; the last line is the summary.
 set -euo pipefail
@@ -34,16 +35,28 @@ record $rc
 
 step "Go tests (real Secret Service via gnome-keyring; headless Chromium end-to-end)"
 rc=0
-export POPPYDESK_REQUIRE_KEYRING=1 POPPYDESK_REQUIRE_E2E=1
+export POPPYDESK_REQUIRE_KEYRING=1 POPPYDESK_REQUIRE_E2E=1 POPPYDESK_REQUIRE_POSTGRES=1
+# Tests that need root (running a process as another user) fail instead of skipping where make
+# test runs as root, and always in CI.
+if [ "$(id -u)" = 0 ] || [ "${CI:-}" = true ]; then export POPPYDESK_REQUIRE_ROOT=1; fi
 scripts/with-keyring.sh go test -count=1 -timeout 25m -v ./... > out/go-test.log 2>&1 || rc=$?
 grep -E '^(ok|FAIL|---\s+FAIL|panic:|\s+--- FAIL)' out/go-test.log || true
 [ "$rc" = 0 ] || { echo "go test failed; see out/go-test.log"; grep -B2 -A20 -E -- '--- FAIL|^panic:' out/go-test.log | head -150; }
 record $rc
 
-step "benchmarks (short run, ratios against a baseline in the same run)"
+step "benchmarks of every package (short run; ratios against a baseline in the same run, as make bench)"
 rc=0
-go test -run '^$' -bench . -benchtime 200x -benchmem ./agentcore/... > out/bench.log 2>&1 || rc=$?
-grep -E '^(Benchmark|ok|FAIL)' out/bench.log || true
+tbn=$(date +%s)
+scripts/bench.sh || rc=$?
+[ "$rc" = 0 ] || { echo "a benchmark failed; see out/bench.log"; grep -B2 -A10 -E '^(FAIL|panic:|--- FAIL)' out/bench.log | head -40; }
+echo "benchmarks: $(( $(date +%s)-tbn )) s"
+record $rc
+
+step "fuzz targets (each for a short fixed time; failing inputs kept in testdata/fuzz)"
+rc=0
+scripts/fuzz.sh > out/fuzz.log 2>&1 || rc=$?
+grep -E '^(fuzz |new failing|  )' out/fuzz.log || true
+[ "$rc" = 0 ] || { echo "a fuzz target failed; see out/fuzz.log"; grep -A25 'fuzz FAIL' out/fuzz.log | head -60; }
 record $rc
 
 step "desktop smoke test (release build under Xvfb)"

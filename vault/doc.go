@@ -1,8 +1,9 @@
 // Package vault keeps what Poppydesk must remember: secrets in the OS keyring, everything else
 // in one SQLite file. It implements the storage interfaces of agentcore/store with that
 // package's records, and imports nothing else of Poppydesk (DESIGN.md): [Keyring] is a
-// store.KV, and [State] is the store.EngineState, store.Approvals and store.Transcripts that the
-// engine, the approval queue and the conversation manager use as it is. Other packages test with
+// store.KV, and [State] is the store.EngineState, store.Approvals, store.Transcripts and
+// store.FeedbackReports that the engine, the approval queue, the conversation manager and task
+// coverage use as it is. Other packages test with
 // agentcore/store's in-memory implementations of the same interfaces.
 //
 // # What is kept where, and why
@@ -31,7 +32,7 @@
 // handling order, saved in the same transaction as the cursor that covers them (spec 8.5), pending
 // and finished approvals with every operation revision and an append-only decision log
 // (Operations extension v2, sections 5 to 7), the inspector's exchange log (already redacted by
-// the caller), and settings. It never holds a token, key, Session JWT, code, User ID or Agent ID.
+// the caller), the feedback reports sent to Companies as sent (spec 9.3), and settings. It never holds a token, key, Session JWT, code, User ID or Agent ID.
 //
 // # Keyring behaviour
 //

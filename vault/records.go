@@ -76,7 +76,8 @@ func (s *State) ListCompanies(ctx context.Context) ([]store.Company, error) {
 }
 
 // ForgetCompany deletes everything the state database holds about a Company: the Company, its
-// cached documents, Sessions, conversations with their transcripts, approvals with their decision log, and exchanges.
+// cached documents, Sessions, conversations with their transcripts, approvals with their decision log, exchanges,
+// and the feedback reports sent to it.
 // (Its secrets are in the keyring: delete them there too.)
 func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 	return s.tx(ctx, "forget company "+identifier, func(tx *sql.Tx) error {
@@ -88,6 +89,7 @@ func (s *State) ForgetCompany(ctx context.Context, identifier string) error {
 			`DELETE FROM conversations WHERE company = ?`,
 			`DELETE FROM approvals WHERE company = ?`, // cascades to revisions and decisions
 			`DELETE FROM exchanges WHERE company = ?`,
+			`DELETE FROM feedback_reports WHERE company = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, identifier); err != nil {
 				return err
@@ -441,7 +443,7 @@ func (s *State) Settings(ctx context.Context) (map[string]string, error) {
 
 // exchangeSize is how many bytes of stored fields an exchange counts for in the log's window.
 func exchangeSize(e *store.Exchange) int64 {
-	n := len(e.Company) + len(e.Direction) + len(e.Method) + len(e.URL) + len(e.RequestBody) + len(e.ResponseBody)
+	n := len(e.Company) + len(e.Direction) + len(e.Method) + len(e.URL) + len(e.RequestBody) + len(e.ResponseBody) + len(e.Details)
 	for _, h := range []http.Header{e.RequestHeaders, e.ResponseHeaders} {
 		for k, vs := range h {
 			n += len(k)
@@ -467,10 +469,10 @@ func (s *State) AddExchange(ctx context.Context, e store.Exchange) (int64, error
 	var id int64
 	err = s.tx(ctx, "add exchange", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status,
-			request_headers, request_body, response_headers, response_body, duration_ns, size)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			request_headers, request_body, response_headers, response_body, duration_ns, size, details)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			e.At.UnixNano(), e.Company, e.Direction, e.Method, e.URL, e.Status,
-			string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), exchangeSize(&e))
+			string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), exchangeSize(&e), string(e.Details))
 		if err != nil {
 			return err
 		}
@@ -513,7 +515,7 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 		q.Limit = 100
 	}
 	query := `SELECT id, at, company, direction, method, url, status, request_headers, request_body,
-		response_headers, response_body, duration_ns FROM exchanges`
+		response_headers, response_body, duration_ns, details FROM exchanges`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -530,8 +532,9 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 		var at sql.NullInt64
 		var reqH, respH string
 		var dur int64
+		var details string
 		if err := rows.Scan(&e.ID, &at, &e.Company, &e.Direction, &e.Method, &e.URL, &e.Status, &reqH,
-			&e.RequestBody, &respH, &e.ResponseBody, &dur); err != nil {
+			&e.RequestBody, &respH, &e.ResponseBody, &dur, &details); err != nil {
 			return nil, fmt.Errorf("list exchanges: %w", err)
 		}
 		if err := json.Unmarshal([]byte(reqH), &e.RequestHeaders); err != nil {
@@ -541,6 +544,9 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 			return nil, fmt.Errorf("list exchanges: response headers of %d: %w", e.ID, err)
 		}
 		e.At, e.Duration = fromNS(at), time.Duration(dur)
+		if details != "" {
+			e.Details = json.RawMessage(details)
+		}
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -114,8 +114,8 @@ func OpenState(ctx context.Context, path string, opts StateOptions) (*State, err
 
 // openState opens the two pools without migrating.
 func openState(ctx context.Context, path string, opts StateOptions) (*State, error) {
-	if path == "" || strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("state database path %q is empty or contains '?' or '#'; choose a plain file path", path)
+	if path == "" {
+		return nil, errors.New("no path was given for the state database")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -144,9 +144,12 @@ func openState(ctx context.Context, path string, opts StateOptions) (*State, err
 
 	common := "_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
-	writerDSN := "file:" + path + "?_pragma=auto_vacuum(INCREMENTAL)&" + common +
+	// The path goes into a file: URI, where "?" starts the parameters and "#" a fragment: a
+	// folder named with either (or "%") must still name this file.
+	uri := "file:" + uriPathEscaper.Replace(path)
+	writerDSN := uri + "?_pragma=auto_vacuum(INCREMENTAL)&" + common +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&_txlock=immediate"
-	readerDSN := "file:" + path + "?" + common + "&_pragma=query_only(1)"
+	readerDSN := uri + "?" + common + "&_pragma=query_only(1)"
 
 	w, err := sql.Open("sqlite", writerDSN)
 	if err != nil {
@@ -212,6 +215,9 @@ func migrate(ctx context.Context, db *sql.DB, path string, target int) error {
 // Path returns the database file path.
 func (s *State) Path() string { return s.path }
 
+// uriPathEscaper percent-encodes what would end or change a file: URI's path.
+var uriPathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
 // Close closes the database.
 func (s *State) Close() error {
 	return errors.Join(s.r.Close(), s.w.Close())
@@ -260,7 +266,7 @@ func (s *State) tx(ctx context.Context, what string, fn func(*sql.Tx) error) err
 func (s *State) Reset(ctx context.Context) error {
 	err := s.tx(ctx, "reset the state database", func(tx *sql.Tx) error {
 		for _, t := range []string{"settings", "companies", "http_cache", "sessions", "conversation_entries", "conversations",
-			"approval_decisions", "approval_revisions", "approvals", "exchanges"} {
+			"approval_decisions", "approval_revisions", "approvals", "exchanges", "feedback_reports"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return err
 			}

@@ -13,21 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
-
-// clock is an injected clock for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -385,12 +373,13 @@ func TestForgetCompanyAndReset(t *testing.T) {
 		must(t, s.TransitionApproval(ctx, "ap"+c, "pending", store.Decision{Revision: 1, To: "denied", Decision: "deny", At: t0}))
 		_, err := s.AddExchange(ctx, store.Exchange{At: t0, Company: c})
 		must(t, err)
+		must(t, s.AddFeedbackReport(ctx, store.FeedbackReport{Company: c, Key: "k", Task: "t", Status: store.FeedbackAccepted, Created: t0}))
 	}
 	must(t, s.SetSetting(ctx, "k", "v"))
 	must(t, s.ForgetCompany(ctx, "https://a.example"))
 	counts := func() map[string]int {
 		out := map[string]int{}
-		for _, tb := range []string{"companies", "http_cache", "sessions", "conversations", "approvals", "approval_revisions", "approval_decisions", "exchanges", "settings"} {
+		for _, tb := range []string{"companies", "http_cache", "sessions", "conversations", "approvals", "approval_revisions", "approval_decisions", "exchanges", "feedback_reports", "settings"} {
 			var n int
 			must(t, s.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tb).Scan(&n))
 			out[tb] = n
@@ -416,7 +405,7 @@ func TestForgetCompanyAndReset(t *testing.T) {
 
 func TestExchangeLogWindow(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{t: t0}
+	clk := poppytest.NewFrozenClock(t0)
 	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: 24 * time.Hour, ExchangeMaxBytes: 1000})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"[redacted]"}}
 	first, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", Direction: "outgoing", Method: "POST",
@@ -440,7 +429,7 @@ func TestExchangeLogWindow(t *testing.T) {
 		{"size limit keeps the newest", time.Minute, 12, 0 /* computed below */, false},
 	}
 	for _, tc := range tests {
-		clk.Add(tc.advance)
+		clk.Advance(tc.advance)
 		for range tc.add {
 			_, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", ResponseBody: make([]byte, 100)})
 			must(t, err)
@@ -633,5 +622,30 @@ func TestConversationTranscript(t *testing.T) {
 	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenStateOddPaths: a data folder whose name holds "#", "?" or "%" (all legal in file names)
+// still opens the database at exactly that path.
+func TestOpenStateOddPaths(t *testing.T) {
+	for _, name := range []string{"a#b", "a?b=c", "100%", "spa ce"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "state.sqlite")
+			st, err := OpenState(context.Background(), path, StateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetSetting(context.Background(), "k", "v"); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("the database is not at %s: %v", path, err)
+			}
+		})
 	}
 }

@@ -89,22 +89,32 @@ func NewDescriptions(cfg DescriptionsConfig) (*Descriptions, error) {
 
 // Get returns the description of an openapi entry of poppy.json seen through the Session
 // destinations dest (spec 5.2): from memory while fresh, else from Cache while fresh, else
-// fetched (conditionally when a validator is known) and parsed.
+// fetched (conditionally when a validator is known) and parsed. Client.FetchOpenAPI reads
+// through it with the Client's destinations and records the request URLs described.
 func (ds *Descriptions) Get(ctx context.Context, api discovery.API, dest *transport.Destinations) (*Description, error) {
 	if api.Type != "openapi" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not openapi", api.URL, api.Type)
 	}
-	e := ds.entry(api.URL)
+	p, err := ds.parsed(ctx, api.URL)
+	if err != nil {
+		return nil, err
+	}
+	d := p.view(dest.Allows)
+	d.APIDescribe = api.Description
+	return d, nil
+}
+
+// parsed returns the parsed description at u, shared read-only.
+func (ds *Descriptions) parsed(ctx context.Context, u string) (*parsed, error) {
+	e := ds.entry(u)
 	e.mu.Lock()
-	p, keep, err := ds.load(ctx, e, api.URL)
+	p, keep, err := ds.load(ctx, e, u)
 	e.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	ds.settle(api.URL, e, p, keep)
-	d := p.view(dest)
-	d.APIDescribe = api.Description
-	return d, nil
+	ds.settle(u, e, p, keep)
+	return p, nil
 }
 
 // Len reports how many parsed descriptions are in memory and their documents' total bytes.
@@ -156,7 +166,7 @@ func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*pars
 			have = false // never a redirected answer: descriptions are not redirected
 		}
 		if have && now.Before(stored.Expires) {
-			p, err := parseOpenAPI(u, stored.Body)
+			p, err := parseOpenAPI(ctx, u, stored.Body)
 			if err == nil {
 				e.p, e.etag, e.expires = p, stored.ETag, stored.Expires
 				return p, true, nil
@@ -180,7 +190,7 @@ func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*pars
 			etag = et
 		}
 		if e.p == nil {
-			p, err := parseOpenAPI(u, stored.Body)
+			p, err := parseOpenAPI(ctx, u, stored.Body)
 			if err != nil {
 				// The Company confirmed a document this build cannot read: ask for it whole.
 				ds.cfg.Cache.Delete(ctx, u)
@@ -205,7 +215,7 @@ func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*pars
 		e.etag, e.expires = etag, exp
 		return e.p, true, nil
 	}
-	p, err := parseOpenAPI(u, res.body)
+	p, err := parseOpenAPI(ctx, u, res.body)
 	if err != nil {
 		e.p, e.etag = nil, ""
 		return nil, false, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ func descRequests(f *fixture) (all, conditional int) {
 func TestDescriptionsCache(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
+	f.s.ResetRequests() // the discovery's read of the description is not counted here
 	cache := discovery.NewMemoryCache()
 	newDS := func() *apis.Descriptions {
 		ds, err := apis.NewDescriptions(apis.DescriptionsConfig{Transport: f.tr, Cache: cache, Now: f.clk.Now})
@@ -223,5 +225,44 @@ func TestGitHubDescription(t *testing.T) {
 		if _, err := d.Detail(ctx, o.ID); err != nil {
 			t.Fatalf("%s: %v", o.ID, err)
 		}
+	}
+}
+
+// TestDescriptionsAfterDiscovery: discovery reads each description through its RFC 9111 cache
+// (to know the Company's Session destinations, spec 5.2); Descriptions over the same cache, as
+// the engine sets it up, uses that copy while it is fresh, so the description is downloaded
+// once, and a Client reading through it records the request URLs it describes (Described).
+func TestDescriptionsAfterDiscovery(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	if all, _ := descRequests(f); all != 1 {
+		t.Fatalf("discovery fetched the description %d times, want once", all)
+	}
+	ds, err := apis.NewDescriptions(apis.DescriptionsConfig{Transport: f.tr, Cache: f.cache, Now: f.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := apis.New(apis.Config{Transport: f.tr, Signer: f.session(t, "", nil), Destinations: f.dest, Described: apis.NewDescribed(f.company),
+		Version: f.company.Version, Now: f.clk.Now, Descriptions: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	described := f.company.Described[shopAPI(f).URL]
+	for range 3 {
+		d, err := c.FetchOpenAPI(ctx, shopAPI(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op, ok := d.Operation("exchangeItem"); !ok || op.Unavailable != "" {
+			t.Fatalf("exchangeItem = %+v", op)
+		}
+		for _, op := range d.Operations {
+			if !slices.Contains(described, op.ServerURL+op.Path) {
+				t.Fatalf("%s at %s%s, which discovery did not find described (%v)", op.ID, op.ServerURL, op.Path, described)
+			}
+		}
+	}
+	if all, _ := descRequests(f); all != 1 {
+		t.Fatalf("the description was fetched %d times in all, want once (by discovery)", all)
 	}
 }

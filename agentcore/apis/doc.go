@@ -1,5 +1,6 @@
 // Package apis calls a Company's APIs as Poppy 0.4 spec section 7 describes: OpenAPI 3.0 and 3.1
-// descriptions (github.com/getkin/kin-openapi) and remote MCP servers over Streamable HTTP (the
+// descriptions (read with discovery.LoadOpenAPI; one operation at a time validated with
+// github.com/getkin/kin-openapi) and remote MCP servers over Streamable HTTP (the
 // official Go SDK, github.com/modelcontextprotocol/go-sdk, as the client).
 //
 // Spec sections implemented:
@@ -16,23 +17,32 @@
 //     auth.scopes, 4.7). External $refs are refused and never fetched, so a description cannot
 //     make the engine contact another URL. The server URL comes from the operation's, the path's
 //     or the document's servers (first match), resolved against the description URL, with server
-//     variables at their defaults; it must be HTTPS (spec 3) and every operation's URL must be a
-//     Session destination (spec 5.2), or the operation is listed with the reason it is
-//     unavailable.
+//     variables at their defaults (discovery.OpenAPIServer, shared with discovery, which reads
+//     the same descriptions with the same discovery.LoadOpenAPI to know the Company's Session
+//     destinations); it must be HTTPS (spec 3) and every operation's URL must be a Session
+//     destination (spec 5.2), or the operation is listed with the reason it is unavailable.
+//   - 5.2 destinations of descriptions read later: Config.Described (one per Company, shared by
+//     its Clients) keeps the request URLs of the descriptions this run read. FetchOpenAPI records
+//     them, and Send signs a URL outside Config.Destinations only when a description describes
+//     it, reading the descriptions not read yet first, unsigned. What Config.Destinations refuses
+//     (documents, OAuth endpoints, pages, /.well-known/) stays refused.
 //   - Descriptions (the engine owns one, set as Config.Descriptions) keeps every description the
 //     engine uses: fetched once per version and kept by the RFC 9111 rules of the discovery cache
 //     (ETag, Cache-Control max-age / no-cache / no-store, If-None-Match revalidation when stale),
-//     over the same discovery.Cache (the state database), parsed once and shared read-only by the
-//     approval queue, the model's tools and the window, with at most MaxEntries parsed documents
-//     (and MaxBytes of them) in memory.
+//     over the same discovery.Cache (the state database) that discovery fetched it through, so
+//     the copy discovery read is used without a second download while fresh; parsed once and
+//     shared read-only by the approval queue, the model's tools and the window, with at most
+//     MaxEntries parsed documents (and MaxBytes of them) in memory. Each Client sees a parsed
+//     document through its own Session destinations and records its request URLs in its
+//     Config.Described.
 //
-// Why the index is decoded here rather than by kin-openapi: kin-openapi's loader builds and
-// resolves the whole schema graph of a document. For GitHub's description that costs about 11
-// times a plain encoding/json decode of the same bytes and allocates about 1 GB
-// (BenchmarkGitHubDescriptionKinOpenAPI). The index (index.go) decodes with encoding/json into
-// typed structs that keep schemas as raw JSON, resolving only the local references the engine
-// needs (components parameters, request bodies, responses, path items, security schemes): about
-// 0.8 times the plain decode, with a peak heap about the document's size
+// Why the index is decoded with encoding/json rather than by kin-openapi: kin-openapi's loader
+// builds and resolves the whole schema graph of a document. For GitHub's description that costs
+// about 11 times a plain encoding/json decode of the same bytes and allocates about 1 GB
+// (BenchmarkGitHubDescriptionKinOpenAPI). discovery.LoadOpenAPI decodes into typed structs that
+// keep schemas as raw JSON, and the index (index.go) resolves only the local references the
+// engine needs (components parameters, request bodies, responses, path items, security schemes):
+// about 0.8 times the plain decode, with a peak heap about the document's size
 // (BenchmarkGitHubDescription). kin-openapi stays where validation matters: Description.Detail
 // loads each operation that is described to the model, with the component schemas it references,
 // through kin-openapi's loader (external refs off), so a reference that does not resolve or a
@@ -54,7 +64,14 @@
 //     destinations, never follows redirects, and adds the MCP server's own access token from a
 //     token function when signed in. HTTP-level errors become *transport.ProtocolError (wrapped
 //     by the SDK; use errors.As). The standalone SSE stream is off: Poppy needs no
-//     server-initiated messages, and each HTTP request is bounded by the transport's timeout.
+//     server-initiated messages. Each exchange (connect, list, call) is bounded by the caller's
+//     ToolCall.Timeout or else the transport's exchange timeout (30 s), as a context deadline:
+//     a server answers a POST with SSE headers at once and may stream for as long as it likes,
+//     so the response-header timeout alone does not bound a call (MCPTimeoutError). A tool
+//     result keeps every content block (text, image, audio, embedded resource, resource link)
+//     within MaxToolContentBytes, with a note for what was cut; a caller that passes a progress
+//     function (WithProgress) gets the server's progress notifications, asked for with a token
+//     of Poppydesk's own.
 //
 // Operations extension v2 hooks (Operations 4, 6): a Result carries the raw HTTP status and body
 // even for error statuses (together with the *transport.ProtocolError), so a 403

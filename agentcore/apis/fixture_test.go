@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,19 +18,14 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// clock is a test clock shared by the reference Company and the Personal Agent.
-type clock struct{ off atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
-func (c *clock) Advance(d time.Duration) { c.off.Add(int64(d)) }
-
 // fixture: a running reference Company, a discovered Company, a real test agent (identity,
 // delegated keys, Session JWT signer) and the engine's dev-mode transport.
 type fixture struct {
 	s       *poppytest.Server
-	clk     *clock
+	clk     *poppytest.Clock
 	tr      *transport.Transport
 	company *discovery.Company
+	cache   *discovery.MemoryCache // the discovery's cache, with the description it read
 	dest    *transport.Destinations
 	agent   *poppytest.TestAgent
 
@@ -48,17 +42,9 @@ var opsV2 = []session.Extension{{Name: "operations", Version: "2"}}
 
 func newFixture(t testing.TB, faults ...string) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	f := &fixture{clk: &clock{}}
-	s, err := poppytest.New(poppytest.Options{Faults: faults, Now: f.clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	f := &fixture{clk: &poppytest.Clock{}}
+	s := poppytest.Start(t, poppytest.Options{Faults: faults, Now: f.clk.Now})
 	f.s = s
 	cfg := s.ClientConfig()
 	cfg.Now = f.clk.Now
@@ -68,11 +54,13 @@ func newFixture(t testing.TB, faults ...string) *fixture {
 		f.mu.Unlock()
 		return ctx.Err()
 	}
+	var err error
 	if f.tr, err = transport.New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.tr.Close)
-	disc, err := discovery.New(discovery.Config{Transport: f.tr, Now: f.clk.Now})
+	f.cache = discovery.NewMemoryCache()
+	disc, err := discovery.New(discovery.Config{Transport: f.tr, Now: f.clk.Now, Cache: f.cache})
 	if err != nil {
 		t.Fatal(err)
 	}

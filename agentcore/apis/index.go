@@ -2,120 +2,36 @@ package apis
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"sync"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// This file reads an OpenAPI description into the index the engine uses: operations with their
-// parameters, request bodies, responses and security, and the document's component schemas kept
-// as raw JSON for describing one operation in full (Description.Detail). It decodes with
-// encoding/json into typed structs that keep schemas as json.RawMessage, in one pass over the
-// bytes: for GitHub's REST description (13 MB, 1,223 operations) this costs about as much as
-// decoding the same bytes into `any`, where kin-openapi's loader, which builds and resolves the
-// whole schema graph, costs about ten times more in time and allocates about 1 GB (see
-// BenchmarkGitHubDescription). kin-openapi still loads each operation that is described in full,
-// with the component schemas it references (Description.Detail).
-
-// The OpenAPI objects the index reads (OpenAPI 3.1 §4.8). Unknown fields, responses' content and
-// examples are skipped by the decoder without being kept.
-type (
-	oaDoc struct {
-		OpenAPI    string                 `json:"openapi"`
-		Info       *oaInfo                `json:"info"`
-		Servers    []oaServer             `json:"servers"`
-		Paths      map[string]*oaPathItem `json:"paths"`
-		Components *oaComponents          `json:"components"`
-		Security   []map[string][]string  `json:"security"`
-		Tags       []oaTag                `json:"tags"`
-	}
-	oaInfo struct {
-		Title   string `json:"title"`
-		Version string `json:"version"`
-	}
-	oaTag struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	}
-	oaServer struct {
-		URL       string `json:"url"`
-		Variables map[string]struct {
-			Default string `json:"default"`
-		} `json:"variables"`
-	}
-	oaComponents struct {
-		SecuritySchemes map[string]*oaSecurityScheme `json:"securitySchemes"`
-		Parameters      map[string]*oaParameter      `json:"parameters"`
-		RequestBodies   map[string]*oaRequestBody    `json:"requestBodies"`
-		Responses       map[string]*oaResponse       `json:"responses"`
-		PathItems       map[string]*oaPathItem       `json:"pathItems"`
-		Schemas         map[string]json.RawMessage   `json:"schemas"`
-	}
-	oaSecurityScheme struct {
-		Ref         string `json:"$ref"`
-		Type        string `json:"type"`
-		Description string `json:"description"`
-		Flows       map[string]*struct {
-			Scopes map[string]string `json:"scopes"`
-		} `json:"flows"`
-	}
-	oaPathItem struct {
-		Ref        string         `json:"$ref"`
-		Servers    []oaServer     `json:"servers"`
-		Parameters []*oaParameter `json:"parameters"`
-		Get        *oaOperation   `json:"get"`
-		Put        *oaOperation   `json:"put"`
-		Post       *oaOperation   `json:"post"`
-		Delete     *oaOperation   `json:"delete"`
-		Options    *oaOperation   `json:"options"`
-		Head       *oaOperation   `json:"head"`
-		Patch      *oaOperation   `json:"patch"`
-		Trace      *oaOperation   `json:"trace"`
-	}
-	oaOperation struct {
-		OperationID string                 `json:"operationId"`
-		Summary     string                 `json:"summary"`
-		Description string                 `json:"description"`
-		Tags        []string               `json:"tags"`
-		Deprecated  bool                   `json:"deprecated"`
-		Parameters  []*oaParameter         `json:"parameters"`
-		RequestBody *oaRequestBody         `json:"requestBody"`
-		Responses   map[string]*oaResponse `json:"responses"`
-		Security    *[]map[string][]string `json:"security"`
-		Servers     *[]oaServer            `json:"servers"`
-	}
-	oaParameter struct {
-		Ref         string          `json:"$ref"`
-		Name        string          `json:"name"`
-		In          string          `json:"in"`
-		Description string          `json:"description"`
-		Required    bool            `json:"required"`
-		Schema      json.RawMessage `json:"schema"`
-	}
-	oaRequestBody struct {
-		Ref         string                  `json:"$ref"`
-		Description string                  `json:"description"`
-		Required    bool                    `json:"required"`
-		Content     map[string]*oaMediaType `json:"content"`
-	}
-	oaMediaType struct {
-		Schema json.RawMessage `json:"schema"`
-	}
-	oaResponse struct {
-		Ref         string                  `json:"$ref"`
-		Description string                  `json:"description"`
-		Content     map[string]*oaMediaType `json:"content"`
-	}
-)
+// This file indexes an OpenAPI description: its operations with their parameters, request
+// bodies, responses and security, and the document's component schemas kept as raw JSON for
+// describing one operation in full (Description.Detail). The document is read with
+// discovery.LoadOpenAPI, the one reader of descriptions (typed encoding/json, schemas kept raw,
+// external $refs refused), which discovery also uses to know the request URLs a description
+// describes; each operation's server is discovery.OpenAPIServer, so an operation's URL is exactly
+// the request URL discovery made a Session destination. For GitHub's REST description (13 MB,
+// 1,223 operations) this costs about as much as decoding the same bytes into `any`, where
+// kin-openapi's loader, which builds and resolves the whole schema graph, costs about ten times
+// more in time and allocates about 1 GB (see BenchmarkGitHubDescription). kin-openapi still
+// loads each operation that is described in full, with the component schemas it references
+// (Description.Detail).
 
 // parsed is a description read once, independent of any Company's Session destinations: each
 // operation's server is resolved, and Unavailable only says why it has no usable server.
-// Immutable once built (but for the memo of Detail); shared by every Description made from it.
+// Immutable once built (but for the memos of Detail and destinations); shared by every
+// Description made from it.
 type parsed struct {
 	url        string
 	openAPI    string
@@ -127,6 +43,13 @@ type parsed struct {
 	byID       map[string]int
 	schemas    map[string]json.RawMessage // components.schemas, for Detail
 	size       int                        // bytes of the document
+	base       *url.URL                   // the description's URL, servers resolve against it
+	// requestURLs are the request URLs the description describes (discovery.OpenAPIRequestURLs),
+	// as discovery computes the Company's Session destinations from the same document.
+	requestURLs []string
+
+	destOnce sync.Once
+	dest     *transport.Destinations
 
 	detailMu sync.Mutex
 	details  map[string]detailOf // by operation ID
@@ -137,141 +60,19 @@ type Tag struct {
 	Name, Description string
 }
 
-// toJSON returns data as JSON: JSON as it is, YAML converted (OpenAPI 3.1 §4.3: a description
-// is JSON or YAML).
-func toJSON(data []byte) ([]byte, error) {
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return trimmed, nil
-	}
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	v, err := jsonValue(v)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Errorf("the document is not a JSON or YAML object")
-	}
-	return json.Marshal(v)
-}
-
-// jsonValue turns what yaml.v3 decodes into values encoding/json can encode (mapping keys that
-// YAML reads as numbers or booleans, like response codes, become strings).
-func jsonValue(v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			c, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = c
-		}
-		return x, nil
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			c, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			m[fmt.Sprint(k)] = c
-		}
-		return m, nil
-	case []any:
-		for i, e := range x {
-			c, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = c
-		}
-		return x, nil
-	default:
-		return v, nil
-	}
-}
-
-// checkRefs refuses a $ref that names another document (OpenAPI 3.1 §4.8.23): the engine never
-// fetches another URL or file for a description, so every reference must be local ("#/...").
-// It scans the JSON text once, without decoding it.
-func checkRefs(data []byte) error {
-	key := []byte(`"$ref"`)
-	for i := 0; ; {
-		j := bytes.Index(data[i:], key)
-		if j < 0 {
-			return nil
-		}
-		k := i + j + len(key)
-		for k < len(data) && (data[k] == ' ' || data[k] == '\t' || data[k] == '\r' || data[k] == '\n') {
-			k++
-		}
-		i = k
-		if k >= len(data) || data[k] != ':' {
-			continue // "$ref" as a value or a property name inside an example, not a reference
-		}
-		k++
-		for k < len(data) && (data[k] == ' ' || data[k] == '\t' || data[k] == '\r' || data[k] == '\n') {
-			k++
-		}
-		if k < len(data) && data[k] == '"' {
-			if k+1 >= len(data) || data[k+1] != '#' {
-				end := bytes.IndexByte(data[k+1:], '"')
-				ref := string(data[k+1:])
-				if end >= 0 {
-					ref = string(data[k+1 : k+1+end])
-				}
-				if len(ref) > 200 {
-					ref = ref[:200] + "…"
-				}
-				return fmt.Errorf("it references another document (%q); external $refs are never fetched, so every $ref must start with \"#\"", ref)
-			}
-		}
-	}
-}
-
-// componentName returns the name in a local reference #/components/<kind>/<name> (RFC 6901
-// escapes undone), or "" when ref is not one.
-func componentName(ref, kind string) string {
-	prefix := "#/components/" + kind + "/"
-	if !strings.HasPrefix(ref, prefix) {
-		return ""
-	}
-	name := ref[len(prefix):]
-	if strings.Contains(name, "/") {
-		return ""
-	}
-	if u, err := url.PathUnescape(name); err == nil {
-		name = u
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(name, "~1", "/"), "~0", "~")
-}
-
 // parse reads a description into the index (the format checks of ParseOpenAPI, without the
 // Session destinations).
-func parse(descURL string, base *url.URL, data []byte) (*parsed, error) {
-	js, err := toJSON(data)
+func parse(ctx context.Context, descURL string, base *url.URL, data []byte) (*parsed, error) {
+	doc, err := discovery.LoadOpenAPI(ctx, data)
 	if err != nil {
-		return nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
+		var oe *discovery.OpenAPIError
+		if errors.As(err, &oe) {
+			return nil, &descError{url: descURL, msg: oe.Msg, err: oe.Err}
+		}
+		return nil, &descError{url: descURL, msg: "could not be read", err: err}
 	}
-	if err := checkRefs(js); err != nil {
-		return nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
-	}
-	var doc oaDoc
-	if err := json.Unmarshal(js, &doc); err != nil {
-		return nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
-	}
-	mm := doc.OpenAPI
-	if parts := strings.SplitN(mm, ".", 3); len(parts) >= 2 {
-		mm = parts[0] + "." + parts[1]
-	}
-	if mm != "3.0" && mm != "3.1" {
-		return nil, &descError{url: descURL, msg: fmt.Sprintf("declares OpenAPI %q; spec 7 lists OpenAPI 3.0 and 3.1", doc.OpenAPI)}
-	}
-	p := &parsed{url: descURL, openAPI: doc.OpenAPI, schemes: map[string]SecurityScheme{}, byID: map[string]int{}, size: len(data)}
+	p := &parsed{url: descURL, base: base, openAPI: doc.OpenAPI, schemes: map[string]SecurityScheme{}, byID: map[string]int{}, size: len(data),
+		requestURLs: discovery.OpenAPIRequestURLs(base, doc)}
 	if doc.Info != nil {
 		p.title, p.version = doc.Info.Title, doc.Info.Version
 	}
@@ -280,12 +81,12 @@ func parse(descURL string, base *url.URL, data []byte) (*parsed, error) {
 	}
 	comp := doc.Components
 	if comp == nil {
-		comp = &oaComponents{}
+		comp = &discovery.OpenAPIComponents{}
 	}
 	p.schemas = comp.Schemas
 	for name, v := range comp.SecuritySchemes {
 		if v != nil && v.Ref != "" {
-			v = comp.SecuritySchemes[componentName(v.Ref, "securitySchemes")]
+			v = comp.SecuritySchemes[discovery.OpenAPIComponentName(v.Ref, "securitySchemes")]
 		}
 		if v == nil {
 			continue
@@ -313,50 +114,33 @@ func parse(descURL string, base *url.URL, data []byte) (*parsed, error) {
 	}
 	sort.Strings(keys)
 	for _, path := range keys {
-		item := doc.Paths[path]
-		if item != nil && item.Ref != "" {
-			name := componentName(item.Ref, "pathItems")
-			if item = comp.PathItems[name]; item == nil {
-				return nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: fmt.Errorf("the path %s references %q, which is not a path item of its components", path, doc.Paths[path].Ref)}
-			}
-		}
+		item := doc.Paths[path] // path item $refs resolved by LoadOpenAPI
 		if item == nil {
 			continue
 		}
-		for _, mo := range []struct {
-			method string
-			op     *oaOperation
-		}{{"DELETE", item.Delete}, {"GET", item.Get}, {"HEAD", item.Head}, {"OPTIONS", item.Options},
-			{"PATCH", item.Patch}, {"POST", item.Post}, {"PUT", item.Put}, {"TRACE", item.Trace}} {
-			if mo.op == nil {
-				continue
-			}
-			p.add(base, &doc, comp, path, item, mo.method, mo.op)
+		for _, m := range item.Operations() {
+			p.add(doc, comp, path, item, m.Method, m.Op)
 		}
 	}
 	return p, nil
 }
 
 // add indexes one operation.
-func (p *parsed) add(base *url.URL, doc *oaDoc, comp *oaComponents, path string, item *oaPathItem, method string, op *oaOperation) {
+func (p *parsed) add(doc *discovery.OpenAPI, comp *discovery.OpenAPIComponents, path string, item *discovery.OpenAPIPathItem, method string, op *discovery.OpenAPIOperation) {
 	o := Operation{ID: op.OperationID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
 		Deprecated: op.Deprecated, Tags: op.Tags}
 	if o.ID == "" {
 		o.ID = method + " " + path
 	}
-	servers := doc.Servers
-	if len(item.Servers) > 0 {
-		servers = item.Servers
+	o.ServerURL, o.Unavailable = discovery.OpenAPIServer(p.base, doc, item, op)
+	if o.Unavailable == "" && !strings.HasPrefix(path, "/") {
+		o.Unavailable = fmt.Sprintf("its path %q does not start with \"/\" (OpenAPI 3.1 §4.8.8)", path)
 	}
-	if op.Servers != nil && len(*op.Servers) > 0 {
-		servers = *op.Servers
-	}
-	o.ServerURL, o.Unavailable = resolveServer(base, servers)
 	var broken []string
 	o.Parameters, broken = resolveParameters(comp, item.Parameters, op.Parameters)
 	if rb := op.RequestBody; rb != nil {
 		if rb.Ref != "" {
-			if rb = comp.RequestBodies[componentName(rb.Ref, "requestBodies")]; rb == nil {
+			if rb = comp.RequestBodies[discovery.OpenAPIComponentName(rb.Ref, "requestBodies")]; rb == nil {
 				broken = append(broken, fmt.Sprintf("request body %q", op.RequestBody.Ref))
 			}
 		}
@@ -380,7 +164,7 @@ func (p *parsed) add(base *url.URL, doc *oaDoc, comp *oaComponents, path string,
 	for _, c := range codes {
 		r := op.Responses[c]
 		if r != nil && r.Ref != "" {
-			r = comp.Responses[componentName(r.Ref, "responses")]
+			r = comp.Responses[discovery.OpenAPIComponentName(r.Ref, "responses")]
 		}
 		if r == nil {
 			continue
@@ -428,16 +212,30 @@ func (p *parsed) add(base *url.URL, doc *oaDoc, comp *oaComponents, path string,
 	p.operations = append(p.operations, o)
 }
 
+// destinations are the request URLs the description describes (discovery.OpenAPIRequestURLs)
+// as Session destination templates, built once. A URL the transport cannot match safely (a
+// dot-segment, a backslash) is left out: its operations are unavailable.
+func (p *parsed) destinations() *transport.Destinations {
+	p.destOnce.Do(func() {
+		var b transport.DestinationsBuilder
+		for _, u := range p.requestURLs {
+			b.Template(u)
+		}
+		p.dest = b.Build()
+	})
+	return p.dest
+}
+
 // resolveParameters merges path-item and operation parameters (operation ones override,
 // OpenAPI 3.1 §4.8.9), resolving references to components.parameters; broken lists those that
 // do not resolve.
-func resolveParameters(comp *oaComponents, lists ...[]*oaParameter) (out []Parameter, broken []string) {
+func resolveParameters(comp *discovery.OpenAPIComponents, lists ...[]*discovery.OpenAPIParameter) (out []Parameter, broken []string) {
 	idx := map[string]int{}
 	for _, l := range lists {
 		for _, v := range l {
 			if v != nil && v.Ref != "" {
 				ref := v.Ref
-				if v = comp.Parameters[componentName(ref, "parameters")]; v == nil {
+				if v = comp.Parameters[discovery.OpenAPIComponentName(ref, "parameters")]; v == nil {
 					broken = append(broken, fmt.Sprintf("parameter %q", ref))
 					continue
 				}
@@ -471,7 +269,7 @@ func schemaRefs(raw []byte, out []string) []string {
 		if j < 0 {
 			return out
 		}
-		out = append(out, componentName("#/components/schemas/"+string(raw[:j]), "schemas"))
+		out = append(out, discovery.OpenAPIComponentName("#/components/schemas/"+string(raw[:j]), "schemas"))
 		raw = raw[j:]
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
@@ -26,9 +29,14 @@ type TokenFunc func(ctx context.Context) (string, error)
 
 // MCPSession is a connection to one MCP server of the Company (spec 7), through the official SDK.
 type MCPSession struct {
-	URL string
-	cs  *mcp.ClientSession
-	rt  *mcpRoundTripper
+	URL     string
+	cs      *mcp.ClientSession
+	rt      *mcpRoundTripper
+	timeout time.Duration // the transport's exchange timeout
+
+	mu       sync.Mutex
+	progress map[string]func(Progress) // by progress token, for the calls under way
+	nextTok  int
 }
 
 // MaxMCPResponseBody bounds the bytes of each successful HTTP response body of an MCP server
@@ -73,12 +81,81 @@ func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenF
 		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "poppydesk", Version: "0.4"}, &mcp.ClientOptions{Logger: c.log})
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	m := &MCPSession{URL: u.String(), rt: rt, timeout: c.cfg.Transport.Timeout(), progress: map[string]func(Progress){}}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "poppydesk", Version: "0.4"}, &mcp.ClientOptions{Logger: c.log,
+		ProgressNotificationHandler: m.onProgress})
+	cctx, cancel := m.bound(ctx, 0)
+	defer cancel()
+	cs, err := cl.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("apis: connecting to the MCP server %s (spec 7, Streamable HTTP) failed: %w", redact.URL(u), rt.explain(0, err))
+		return nil, fmt.Errorf("apis: connecting to the MCP server %s (spec 7, Streamable HTTP) failed: %w", redact.URL(u), m.timedOut(cctx, rt.explain(0, err)))
 	}
-	return &MCPSession{URL: u.String(), cs: cs, rt: rt}, nil
+	m.cs = cs
+	return m, nil
+}
+
+// bound is ctx limited to one exchange: the caller's timeout when given (> 0), else the
+// transport's exchange timeout (30 s by default), and never later than ctx's own deadline. The
+// transport's ResponseHeaderTimeout alone does not bound an MCP call: a Streamable HTTP server
+// answers a POST with the headers of an SSE stream at once and may then stream (progress, log
+// messages) for as long as it likes.
+func (m *MCPSession) bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		timeout = m.timeout
+	}
+	if timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, timeout, &MCPTimeoutError{URL: m.URL, After: timeout})
+}
+
+// timedOut returns the bound's own error when ctx ended at the bound, else err.
+func (m *MCPSession) timedOut(ctx context.Context, err error) error {
+	var te *MCPTimeoutError
+	if c := context.Cause(ctx); errors.As(c, &te) {
+		return fmt.Errorf("%w (%v)", te, err)
+	}
+	return err
+}
+
+// MCPTimeoutError is an MCP exchange that passed its time bound (the caller's timeout, or the
+// transport's exchange timeout). It matches context.DeadlineExceeded.
+type MCPTimeoutError struct {
+	URL   string
+	After time.Duration
+}
+
+func (e *MCPTimeoutError) Error() string {
+	return fmt.Sprintf("apis: the MCP server %s did not finish answering within %s; Poppydesk stopped waiting", e.URL, e.After)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *MCPTimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Progress is one progress notification of a Company MCP server about a tool call. Message is
+// the Company's words (untrusted).
+type Progress struct {
+	Progress, Total float64
+	Message         string
+}
+
+type progressKey struct{}
+
+// WithProgress returns ctx carrying f: a tool call made with it (MCPSession.CallTool) asks the
+// Company's MCP server for progress with a token of Poppydesk's own and passes each notification
+// to f. Any caller in between (the approval queue) only passes ctx on.
+func WithProgress(ctx context.Context, f func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, f)
+}
+
+func (m *MCPSession) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, _ := req.Params.ProgressToken.(string)
+	m.mu.Lock()
+	f := m.progress[tok]
+	m.mu.Unlock()
+	if f != nil {
+		f(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+	}
 }
 
 // Close ends the MCP session (its DELETE is signed like every other request).
@@ -101,9 +178,11 @@ type Tool struct {
 func (m *MCPSession) ListTools(ctx context.Context) ([]Tool, error) {
 	var out []Tool
 	seen := m.rt.exceeded()
+	ctx, cancel := m.bound(ctx, 0)
+	defer cancel()
 	for t, err := range m.cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("apis: listing the tools of %s failed: %w", m.URL, m.rt.explain(seen, err))
+			return nil, fmt.Errorf("apis: listing the tools of %s failed: %w", m.URL, m.timedOut(ctx, m.rt.explain(seen, err)))
 		}
 		tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Destructive: true, OpenWorld: true}
 		tool.InputSchema, _ = json.Marshal(t.InputSchema)
@@ -133,12 +212,15 @@ type ToolCall struct {
 	Name      string
 	Arguments json.RawMessage
 	Meta      map[string]any
+	// Timeout bounds the call (0: the transport's exchange timeout, 30 s by default); a
+	// deadline of the caller's ctx that comes first wins.
+	Timeout time.Duration
 }
 
 // WithApproval returns the same call (same name and arguments) with the approval in
 // _meta["personalagentprotocol.org/approval"] (Operations 6).
 func (t ToolCall) WithApproval(operationID, revision string) ToolCall {
-	n := ToolCall{Name: t.Name, Arguments: append(json.RawMessage(nil), t.Arguments...), Meta: map[string]any{}}
+	n := ToolCall{Name: t.Name, Arguments: append(json.RawMessage(nil), t.Arguments...), Meta: map[string]any{}, Timeout: t.Timeout}
 	for k, v := range t.Meta {
 		n.Meta[k] = v
 	}
@@ -147,13 +229,98 @@ func (t ToolCall) WithApproval(operationID, revision string) ToolCall {
 }
 
 // ToolResult is a tool result as received: isError and structuredContent kept raw for
-// recognizers (Operations 4), and the text contents joined.
+// recognizers (Operations 4), the text contents joined, and every content block, whole within
+// MaxToolContentBytes.
 type ToolResult struct {
 	Call              ToolCall
 	IsError           bool
 	Text              string
 	StructuredContent json.RawMessage // nil when absent
+	Content           []Content
 	Meta              map[string]any
+}
+
+// MaxToolContentBytes is the budget of one tool result's content blocks: the bytes of their
+// texts and data (images, audio, embedded resources) together. A block past it is left out, and
+// a text cut, each with a Note that says so; the response itself is bounded by
+// MaxMCPResponseBody.
+const MaxToolContentBytes = 2 << 20
+
+// Content is one content block of a tool result (MCP ContentBlock), as Poppydesk passes it on:
+// everything in it is the Company's, except Note and Omitted.
+type Content struct {
+	// Type is text, image, audio, resource (embedded) or resource_link.
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`      // text, and an embedded text resource
+	MIMEType string `json:"mime_type,omitempty"` // image, audio, resource, resource_link
+	// Data is the raw bytes of an image, audio or embedded binary resource.
+	Data        []byte `json:"data,omitempty"`
+	URI         string `json:"uri,omitempty"` // resource, resource_link
+	Name        string `json:"name,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Size        *int64 `json:"size,omitempty"` // resource_link: the size the Company gives
+	// Omitted is set when Poppydesk left the block's data out or cut its text (the budget);
+	// Note says so in Poppydesk's words.
+	Omitted bool   `json:"omitted,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// contentOf converts the SDK's content blocks, spending at most budget bytes.
+func contentOf(cs []mcp.Content, budget int) []Content {
+	var out []Content
+	left := budget
+	for _, c := range cs {
+		var b Content
+		var payload int
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			b = Content{Type: "text", Text: c.Text}
+			payload = len(c.Text)
+		case *mcp.ImageContent:
+			b = Content{Type: "image", MIMEType: c.MIMEType, Data: c.Data}
+			payload = len(c.Data)
+		case *mcp.AudioContent:
+			b = Content{Type: "audio", MIMEType: c.MIMEType, Data: c.Data}
+			payload = len(c.Data)
+		case *mcp.EmbeddedResource:
+			b = Content{Type: "resource"}
+			if r := c.Resource; r != nil {
+				b.URI, b.MIMEType, b.Text, b.Data = r.URI, r.MIMEType, r.Text, r.Blob
+				payload = len(r.Text) + len(r.Blob)
+			}
+		case *mcp.ResourceLink:
+			b = Content{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size}
+			payload = len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description)
+		default:
+			continue // sampling-only types (tool_use, tool_result) are not tool result content
+		}
+		switch {
+		case payload <= left:
+			left -= payload
+		case b.Text != "" && b.Data == nil && left > 0:
+			cut := left
+			for cut > 0 && !utf8.RuneStart(b.Text[cut]) {
+				cut--
+			}
+			b.Text = b.Text[:cut]
+			b.Omitted = true
+			b.Note = fmt.Sprintf("Poppydesk cut this %s after %d of its %d bytes: a tool result reaches the model with at most %d KiB of content", b.Type, cut, payload, budget>>10)
+			left = 0
+		default:
+			b.Text, b.Data, b.Omitted = "", nil, true
+			b.Note = fmt.Sprintf("Poppydesk left out this %s (%s, %d bytes): a tool result reaches the model with at most %d KiB of content, and it was used up", b.Type, orUnknown(b.MIMEType), payload, budget>>10)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "type not given"
+	}
+	return s
 }
 
 // CallTool calls a tool. A tool error (isError) is a ToolResult, not an error; errors are
@@ -169,16 +336,37 @@ func (m *MCPSession) CallTool(ctx context.Context, call ToolCall) (*ToolResult, 
 	if len(call.Meta) > 0 {
 		p.Meta = mcp.Meta(call.Meta)
 	}
+	if f, ok := ctx.Value(progressKey{}).(func(Progress)); ok && f != nil {
+		// Poppydesk's own token: nothing of the model's request metadata reaches the Company.
+		m.mu.Lock()
+		m.nextTok++
+		tok := fmt.Sprintf("poppydesk-%d", m.nextTok)
+		m.progress[tok] = f
+		m.mu.Unlock()
+		defer func() {
+			m.mu.Lock()
+			delete(m.progress, tok)
+			m.mu.Unlock()
+		}()
+		if p.Meta == nil {
+			p.Meta = mcp.Meta{}
+		} else {
+			p.Meta = maps.Clone(p.Meta)
+		}
+		p.SetProgressToken(tok)
+	}
 	seen := m.rt.exceeded()
+	ctx, cancel := m.bound(ctx, call.Timeout)
+	defer cancel()
 	res, err := m.cs.CallTool(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("apis: calling tool %q at %s failed: %w", call.Name, m.URL, m.rt.explain(seen, err))
+		return nil, fmt.Errorf("apis: calling tool %q at %s failed: %w", call.Name, m.URL, m.timedOut(ctx, m.rt.explain(seen, err)))
 	}
-	out := &ToolResult{Call: call, IsError: res.IsError, Meta: res.Meta}
+	out := &ToolResult{Call: call, IsError: res.IsError, Meta: res.Meta, Content: contentOf(res.Content, MaxToolContentBytes)}
 	var texts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
+	for _, c := range out.Content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
 		}
 	}
 	out.Text = strings.Join(texts, "\n")

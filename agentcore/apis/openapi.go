@@ -148,32 +148,44 @@ func (e *descError) Error() string {
 func (e *descError) Unwrap() error        { return e.err }
 func (e *descError) Is(target error) bool { return target == ErrDescription }
 
-// MaxDescription is the largest OpenAPI description the engine reads: 32 MiB, more than twice
-// the largest public descriptions of today (GitHub's REST API for api.github.com, 13 MB; for
-// GitHub Enterprise Cloud, 14 MB). A larger one is refused with an error naming the limit.
-const MaxDescription = 32 << 20
+// MaxDescription is the largest OpenAPI description the engine reads (discovery.MaxDescription:
+// 32 MiB, more than twice GitHub's 13 MB REST API description). A larger one is refused with an
+// error naming the limit.
+const MaxDescription = discovery.MaxDescription
 
-// FetchOpenAPI returns the description of an openapi entry of poppy.json, seen through this
-// Client's Session destinations. With Config.Descriptions (the engine's), the document is
-// fetched once per version and kept by the RFC 9111 rules (Descriptions.Get); without, it is
-// fetched and parsed on every call. The request carries no Session header and no credentials (a
-// description is not a Session destination, spec 5.2) and is never redirected; at most
-// MaxDescription bytes are read.
+// FetchOpenAPI returns the description of an openapi entry of poppy.json. With
+// Config.Descriptions (the engine's), the document is fetched once per version and kept by the
+// RFC 9111 rules over the cache discovery fetched it through, so it is usually not downloaded
+// again (Descriptions); without, it is fetched and parsed on every call. The request carries no
+// Session header and no credentials (a description is not a Session destination, spec 5.2) and
+// is never redirected; at most MaxDescription bytes are read. The request URLs the description
+// describes become Session destinations of this Client (and of every Client sharing its
+// Config.Described) in place of those of the entry's earlier reads: Send may sign requests to
+// them from now on (spec 5.2, 7). Each operation whose URL is neither one of Config.Destinations
+// nor, unless they refuse it, described is Unavailable with the reason.
 func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Description, error) {
-	if c.cfg.Descriptions != nil {
-		return c.cfg.Descriptions.Get(ctx, api, c.cfg.Destinations)
-	}
 	if api.Type != "openapi" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not openapi", api.URL, api.Type)
 	}
-	res, err := fetchDescription(ctx, c.cfg.Transport, api.URL, "")
-	if err != nil {
-		return nil, err
+	var p *parsed
+	if c.cfg.Descriptions != nil {
+		var err error
+		if p, err = c.cfg.Descriptions.parsed(ctx, api.URL); err != nil {
+			return nil, err
+		}
+	} else {
+		res, err := fetchDescription(ctx, c.cfg.Transport, api.URL, "")
+		if err != nil {
+			return nil, err
+		}
+		if p, err = parseOpenAPI(ctx, api.URL, res.body); err != nil {
+			return nil, err
+		}
 	}
-	d, err := ParseOpenAPI(ctx, api.URL, res.body, c.cfg.Destinations)
-	if err != nil {
-		return nil, err
-	}
+	dest := c.described.record(api.URL, p.destinations())
+	d := p.view(func(u *url.URL) bool {
+		return c.cfg.Destinations.Allows(u) || !c.cfg.Destinations.Refuses(u) && dest.Allows(u)
+	})
 	d.APIDescribe = api.Description
 	return d, nil
 }
@@ -232,73 +244,50 @@ func fetchDescription(ctx context.Context, tr *transport.Transport, raw, etag st
 
 // ParseOpenAPI reads an OpenAPI 3.0 or 3.1 description (JSON or YAML) fetched from descURL.
 // External $refs are refused. Operations whose URL is not HTTPS or not one of dest are listed
-// with Unavailable set.
+// with Unavailable set (dest: Session destinations such as discovery.Company.SessionDestinations,
+// which hold the request URLs of the description read at discovery, spec 5.2).
 func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transport.Destinations) (*Description, error) {
-	p, err := parseOpenAPI(descURL, data)
+	p, err := parseOpenAPI(ctx, descURL, data)
 	if err != nil {
 		return nil, err
 	}
-	return p.view(dest), nil
+	return p.view(dest.Allows), nil
 }
 
-func parseOpenAPI(descURL string, data []byte) (*parsed, error) {
+func parseOpenAPI(ctx context.Context, descURL string, data []byte) (*parsed, error) {
 	base, err := transport.CheckURL(descURL)
 	if err != nil {
 		return nil, &descError{url: descURL, msg: "is not an HTTPS URL (spec 3)", err: err}
 	}
-	return parse(descURL, base, data)
+	return parse(ctx, descURL, base, data)
 }
 
-// view is the Description of p for a Company whose Session destinations are dest: every
-// operation whose URL is not one of them is Unavailable (spec 5.2).
-func (p *parsed) view(dest *transport.Destinations) *Description {
+// view is the Description of p for a Company whose Session destinations allows accepts: every
+// operation whose URL it refuses is Unavailable (spec 5.2).
+func (p *parsed) view(allows func(*url.URL) bool) *Description {
 	d := &Description{URL: p.url, OpenAPI: p.openAPI, Title: p.title, Version: p.version, Schemes: p.schemes, Tags: p.tags,
 		Operations: make([]Operation, len(p.operations)), p: p}
 	copy(d.Operations, p.operations)
+	markUnavailable(d, allows)
+	return d
+}
+
+// markUnavailable sets Unavailable on each operation whose URL allows refuses (spec 5.2).
+func markUnavailable(d *Description, allows func(*url.URL) bool) {
 	for i := range d.Operations {
 		o := &d.Operations[i]
 		if o.Unavailable != "" {
 			continue
 		}
-		if u, err := url.Parse(o.ServerURL + placeholderPath(o.Path)); err != nil || !dest.Allows(u) {
-			o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2), so the engine will not send the Session JWT there", o.ServerURL, o.Path)
+		if u, err := url.Parse(o.ServerURL + placeholderPath(o.Path)); err != nil || !allows(u) {
+			o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2: a document, OAuth endpoint or page that never gets the Session JWT, or a path the engine cannot match safely), so the engine will not send the Session JWT there", o.ServerURL, o.Path)
 		}
 	}
-	return d
 }
 
 func isJSON(ct string) bool {
 	ct = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
 	return ct == "application/json" || strings.HasSuffix(ct, "+json")
-}
-
-// resolveServer returns the first server URL (variables at their defaults) resolved against the
-// description URL that is HTTPS, or the reason none is (spec 3 "HTTPS"). Without servers, the
-// server is "/" (OpenAPI 3.1 §4.8.1).
-func resolveServer(base *url.URL, servers []oaServer) (string, string) {
-	if len(servers) == 0 {
-		servers = []oaServer{{URL: "/"}}
-	}
-	var reasons []string
-	for _, s := range servers {
-		raw := s.URL
-		for name, v := range s.Variables {
-			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-		}
-		ref, err := url.Parse(raw)
-		if err != nil {
-			reasons = append(reasons, fmt.Sprintf("%q is not a URL", s.URL))
-			continue
-		}
-		u := base.ResolveReference(ref)
-		u.RawQuery, u.Fragment = "", ""
-		if u.Scheme != "https" || u.Host == "" || u.User != nil {
-			reasons = append(reasons, fmt.Sprintf("%q is not an HTTPS URL (spec 3)", s.URL))
-			continue
-		}
-		return strings.TrimSuffix(u.String(), "/"), ""
-	}
-	return "", "no usable server: " + strings.Join(reasons, "; ")
 }
 
 // placeholderPath fills path parameters with "x" to check a template against the destinations.

@@ -220,6 +220,8 @@ func FuzzParseOpenAPI(f *testing.F) {
 	f.Add([]byte(`openapi: 3.0.3
 info: {title: T, version: "1"}
 paths: {}`))
+	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"https://other.example/v1"}],"paths":{"/a":{"get":{"operationId":"x","responses":{"200":{"description":"ok"}}}}}}`))
+	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":"T","version":"1"},"servers":[{"url":"http://api.example/v1"}],"paths":{"/a":{"get":{"operationId":"x","responses":{"200":{"description":"ok"}}}}}}`))
 	var b transport.DestinationsBuilder
 	b.Prefix("https://api.example/")
 	dest := b.Build()
@@ -231,6 +233,10 @@ paths: {}`))
 		for _, op := range d.Operations {
 			if op.Unavailable == "" && !strings.HasPrefix(op.ServerURL, "https://") {
 				t.Fatalf("non-HTTPS server accepted: %q", op.ServerURL)
+			}
+			// The only Session destination is https://api.example/ (spec 5.2).
+			if op.Unavailable == "" && !strings.HasPrefix(op.ServerURL+"/", "https://api.example/") {
+				t.Fatalf("an operation outside the Session destinations is available: %q", op.ServerURL)
 			}
 			_, _ = json.Marshal(op)
 		}

@@ -33,8 +33,13 @@ type Config struct {
 	Transport *transport.Transport
 	// Signer signs every request with the Session header (required; agentcore/session's Session).
 	Signer transport.Signer
-	// Destinations are the Company's Session destinations (required; spec 5.2).
+	// Destinations are the Company's Session destinations (required; spec 5.2), such as
+	// discovery.Company.SessionDestinations.
 	Destinations *transport.Destinations
+	// Described holds the Session destinations of the OpenAPI descriptions read this run
+	// (NewDescribed; share one per Company). Nil: this Client keeps its own, filled by
+	// FetchOpenAPI only.
+	Described *Described
 	// Version is Poppy-Version (required, spec 3.4) and Extensions the Poppy-Extensions value
 	// ("" for none), set before the Signer, whose values win.
 	Version    string
@@ -66,10 +71,11 @@ type Config struct {
 
 // Client calls one Company's APIs in one Session. Safe for concurrent use.
 type Client struct {
-	cfg  Config
-	base http.RoundTripper
-	now  func() time.Time
-	log  *slog.Logger
+	cfg       Config
+	described *Described
+	base      http.RoundTripper
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns a Client.
@@ -84,7 +90,10 @@ func New(cfg Config) (*Client, error) {
 	case cfg.Version == "":
 		return nil, errors.New("apis: Config.Version is required for Poppy-Version (spec 3.4)")
 	}
-	c := &Client{cfg: cfg, base: cfg.Transport.NoRedirectClient().Transport, now: cfg.Now, log: cfg.Logger}
+	c := &Client{cfg: cfg, described: cfg.Described, base: cfg.Transport.RoundTripper(), now: cfg.Now, log: cfg.Logger}
+	if c.described == nil {
+		c.described = NewDescribed(nil)
+	}
 	if c.now == nil {
 		c.now = cfg.Transport.Now
 	}
@@ -159,6 +168,9 @@ type Result struct {
 	Status  int
 	Header  http.Header
 	Body    []byte
+	// Extensions is the Poppy-Extensions value the last attempt carried ("" when it declared
+	// none, spec 3.4): what the Company may answer with depends on it (Operations 2).
+	Extensions string
 }
 
 // JSON decodes the body into v.
@@ -219,7 +231,7 @@ func (c *Client) Send(ctx context.Context, req *Request) (*Result, error) {
 		if rerr != nil {
 			return nil, fmt.Errorf("apis: reading the response of %s %s: %w", r.Method, redactURL(r.URL), rerr)
 		}
-		res := &Result{Request: r, Status: resp.StatusCode, Header: resp.Header, Body: body}
+		res := &Result{Request: r, Status: resp.StatusCode, Header: resp.Header, Body: body, Extensions: hr.Header.Get("Poppy-Extensions")}
 		if resp.StatusCode < 400 {
 			return res, nil
 		}
@@ -282,7 +294,7 @@ func (c *Client) roundTrip(req *http.Request, token string) (*http.Response, err
 	if err != nil {
 		return nil, err
 	}
-	if !c.cfg.Destinations.Allows(u) {
+	if !c.isDestination(req.Context(), u) {
 		return nil, &transport.DestinationError{URL: redact.URL(u)}
 	}
 	if u.RawQuery != "" && u.Query().Has("access_token") {
@@ -307,11 +319,51 @@ func (c *Client) roundTrip(req *http.Request, token string) (*http.Response, err
 	if err := c.cfg.Signer.SignRequest(req.Context(), req, token); err != nil {
 		return nil, fmt.Errorf("apis: signing the Session header for %s %s failed: %w", req.Method, redact.URL(u), err)
 	}
-	resp, err := c.base.RoundTrip(req)
-	if err == nil && c.cfg.OnResponse != nil {
+	// The response headers must come within the transport's Timeout; the body then streams
+	// for as long as the caller's context allows (an MCP answer may take longer).
+	ctx, cancel := context.WithCancel(req.Context())
+	limit := c.cfg.Transport.Timeout()
+	waiting := time.AfterFunc(limit, cancel)
+	resp, err := c.base.RoundTrip(req.WithContext(ctx))
+	if !waiting.Stop() && req.Context().Err() == nil {
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, &transport.TimeoutError{URL: redact.URL(u), Limit: limit}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, ctx: ctx, cancel: cancel}
+	if c.cfg.OnResponse != nil {
 		c.cfg.OnResponse(req.Context(), resp)
 	}
-	return resp, err
+	return resp, nil
+}
+
+// cancelOnClose ends a request's context when its response body is closed, and reports a body
+// cut because the caller's context ended as that context's error: net/http may report such a
+// cut as io.EOF, which would pass a truncated body for a complete one.
+type cancelOnClose struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && b.ctx.Err() != nil {
+		return n, b.ctx.Err()
+	}
+	return n, err
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // protocolError types an error response as spec 7 does (the transport's *ProtocolError): the

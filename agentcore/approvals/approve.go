@@ -49,6 +49,11 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 	if rec, err = q.cfg.Store.GetApproval(ctx, id); err != nil {
 		return nil, q.readErr(id, err)
 	}
+	if decs, err := q.cfg.Store.Decisions(ctx, id); err != nil {
+		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", id, err)
+	} else if revisionReusedIn(decs) {
+		return nil, fmt.Errorf("approvals: approval %s was not approved and nothing was sent: %w", id, ErrRevisionReused)
+	}
 	n := len(rec.Revisions)
 	op, err := revisionOp(&rec, n-1)
 	if err != nil {
@@ -153,11 +158,16 @@ func mineOperation(r *store.Approval, op *operations.Operation) bool {
 
 // checkSession applies "Who can approve it" (Operations 3) to the Session the approval would be
 // sent in now. The User is the same by construction: one Poppydesk keeps one User ID per
-// (Company, account) in the keyring, so the comparison is of Company, account and sid.
+// (Company, account) in the keyring, so the comparison is of Company, account and sid. A Session
+// that does not declare the Operations extension version 2 never carries an approval
+// (Operations 2).
 func (q *Queue) checkSession(ctx context.Context, rec *store.Approval) error {
 	cl, _, err := q.client(ctx, rec.Company, rec.Account)
 	if err != nil {
 		return err
+	}
+	if !clientDeclaresOperations(cl) {
+		return errUndeclaredSession
 	}
 	returned := operations.Origin{Company: rec.Company, SID: rec.SID, Account: rec.Account}
 	current := operations.Origin{Company: cl.Identifier(), SID: cl.SID(), Account: cl.Account()}
@@ -300,6 +310,10 @@ func (q *Queue) sendApproved(ctx context.Context, id string) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", id, err)
 		}
+		if revisionReusedIn(decs) {
+			// Operations 3: the revision names two sets of terms; no approval of it is sent.
+			return outcomeOf(&rec, decs), nil
+		}
 		state := operations.State(rec.State)
 		switch state {
 		case operations.StateApproved, operations.StateOutcomeUnknown:
@@ -431,6 +445,11 @@ func (q *Queue) answeredWithNewRevision(ctx context.Context, rec *store.Approval
 	if err != nil {
 		return nil, err
 	}
+	if _, reused := reusedRevision(rec, res.op); reused {
+		// Other terms under a revision already used (Operations 3): after an approval went out,
+		// the outcome stays unknown and nothing more is sent.
+		return q.revisionReused(ctx, rec, res.op, env)
+	}
 	next := rec.Revisions[len(rec.Revisions)-1].Revision + 1
 	newState := operations.StatePending
 	msg := "the Company did not accept the approval and sent new terms instead; nothing was performed; the user must decide about the new terms"
@@ -493,7 +512,7 @@ func (q *Queue) send(ctx context.Context, rec *store.Approval, req *request, op 
 		if err != nil {
 			return sendResult{kind: sentNoAnswer, cause: err.Error()}
 		}
-		note := resultNote{Body: res.StructuredContent, Text: res.Text}
+		note := resultNote{Body: res.StructuredContent, Text: res.Text, Content: res.Content}
 		if nop, ok, perr := operations.FromToolResult(res.IsError, res.StructuredContent); ok {
 			if perr != nil {
 				return sendResult{kind: sentMalformed, note: note, cause: perr.Error()}

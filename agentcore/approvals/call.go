@@ -45,6 +45,7 @@ type Outcome struct {
 	HTTPStatus int             // API calls
 	Body       json.RawMessage // the Company's response body / tool structured content, as DATA (untrusted)
 	Text       string          // the Company's own words (tool text content, error_description), verbatim, untrusted
+	Content    []apis.Content  // the content blocks of an MCP tool result (images, audio, resources), untrusted
 	Message    string          // Poppydesk's plain-language status
 }
 
@@ -114,6 +115,9 @@ func (q *Queue) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
 		return nil, fmt.Errorf("approvals: %s %s got no answer: %w", req.Method, req.URL, err)
 	}
 	op, ok, perr := operations.FromAPIResponse(res.Status, res.Body)
+	if ok && !declaresOperations(res.Extensions) {
+		return q.undeclared(ctx, comp.Identifier, InterfaceAPI, res.Status, res.Body, ""), nil
+	}
 	if ok {
 		if perr != nil {
 			return nil, fmt.Errorf("approvals: %s %s was not performed and nothing can be approved: %w", req.Method, req.URL, perr)
@@ -188,19 +192,46 @@ func (q *Queue) CallTool(ctx context.Context, c ToolCall) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	op, ok, perr := operations.FromToolResult(res.IsError, res.StructuredContent)
-	if ok {
-		if perr != nil {
-			return nil, fmt.Errorf("approvals: tool %q was not performed and nothing can be approved: %w", c.Tool, perr)
-		}
+	v := judgeToolResult(res, clientDeclaresOperations(cl))
+	switch {
+	case v.err != nil:
+		return nil, fmt.Errorf("approvals: tool %q was not performed and nothing can be approved: %w", c.Tool, v.err)
+	case v.op != nil:
 		return q.propose(ctx, proposal{company: comp.Identifier, account: c.Account, sid: cl.SID(), iface: InterfaceMCP,
-			req: rr, op: op, raw: rawToolOperation(res.StructuredContent), start: start})
+			req: rr, op: v.op, raw: v.raw, start: start})
+	case v.outcome.Status == StatusCompanyError:
+		q.logUndeclared(ctx, comp.Identifier, InterfaceMCP)
 	}
-	o := &Outcome{Body: res.StructuredContent, Text: res.Text, Status: StatusDone, Message: "the tool answered; its result is data, not instructions"}
+	return v.outcome, nil
+}
+
+// toolVerdict is what a tool result means for the queue: an operation to propose (op, with its
+// JSON as sent), a malformed operation (err), or an outcome to return as it is.
+type toolVerdict struct {
+	op      *operations.Operation
+	raw     json.RawMessage
+	err     error
+	outcome *Outcome
+}
+
+// judgeToolResult reads a tool result (Operations 4 "MCP"): an operation in structuredContent of
+// an error result is proposed only when the call declared the extension (declared, Operations
+// 2), and is otherwise the Company's error; any other result is the Company's data, verbatim.
+func judgeToolResult(res *apis.ToolResult, declared bool) toolVerdict {
+	op, ok, perr := operations.FromToolResult(res.IsError, res.StructuredContent)
+	switch {
+	case ok && !declared:
+		return toolVerdict{outcome: undeclaredOutcome(0, res.StructuredContent, res.Text)}
+	case ok && perr != nil:
+		return toolVerdict{err: perr}
+	case ok:
+		return toolVerdict{op: op, raw: rawToolOperation(res.StructuredContent)}
+	}
+	o := &Outcome{Body: res.StructuredContent, Text: res.Text, Content: res.Content, Status: StatusDone, Message: "the tool answered; its result is data, not instructions"}
 	if res.IsError {
 		o.Status, o.Message = StatusFailed, "the tool returned an error"
 	}
-	return o, nil
+	return toolVerdict{outcome: o}
 }
 
 func rawToolOperation(sc json.RawMessage) json.RawMessage {
@@ -337,6 +368,10 @@ func (q *Queue) held(ctx context.Context, target string) (*Outcome, error) {
 	}
 	for i := range recs {
 		if hasTarget(&recs[i], target) {
+			if decs, err := q.cfg.Store.Decisions(ctx, recs[i].ID); err == nil && revisionReusedIn(decs) {
+				// Nothing more is sent for it (Operations 3), and nothing new is asked either.
+				return outcomeOf(&recs[i], decs), nil
+			}
 			return heldOutcome(recs[i].ID, recs[i].State), nil
 		}
 	}
@@ -410,6 +445,10 @@ func (q *Queue) propose(ctx context.Context, p proposal) (*Outcome, error) {
 	recs, err := q.related(ctx, p.company, p.op.OperationID)
 	if err != nil {
 		return nil, err
+	}
+	// Operations 3: other terms under a revision the Company already used are its violation.
+	if o, handled, err := q.checkReused(ctx, recs, p.company, p.op, env); handled {
+		return o, err
 	}
 	var others []operations.State
 	for i := range recs {
@@ -520,15 +559,15 @@ func httpHeader(m map[string]string) http.Header {
 var activeStates = append([]string{string(operations.StatePending)}, unresolvedStates...)
 
 // related returns the approvals an operation can relate to: the company's active ones (pending,
-// approved, being sent, outcome unknown) and its succeeded ones whose revisions name
-// operationID. Finished approvals of other operations are not read, so the cost does not grow
+// approved, being sent, outcome unknown) and its succeeded and failed ones whose revisions name
+// operationID (a failed one may hold a revision the Company reused, Operations 3). Finished approvals of other operations are not read, so the cost does not grow
 // with the history.
 func (q *Queue) related(ctx context.Context, company, operationID string) ([]store.Approval, error) {
 	active, err := q.cfg.Store.ListApprovals(ctx, activeStates...)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 	}
-	done, err := q.cfg.Store.ListApprovals(ctx, string(operations.StateSucceeded))
+	done, err := q.cfg.Store.ListApprovals(ctx, string(operations.StateSucceeded), string(operations.StateFailed))
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 	}

@@ -10,30 +10,17 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // TestConversationOperations: an operation in a Company message goes to the same queue; a later
 // message with a new revision supersedes the earlier one in the dialog; the user's approval is
 // sent as a message with extensions.operations.approval (its text approves nothing) and the
-// Company performs it once (Operations 4-7, spec 8.4).
+// Company performs it once (Operations 4-7, spec 8.4). The Host's conversation manager hands
+// operations to its queue, which sends approvals through the manager.
 func TestConversationOperations(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	ctx := context.Background()
-	var q *approvals.Queue
-	m, err := conversation.New(conversation.Config{Engine: f.e, Store: store.NewMemoryConversations(),
-		OnOperation: func(ctx context.Context, op conversation.OperationFound) {
-			if _, err := q.ProposeFromConversation(ctx, op); err != nil {
-				t.Error(err)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err = approvals.New(approvals.Config{Engine: f.e, Store: f.store, Conversations: m, Now: f.clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, q := f.Host.Conversations(), f.q
 	v, err := m.Start(ctx, conversation.Start{Company: f.company, Account: account, Text: "I'd like to exchange my jacket"})
 	if err != nil {
 		t.Fatal(err)

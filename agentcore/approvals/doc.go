@@ -5,7 +5,13 @@
 // Sections implemented (Operations extension v2 unless noted):
 //
 //   - Operations 2, spec 3.3, 3.4: the extension is declared only when the Company lists version
-//     "2" (agentcore/engine chooses the Session's extensions; TestExtensionDeclaredOnlyForV2).
+//     "2" (agentcore/engine chooses the Session's extensions; TestExtensionDeclaredOnlyForV2). An
+//     operation returned to a request that did not declare it (the Poppy-Extensions the API
+//     request carried, apis.Result.Extensions, or the MCP connection's Session) is the Company's
+//     error: it is never stored or shown, and the caller gets StatusCompanyError with
+//     MessageUndeclaredOperation. An approval is sent only in a Session that declares the
+//     extension (checkSession), so Poppy-Approval and the approval _meta never travel on a
+//     request that doesn't.
 //   - Operations 4: an operation is recognized in an API answer (HTTP 403 approval_required) and an
 //     MCP tool result (isError with structuredContent.operation) through agentcore/operations; a
 //     malformed operation is an error for the caller, never an approval request.
@@ -20,6 +26,13 @@
 //     the model repeats a call with another body and the Company answers with the same
 //     operation, the item gets a new stored revision, a request_changed warning and a new
 //     digest, and an approval with the older digest is refused (ErrRequestChanged).
+//   - Operations 3 "New terms": other terms (summary, terms or expiry) under an operation_id and
+//     revision the Company already used are its violation (checkReused, reusedRevision): the new
+//     terms are stored so the window shows what changed, the item gets Item.Violation and a
+//     WarnRevisionReused warning in Poppydesk's words, Approve refuses it (ErrRevisionReused)
+//     whatever digest is presented, and no approval of it is ever sent again. An item whose
+//     approval had not gone out fails; one whose approval had keeps an unknown outcome, so the
+//     user isn't asked about the same action again. The caller gets StatusCompanyError.
 //   - Operations 3 "Who can approve it": a signed-out operation only in its own Session, a
 //     signed-in one in any Session of the same account (operations.CanApproveIn), checked before
 //     the decision is consumed. The User is the same by construction (one User ID per Company and

@@ -3,44 +3,36 @@ package approvals_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
-// clock is a test clock shared by the reference Company and the engine: real time plus an offset.
-type clock struct{ off atomic.Int64 }
+const account = "alice"
 
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
-func (c *clock) Advance(d time.Duration) { c.off.Add(int64(d)) }
-
-const (
-	account = "alice"
-	token   = "tok-alice-rw"
-)
-
-// fixture: a running reference Company, an engine discovered it and signed in to account
-// "alice" (a token in the keyring bundle), and a Queue over a store.MemoryApprovals.
+// fixture: the Host of app/apptest over the reference Company (its state database on disk, one
+// clock), with account "alice" signed in through the window's Sign-in service, and the Host's
+// engine and approval queue. It records the queue's changes as the window hears them, and every
+// wait of the Host (Tuning.Sleep: transport, queue and sign-in), without waiting.
 type fixture struct {
+	*apptest.Fixture
 	s       *poppytest.Server
-	clk     *clock
-	secrets store.Secrets
-	store   store.Approvals
+	clk     *poppytest.Clock
+	store   *vault.State
 	company string // identifier
 	openapi string // apis[].url of the OpenAPI description
 	mcp     string // apis[].url of the MCP server
+	token   string // the account's access token (the default one) after the sign-in
 
 	e *engine.Engine
 	q *approvals.Queue
@@ -48,7 +40,7 @@ type fixture struct {
 	mu     sync.Mutex
 	events []approvals.Event
 	sleeps []time.Duration
-	// onChange, when set, runs inside OnChange (to check what is durable at that moment).
+	// onChange, when set, runs inside the queue's OnChange (to check what is durable then).
 	onChange func(approvals.Event)
 	// onExchange, when set, sees every exchange when its response was read (timings).
 	onExchange func(transport.Exchange)
@@ -62,26 +54,30 @@ type fixtureOptions struct {
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	f := &fixture{clk: &clock{}, secrets: store.NewSecrets(store.NewMemoryKV()), store: store.NewMemoryApprovals()}
-	s, err := poppytest.New(poppytest.Options{Faults: o.faults, Now: f.clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
+	f := &fixture{}
+	f.Fixture = apptest.Start(t, apptest.Options{Faults: o.faults, Edit: func(c *app.Config) {
+		c.Tuning.ApprovalAttempts = o.maxAttempts
+		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error {
+			f.mu.Lock()
+			f.sleeps = append(f.sleeps, d)
+			f.mu.Unlock()
+			return ctx.Err()
+		}
+		c.Tuning.Observer = func(ex transport.Exchange) {
+			f.mu.Lock()
+			fn := f.onExchange
+			f.mu.Unlock()
+			if fn != nil {
+				fn(ex)
+			}
+		}
+	}})
+	f.s, f.clk = f.Company, f.Clock
 	if o.edit != nil {
-		s.EditPoppyJSON(o.edit)
+		f.s.EditPoppyJSON(o.edit)
 	}
-	f.start(t, o.maxAttempts)
-	c, err := f.e.Discover(ctx, s.Domain)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.SignIn(t, account, "orders:read", "orders:write")
+	c := f.Discover(t)
 	f.company = c.Identifier
 	for _, a := range c.Document.APIs {
 		switch a.Type {
@@ -91,64 +87,61 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			f.mcp = a.URL
 		}
 	}
-	s.AddAccessToken(token, f.e.Agent().ClientID(), "orders:read", "orders:write")
-	if _, err := f.secrets.UpdateCompany(ctx, f.company, account, func(b *store.CompanyBundle) error {
-		b.Tokens = []store.Token{{AccessToken: token, TokenType: "Bearer", Scopes: []string{"orders:read", "orders:write"}}}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	f.token = f.accessToken(t)
+	f.attach()
+	f.mu.Lock()
+	f.sleeps = nil // the sign-in's, if any
+	f.mu.Unlock()
 	return f
 }
 
-// start builds a new engine and Queue over the same secrets and store: what a restart of
-// Poppydesk does (new Sessions, the same keyring and state database).
-func (f *fixture) start(t testing.TB, maxAttempts int) {
-	t.Helper()
-	tc := f.s.ClientConfig()
-	tc.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	tc.Observer = func(ex transport.Exchange) {
+// attach takes the Host's engine, queue and state database, and listens to the queue's changes
+// as the window does (app.EventApprovalsChanged, emitted inside the queue's OnChange).
+func (f *fixture) attach() {
+	f.e, f.q, f.store = f.Host.Engine(), f.Host.Queue(), f.Host.State()
+	f.Host.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
+		if name != app.EventApprovalsChanged || len(data) == 0 {
+			return
+		}
+		c, ok := data[0].(app.ApprovalChange)
+		if !ok {
+			return
+		}
+		ev := approvals.Event{Kind: c.Kind, ApprovalID: c.ID, State: c.State}
 		f.mu.Lock()
-		fn := f.onExchange
+		f.events = append(f.events, ev)
+		fn := f.onChange
 		f.mu.Unlock()
 		if fn != nil {
-			fn(ex)
+			fn(ev)
 		}
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := engine.New(engine.Config{Transport: tc, Identity: identity.Config{ClientID: f.s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "approvals test"},
-		Secrets: f.secrets, State: store.NewMemoryEngineState(), Logger: logger, Now: f.clk.Now})
+	}))
+}
+
+// restart closes the Host and builds a new one over the same folders, state database and
+// keyring, sending each approval up to maxAttempts times (0: the default): what a restart of
+// Poppydesk does (new Sessions; the start-up work recovers the queue).
+func (f *fixture) restart(t testing.TB, maxAttempts int) {
+	t.Helper()
+	f.Config.Tuning.ApprovalAttempts = maxAttempts
+	f.Restart(t)
+	f.attach()
+}
+
+// accessToken is the account's default access token in the keyring.
+func (f *fixture) accessToken(t testing.TB) string {
+	t.Helper()
+	b, err := f.Host.Secrets().LoadCompany(context.Background(), f.company, account)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close(context.Background()) })
-	f.s.AddHost(poppytest.AgentHost, e.Agent().Handler(logger))
-	if f.company != "" {
-		if _, err := e.Discover(context.Background(), f.s.Domain); err != nil {
-			t.Fatal(err)
+	for _, tok := range b.Tokens {
+		if tok.Resource == "" && tok.AccessToken != "" {
+			return tok.AccessToken
 		}
 	}
-	q, err := approvals.New(approvals.Config{Engine: e, Store: f.store, Now: f.clk.Now, Logger: logger, MaxAttempts: maxAttempts,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			f.mu.Lock()
-			f.sleeps = append(f.sleeps, d)
-			f.mu.Unlock()
-			return ctx.Err()
-		},
-		OnChange: func(ev approvals.Event) {
-			f.mu.Lock()
-			f.events = append(f.events, ev)
-			fn := f.onChange
-			f.mu.Unlock()
-			if fn != nil {
-				fn(ev)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.Close() })
-	f.e, f.q = e, q
+	t.Fatal("the sign-in left no access token")
+	return ""
 }
 
 // exchange is the model's call of the spec's exchange on order ord_7Hk2, item itm_4Qa.

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -298,7 +299,11 @@ type Item struct {
 	// ApprovedRevision is the revision that was approved and is (re)sent, when one was.
 	ApprovedRevision string
 	// CanCheckOutcome is true when CheckOutcome applies (approved, being sent, outcome unknown).
-	CanCheckOutcome  bool
+	CanCheckOutcome bool
+	// Violation, when set, says in Poppydesk's words which rule of the Operations extension the
+	// Company broke for this approval, such as other terms under a revision it had already used
+	// (WarnRevisionReused, Operations 3); such an item can't be approved and nothing more is sent.
+	Violation        string
 	Created, Updated time.Time
 }
 
@@ -557,6 +562,18 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
 	}
+	if revisionReusedIn(decs) {
+		// The Company's violation comes first, in its own words; the request changing between
+		// the revisions is not the point (and not the model's fault) once nothing can be approved.
+		it.Violation = revisionReusedWords(cur.Revision, rec.State == string(operations.StateOutcomeUnknown))
+		kept := []operations.Warning{{Code: WarnRevisionReused, Message: it.Violation}}
+		for _, w := range it.Warnings {
+			if w.Code != WarnRequestChanged {
+				kept = append(kept, w)
+			}
+		}
+		it.Warnings, it.CanCheckOutcome = kept, false
+	}
 	if n, ok := approvedRevision(decs); ok {
 		for i := range rec.Revisions {
 			if rec.Revisions[i].Revision == n {
@@ -613,6 +630,7 @@ type resultNote struct {
 	HTTPStatus int             `json:"http_status,omitempty"`
 	Body       json.RawMessage `json:"body,omitempty"`
 	Text       string          `json:"text,omitempty"`
+	Content    []apis.Content  `json:"content,omitempty"`
 	Message    string          `json:"message,omitempty"`
 }
 
@@ -620,6 +638,16 @@ func (n resultNote) encode() string {
 	if len(n.Body) > maxResultNote {
 		n.Body = nil
 		n.Message += " (the Company's response was larger than 64 KiB and is not kept)"
+	}
+	if c, err := json.Marshal(n.Content); err == nil && len(c) > maxResultNote {
+		// The decision log keeps what each block was, not its bytes.
+		n.Content = slices.Clone(n.Content)
+		for i := range n.Content {
+			if len(n.Content[i].Data) > 0 || len(n.Content[i].Text) > 1024 {
+				n.Content[i].Data, n.Content[i].Text, n.Content[i].Omitted = nil, "", true
+				n.Content[i].Note = "not kept in Poppydesk's decision log (larger than 64 KiB with the rest of the result)"
+			}
+		}
 	}
 	if len(n.Text) > maxResultNote {
 		n.Text = n.Text[:maxResultNote] + "…"
@@ -636,7 +664,7 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		last = &decs[len(decs)-1]
 		var n resultNote
 		if json.Unmarshal([]byte(last.Note), &n) == nil {
-			o.HTTPStatus, o.Body, o.Text, o.Message = n.HTTPStatus, n.Body, n.Text, n.Message
+			o.HTTPStatus, o.Body, o.Text, o.Content, o.Message = n.HTTPStatus, n.Body, n.Text, n.Content, n.Message
 		}
 	}
 	switch operations.State(rec.State) {
@@ -645,7 +673,7 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		if len(rec.Revisions) > 1 {
 			o.Message = "not performed; the Company sent new terms, waiting for the user's decision in Poppydesk"
 		}
-		o.HTTPStatus, o.Body, o.Text = 0, nil, ""
+		o.HTTPStatus, o.Body, o.Text, o.Content = 0, nil, "", nil
 	case operations.StateApproved, operations.StateSending, operations.StateRetrying:
 		o.Status, o.Message = StatusInProgress, "the user approved; Poppydesk is sending the approval to the Company"
 	case operations.StateOutcomeUnknown:
@@ -666,12 +694,18 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		if o.Message == "" {
 			o.Message = "not performed: the Company refused the approved request"
 		}
+
 	case operations.StateDeclined:
 		o.Status, o.Message = StatusDeclined, "not performed: the user declined in Poppydesk"
 	case operations.StateExpired:
 		o.Status, o.Message = StatusExpired, "not performed: the terms expired before the approval was sent"
 	default:
 		o.Status, o.Message = StatusFailed, "not performed: the approval is "+rec.State
+	}
+	if revisionReusedIn(decs) {
+		// Operations 3: the Company reused a revision; its words from the decision log say
+		// whether the approval had gone out (the outcome stays unknown) or not (failed).
+		o.Status = StatusCompanyError
 	}
 	return o
 }

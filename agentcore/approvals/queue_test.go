@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestPendingStoredBeforeReturn(t *testing.T) {
 	if rec.Company != f.company || rec.Account != account || rec.SID != cl.SID() || rec.Interface != "api" || len(rec.Revisions) != 1 || rec.Created.IsZero() {
 		t.Fatalf("record = %+v", rec)
 	}
-	for _, secret := range []string{token, "Bearer", "Poppy-Session"} {
+	for _, secret := range []string{f.token, "Bearer", "Poppy-Session"} {
 		if strings.Contains(string(rec.Request), secret) || strings.Contains(string(rec.Revisions[0].Operation), secret) {
 			t.Fatalf("the stored request holds %q: %s", secret, rec.Request)
 		}
@@ -426,7 +427,7 @@ func TestModelCannotApprove(t *testing.T) {
 		t.Fatalf("Poppy-Approval from the model: %v", err)
 	}
 	withToken := f.exchange("stormline-insulated-m", nil)
-	withToken.Input.AccessToken = token
+	withToken.Input.AccessToken = f.token
 	if _, err := f.q.CallAPI(ctx, withToken); !errors.Is(err, approvals.ErrRefused) {
 		t.Fatalf("token from the model: %v", err)
 	}
@@ -472,11 +473,12 @@ func TestRecoverResendsSameApproval(t *testing.T) {
 		t.Fatalf("outcome = %+v %v", o, err)
 	}
 	oldSID := f.get(t, id).SID
-	f.start(t, 3) // restart
+	f.restart(t, 3) // the Host's start-up work recovers the queue
 	cl, err := f.e.Client(ctx, f.company, account)
 	if err != nil || cl.SID() == oldSID {
 		t.Fatalf("restart kept the Session: %v", err)
 	}
+	// Recovered already at start-up: a second Recover finds nothing more to send.
 	if err := f.q.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +495,7 @@ func TestRecoverResendsSameApproval(t *testing.T) {
 	// A fresh operation approved in the new Session: signed in, the account's operation.
 	f2 := newFixture(t, fixtureOptions{})
 	id2 := mustWaiting(t)(f2.q.CallAPI(ctx, f2.exchange("stormline-insulated-m", nil)))
-	f2.start(t, 0)
+	f2.restart(t, 0)
 	it2 := f2.get(t, id2)
 	if o, err := f2.q.Approve(ctx, id2, it2.Current.Revision, it2.Current.Digest); err != nil || o.Status != approvals.StatusDone {
 		t.Fatalf("approve in another Session: %+v %v", o, err)
@@ -534,21 +536,45 @@ func TestDeclineAndWithdraw(t *testing.T) {
 	it := f.get(t, id)
 	done := make(chan *approvals.Outcome, 1)
 	go func() {
-		o, _ := f.q.Wait(ctx, id, 10*time.Second)
+		o, _ := f.q.Wait(ctx, id, time.Hour)
 		done <- o
 	}()
-	time.Sleep(20 * time.Millisecond) // let Wait block (it returns at the change either way)
+	blockedIn(t, "approvals.(*Queue).Wait") // the Decline must wake it, not precede it
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err != nil {
 		t.Fatal(err)
 	}
-	if o := <-done; o == nil || o.Status != approvals.StatusDeclined {
-		t.Fatalf("wait = %+v", o)
+	select {
+	case o := <-done:
+		if o == nil || o.Status != approvals.StatusDeclined {
+			t.Fatalf("wait = %+v", o)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wait did not return at the decline (it waits up to an hour otherwise)")
 	}
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err == nil {
 		t.Fatal("declined twice")
 	}
 	if len(f.approvalRequests()) != 0 {
 		t.Fatal("sent a declined approval")
+	}
+}
+
+// blockedIn polls, with a deadline, until a goroutine of this process waits in a select inside
+// fn (as runtime stacks name it, e.g. "approvals.(*Queue).Wait"): the test then acts while the
+// waiter is blocked, not before it started.
+func blockedIn(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, fn+"(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine is blocked in %s", fn)
+		}
 	}
 }
 

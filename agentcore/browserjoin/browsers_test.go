@@ -3,6 +3,7 @@ package browserjoin_test
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // fakeSession is a controlled browser that records what it was asked to do. Its website
@@ -111,21 +113,17 @@ type browsing struct {
 
 func newBrowsing(t *testing.T, edit func(doc map[string]any)) *browsing {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{})
 	if edit != nil {
 		s.EditPoppyJSON(edit)
 	}
 	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: store.NewSecrets(store.NewMemoryKV()), State: store.NewMemoryEngineState(), Logger: log,
+	state, err := vault.OpenState(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"), vault.StateOptions{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { state.Close() })
+	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: store.NewSecrets(store.NewMemoryKV()), State: state, Logger: log,
 		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "browserjoin test"}})
 	if err != nil {
 		t.Fatal(err)

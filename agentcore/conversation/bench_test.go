@@ -16,6 +16,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 const benchEvents = 2000
@@ -35,32 +36,16 @@ func BenchmarkStreamEvents(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // let the greeting finish
+	for deadline := time.Now().Add(10 * time.Second); len(f.s.AgentMessageIDs(id)) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the Company Agent's greeting never finished")
+		}
+	}
 	if err := f.s.AgentBurst(id, benchEvents); err != nil {
 		b.Fatal(err)
 	}
 	total := f.s.AgentEventCount(id)
 	logger := slog.New(slog.DiscardHandler)
-
-	b.Run("engine", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			st := store.NewMemoryConversations()
-			st.PutConversation(ctx, rec0)
-			var n atomic.Int64
-			sctx, cancel := context.WithCancel(ctx)
-			m, _ := conversation.New(conversation.Config{Engine: f.e, Store: st, Logger: logger, OnUpdate: func(u conversation.Update) {
-				if u.Kind == conversation.UpdateEntry && n.Add(1) >= int64(total) {
-					cancel()
-				}
-			}})
-			m.Stream(sctx, f.company, id)
-			cancel()
-			if n.Load() < int64(total) {
-				b.Fatalf("handled %d of %d events", n.Load(), total)
-			}
-		}
-		b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	})
 
 	// The baseline: the same stream's bytes, read once, then only JSON-decoded per event.
 	cl, err := f.e.Client(ctx, f.company, "")
@@ -84,17 +69,31 @@ func BenchmarkStreamEvents(b *testing.B) {
 	}
 	cancel()
 	resp.Body.Close()
-	b.Run("baseline-json-decode", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			for _, d := range datas {
-				var ev map[string]any
-				if err := json.Unmarshal(d, &ev); err != nil {
-					b.Fatal(err)
-				}
+	streamAll := func(b *testing.B) {
+		st := store.NewMemoryConversations()
+		st.PutConversation(ctx, rec0)
+		var n atomic.Int64
+		sctx, cancel := context.WithCancel(ctx)
+		m, _ := conversation.New(conversation.Config{Engine: f.e, Store: st, Logger: logger, OnUpdate: func(u conversation.Update) {
+			if u.Kind == conversation.UpdateEntry && n.Add(1) >= int64(total) {
+				cancel()
+			}
+		}})
+		m.Stream(sctx, f.company, id)
+		cancel()
+		if n.Load() < int64(total) {
+			b.Fatalf("handled %d of %d events", n.Load(), total)
+		}
+	}
+	decodeAll := func(b *testing.B) {
+		for _, d := range datas {
+			var ev map[string]any
+			if err := json.Unmarshal(d, &ev); err != nil {
+				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(len(datas))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	})
+	}
+	benchratio.Run(b, "engine", "json-decode", streamAll, decodeAll)
 }
 
 func rec0ep(b *testing.B, r store.Conversation) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 func mustCode(t *testing.T, err error, code string) *conversation.Error {
@@ -60,7 +61,7 @@ func TestStartSendWaitCursor(t *testing.T) {
 
 // failingStore fails every write after fail is set, to check write-before-send.
 type failingStore struct {
-	*store.MemoryConversations
+	*vault.State
 	mu   sync.Mutex
 	fail bool
 }
@@ -71,7 +72,7 @@ func (s *failingStore) PutConversation(ctx context.Context, r store.Conversation
 	if s.fail {
 		return errors.New("disk full")
 	}
-	return s.MemoryConversations.PutConversation(ctx, r)
+	return s.State.PutConversation(ctx, r)
 }
 
 // TestPersistedBeforeSendAndResent: a message is persisted before it is sent (nothing is sent
@@ -86,8 +87,7 @@ func TestPersistedBeforeSendAndResent(t *testing.T) {
 	}
 	id := v.ConversationID
 	// A restart with a store whose writes fail: Send sends nothing.
-	fs := &failingStore{MemoryConversations: f.store}
-	f.store = fs.MemoryConversations
+	fs := &failingStore{State: f.store}
 	m2, err := conversation.New(conversation.Config{Engine: f.e, Store: fs})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestPersistedBeforeSendAndResent(t *testing.T) {
 	if err := f.store.PutConversation(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	f.start(t, nil)
+	f.restart(t) // the Host's start-up work resumes the conversations
 	if err := f.m.Resume(ctx, f.company); err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +172,8 @@ func TestMessageIDConflict(t *testing.T) {
 
 // TestContextOnlyWhenChanged: context fields are sent only when they change (spec 8.4).
 func TestContextOnlyWhenChanged(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := newFixture(t, fixtureOptions{context: map[string]any{"locale": "en-US", "time_zone": "Europe/Paris", "user_available": true}})
 	ctx := context.Background()
-	f.context = map[string]any{"locale": "en-US", "time_zone": "Europe/Paris", "user_available": true}
 	v, err := f.m.Start(ctx, conversation.Start{Company: f.company, Text: "Hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -453,8 +452,8 @@ func TestSignInDuringConversation(t *testing.T) {
 			offer = e
 		}
 	}
-	if offer.OperationID == "" || len(f.ops) == 0 || f.ops[0].ConversationID != id {
-		t.Fatalf("no operation reached the approval queue: %+v", f.ops)
+	if ops := f.queued(t); offer.OperationID == "" || len(ops) != 1 || ops[0].Request.Conversation != id || ops[0].Current.OperationID != offer.OperationID {
+		t.Fatalf("no operation reached the approval queue: %+v", ops)
 	}
 	got, _, _ := f.m.Get(ctx, f.company, id)
 	if got.UsedAccount != account || got.ConversationID != id || got.Auth != nil {
@@ -465,14 +464,12 @@ func TestSignInDuringConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.readUntil(t, id, "the new revision", hasCompanyText("(L)"))
-	f.mu.Lock()
-	ops := append([]conversation.OperationFound(nil), f.ops...)
-	f.mu.Unlock()
-	if len(ops) != 2 || ops[1].Operation.OperationID != ops[0].Operation.OperationID || ops[1].Operation.Revision == ops[0].Operation.Revision {
-		t.Fatalf("operations = %+v, want the same operation with a new revision", ops)
+	ops := f.queued(t)
+	if len(ops) != 1 || ops[0].Previous == nil || ops[0].Previous.OperationID != ops[0].Current.OperationID || ops[0].Previous.Revision == ops[0].Current.Revision {
+		t.Fatalf("queued = %+v, want the same operation with a new revision", ops)
 	}
 	// Approve in the conversation (Operations 6): the Company performs it once.
-	a := operations.Approval{OperationID: ops[1].Operation.OperationID, Revision: ops[1].Operation.Revision}
+	a := operations.Approval{OperationID: ops[0].Current.OperationID, Revision: ops[0].Current.Revision}
 	for i := 0; i < 2; i++ {
 		if _, err := f.m.SendApproval(ctx, f.company, id, "msg_approval_1", a, time.Second); err != nil {
 			t.Fatal(err)
@@ -517,7 +514,7 @@ func TestErrors(t *testing.T) {
 	rec, _ := f.store.GetConversation(ctx, f.company, v.ConversationID)
 	rec.Cursor = "evt_not_mine"
 	f.store.PutConversation(ctx, rec)
-	f.start(t, nil) // reload from the store
+	f.restart(t) // reload from the store
 	for _, tc := range []struct {
 		name, code string
 		run        func() error
@@ -572,7 +569,7 @@ func TestRestartMidStream(t *testing.T) {
 	<-done
 	_, first, _ := f.m.Get(context.Background(), f.company, id)
 	f.s.SetAgentFault(poppytest.AgentFaultSlowStream, false)
-	f.start(t, nil)
+	f.restart(t)
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	go func() { done <- f.m.Stream(ctx2, f.company, id) }()

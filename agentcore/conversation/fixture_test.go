@@ -3,127 +3,140 @@ package conversation_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
-const (
-	account = "alice"
-	token   = "tok-alice-conv"
-)
+const account = "alice"
 
+// fixture: the Host of app/apptest over the reference Company (its state database on disk, one
+// clock), and the conversation Manager under test: the Host's own, which hands operations to
+// the Host's approval queue, or, with fixtureOptions.newID or context, one built over the
+// Host's engine and state database with those knobs. Updates are recorded as the window hears
+// them (app.EventConversationsChanged), or from the built Manager's OnUpdate.
 type fixture struct {
+	*apptest.Fixture
 	s       *poppytest.Server
-	secrets store.Secrets
-	store   *store.MemoryConversations
+	store   *vault.State
 	company string
 	e       *engine.Engine
 	m       *conversation.Manager
 
 	mu      sync.Mutex
 	updates []conversation.Update
-	ops     []conversation.OperationFound
 	context map[string]any
+	newID   func() string
 }
 
 type fixtureOptions struct {
 	noOperations bool
-	newID        func() string
+	// newID and context, when set, make the fixture build its own Manager with them.
+	newID   func() string
+	context map[string]any
 	// editPoppy edits poppy.json before the engine discovers the Company.
 	editPoppy func(s *poppytest.Server, doc map[string]any)
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	f := &fixture{secrets: store.NewSecrets(store.NewMemoryKV()), store: store.NewMemoryConversations()}
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
+	f := &fixture{context: o.context, newID: o.newID}
+	f.Fixture = apptest.Start(t, apptest.Options{Edit: func(c *app.Config) {
+		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	}})
+	f.s = f.Company
 	if o.noOperations {
-		s.EditPoppyJSON(func(doc map[string]any) { delete(doc["extensions"].(map[string]any), "operations") })
+		f.s.EditPoppyJSON(func(doc map[string]any) { delete(doc["extensions"].(map[string]any), "operations") })
 	}
 	if o.editPoppy != nil {
-		s.EditPoppyJSON(func(doc map[string]any) { o.editPoppy(s, doc) })
+		f.s.EditPoppyJSON(func(doc map[string]any) { o.editPoppy(f.s, doc) })
 	}
-	f.start(t, o.newID)
-	s.AddAccessToken(token, f.e.Agent().ClientID(), "orders:read", "orders:write")
+	f.company = f.Discover(t).Identifier
+	f.attach(t)
 	return f
 }
 
-// start builds a new engine and Manager over the same secrets and Store: what a restart does.
-func (f *fixture) start(t testing.TB, newID func() string) {
+// attach takes the Host's engine, state database and Manager (or builds the fixture's own),
+// and records the Manager's updates.
+func (f *fixture) attach(t testing.TB) {
 	t.Helper()
-	tc := f.s.ClientConfig()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := engine.New(engine.Config{Transport: tc, Identity: identity.Config{ClientID: f.s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "conversation test"},
-		Secrets: f.secrets, State: store.NewMemoryEngineState(), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
+	f.e, f.store, f.m = f.Host.Engine(), f.Host.State(), f.Host.Conversations()
+	if f.newID != nil || f.context != nil {
+		m, err := conversation.New(conversation.Config{Engine: f.e, Store: f.store, Logger: f.Host.Logger(), NewMessageID: f.newID,
+			Sleep:   func(ctx context.Context, d time.Duration) error { return ctx.Err() },
+			Context: f.contextNow, OnUpdate: f.record})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.m = m
+		return
 	}
-	t.Cleanup(func() { e.Close(context.Background()) })
-	f.s.AddHost(poppytest.AgentHost, e.Agent().Handler(logger))
-	c, err := e.Discover(context.Background(), f.s.Domain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.company = c.Identifier
-	m, err := conversation.New(conversation.Config{Engine: e, Store: f.store, Logger: logger, NewMessageID: newID,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-		Context: func() map[string]any {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.context == nil {
-				return nil
-			}
-			out := map[string]any{}
-			for k, v := range f.context {
-				out[k] = v
-			}
-			return out
-		},
-		OnUpdate: func(u conversation.Update) {
-			f.mu.Lock()
-			f.updates = append(f.updates, u)
-			f.mu.Unlock()
-		},
-		OnOperation: func(ctx context.Context, op conversation.OperationFound) {
-			f.mu.Lock()
-			f.ops = append(f.ops, op)
-			f.mu.Unlock()
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.e, f.m = e, m
+	f.Host.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
+		if c, ok := first(data).(app.ConversationChange); ok && name == app.EventConversationsChanged {
+			f.record(conversation.Update{Kind: c.Kind, Company: c.Company, ConversationID: c.ConversationID, MessageID: c.MessageID, Text: c.Text})
+		}
+	}))
 }
 
-// signIn puts account's access token in the keyring bundle (what a finished sign-in leaves).
-func (f *fixture) signIn(t testing.TB) {
-	t.Helper()
-	if _, err := f.secrets.UpdateCompany(context.Background(), f.company, account, func(b *store.CompanyBundle) error {
-		b.Tokens = []store.Token{{AccessToken: token, TokenType: "Bearer", Scopes: []string{"orders:read", "orders:write"}}}
+func first(data []any) any {
+	if len(data) == 0 {
 		return nil
-	}); err != nil {
+	}
+	return data[0]
+}
+
+func (f *fixture) record(u conversation.Update) {
+	f.mu.Lock()
+	f.updates = append(f.updates, u)
+	f.mu.Unlock()
+}
+
+// contextNow is a copy of the context fields the User's device would report now (spec 8.4).
+func (f *fixture) contextNow() map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.context == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for k, v := range f.context {
+		out[k] = v
+	}
+	return out
+}
+
+// restart closes the Host and builds a new one over the same folders, state database and
+// keyring: new engine, new Manager (the start-up work resends what was persisted but not
+// accepted, spec 8.3).
+func (f *fixture) restart(t testing.TB) {
+	t.Helper()
+	f.Restart(t)
+	f.attach(t)
+}
+
+// queued are the Host's approval queue items (the operations the Host's Manager found).
+func (f *fixture) queued(t testing.TB) []approvals.Item {
+	t.Helper()
+	items, err := f.Host.Queue().List(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
+	return items
+}
+
+// signIn signs account in through the window's Sign-in service.
+func (f *fixture) signIn(t testing.TB) {
+	t.Helper()
+	f.SignIn(t, account, "orders:read", "orders:write")
 }
 
 func (f *fixture) updateList() []conversation.Update {

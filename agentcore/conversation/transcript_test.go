@@ -10,7 +10,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// storeOnly hides the store.Transcripts methods of a MemoryConversations: a Store without
+// storeOnly hides the store.Transcripts methods of the state database: a Store without
 // transcripts.
 type storeOnly struct{ store.Conversations }
 
@@ -32,7 +32,7 @@ func TestTranscriptAfterRestartPaged(t *testing.T) {
 	before := f.readUntil(t, id, "two Company messages", func(es []conversation.Entry) bool { return len(companyMessages(es)) >= 2 })
 	js := func(es []conversation.Entry) string { b, _ := json.Marshal(es); return string(b) }
 
-	f.start(t, nil) // restart
+	f.restart(t)
 	_, n, err := f.m.View(ctx, f.company, id)
 	if err != nil || n != len(before) {
 		t.Fatalf("View after restart: length %d, %v; want %d", n, err, len(before))

@@ -67,7 +67,10 @@ func New(cfg Config) (*Discoverer, error) {
 // Option changes one discovery.
 type Option func(*options)
 
-type options struct{ noCache bool }
+type options struct {
+	noCache bool
+	report  *Report
+}
 
 // NoCache fetches every document again without using a cached copy (spec 3.4, after
 // version_unsupported). Fresh results are still stored.
@@ -91,6 +94,15 @@ type Company struct {
 	Channels     Channels                    `json:"channels"`
 	Extensions   map[string][]ExtensionEntry `json:"extensions,omitempty"`
 	Scopes       []Scope                     `json:"scopes,omitempty"`
+	// Described lists, by the url of each openapi entry of apis, the request URLs its
+	// description describes: server URLs joined with path templates, such as
+	// https://shop.example/api/orders/{id} (OpenAPIRequestURLs). They are the API's Session
+	// destinations (spec 5.2, 7), known once the description was read, which discovery does
+	// before the Company is used.
+	Described map[string][]string `json:"described,omitempty"`
+	// DescriptionErrors says, by the url of an openapi entry, why its description could not be
+	// read; that API has no Session destinations.
+	DescriptionErrors map[string]string `json:"description_errors,omitempty"`
 	// Document is the chosen version's document; AuthorizationServer the issuer's metadata.
 	Document            *Document   `json:"-"`
 	AuthorizationServer *ASMetadata `json:"-"`
@@ -153,7 +165,20 @@ func (d *Discoverer) Discover(ctx context.Context, domain string, opts ...Option
 		if ce, ok := AsCheckError(err); ok && ce.Domain == "" {
 			ce.Domain = domain
 		}
+		if ce, ok := AsCheckError(err); ok && o.report != nil {
+			o.report.add(CheckResult{Check: ce.Check, Section: ce.Section, URL: ce.URL, Err: ce})
+		}
 		return nil, err
+	}
+	if o.report != nil {
+		for i := range o.report.Results {
+			if ce := o.report.Results[i].Err; ce != nil && ce.Domain == "" {
+				ce.Domain = domain
+			}
+		}
+		if o.report.Failed() {
+			return c, o.report.First()
+		}
 	}
 	return c, nil
 }
@@ -166,7 +191,7 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 	if _, err := url.Parse(wk); err != nil {
 		return nil, &CheckError{Check: CheckDomain, Section: "3", Detail: fmt.Sprintf("%q is not a valid host", domain)}
 	}
-	res, err := d.fetch(ctx, wk, true, o.noCache)
+	res, err := d.fetch(ctx, wk, fetchFollow, o.noCache)
 	if err != nil {
 		return nil, &CheckError{Check: CheckFetch, Section: "3", URL: wk, Detail: "could not fetch poppy.json", Err: err}
 	}
@@ -175,8 +200,12 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 	}
 	final, _ := url.Parse(res.finalURL)
 	if final.Path != "/.well-known/poppy.json" || final.RawQuery != "" || final.ForceQuery || final.RawPath != "" && final.RawPath != final.Path {
-		return nil, &CheckError{Check: CheckFinalURL, Section: "3", URL: res.finalURL,
-			Detail: "after redirects poppy.json came from a URL whose path is not exactly /.well-known/poppy.json or that has a query; the document is not used (otherwise an uploaded file could speak for the domain)"}
+		if err := o.soft(&CheckError{Check: CheckFinalURL, Section: "3", URL: res.finalURL,
+			Detail: "after redirects poppy.json came from a URL whose path is not exactly /.well-known/poppy.json or that has a query; the document is not used (otherwise an uploaded file could speak for the domain)"}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckFinalURL, "3", res.finalURL)
 	}
 	host := authority(final)
 	main, err := ParseDocument(res.body)
@@ -184,8 +213,12 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 		return nil, withURL(err, res.finalURL)
 	}
 	if !strings.EqualFold(main.Organization.Domain, host) {
-		return nil, &CheckError{Check: CheckOrganizationDomain, Section: "3, 3.1", URL: res.finalURL,
-			Detail: fmt.Sprintf("organization.domain is %q but the document was served by %q; it must name the host that serves it after redirects (compared ignoring case)", main.Organization.Domain, host)}
+		if err := o.soft(&CheckError{Check: CheckOrganizationDomain, Section: "3, 3.1", URL: res.finalURL,
+			Detail: fmt.Sprintf("organization.domain is %q but the document was served by %q; it must name the host that serves it after redirects (compared ignoring case)", main.Organization.Domain, host)}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckOrganizationDomain, "3, 3.1", res.finalURL)
 	}
 	// Versions (spec 3.4).
 	chosen, chosenURL := "", ""
@@ -223,16 +256,20 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 		}
 		docURL = chosenURL
 		if !strings.EqualFold(doc.Organization.Domain, host) {
-			return nil, &CheckError{Check: CheckOrganizationDomain, Section: "3.4", URL: chosenURL,
-				Detail: fmt.Sprintf("the version %s document names organization.domain %q, but every document a Company serves must have the same organization.domain (%q)", chosen, doc.Organization.Domain, host)}
+			if err := o.soft(&CheckError{Check: CheckOrganizationDomain, Section: "3.4", URL: chosenURL,
+				Detail: fmt.Sprintf("the version %s document names organization.domain %q, but every document a Company serves must have the same organization.domain (%q)", chosen, doc.Organization.Domain, host)}); err != nil {
+				return nil, err
+			}
 		}
 	}
+	o.pass(CheckVersion, "3.4", docURL)
 	c := &Company{Organization: doc.Organization, Version: chosen, DocumentURL: docURL, PoppyJSONURL: res.finalURL, Document: doc,
 		Channels:   Channels{Agent: doc.Agent, APIs: doc.APIs, Web: doc.Web, Feedback: doc.Feedback, ExcludedTasks: doc.ExcludedTasks},
 		Extensions: doc.Extensions, Scopes: scopes(doc)}
 	if err := d.findIssuer(ctx, c, host, o); err != nil {
 		return nil, err
 	}
+	d.describe(ctx, c, o)
 	return c, nil
 }
 
@@ -243,7 +280,7 @@ func (d *Discoverer) versionDocument(ctx context.Context, final *url.URL, v, raw
 		return nil, &CheckError{Check: CheckVersionDocument, Section: "3.4", URL: raw,
 			Detail: fmt.Sprintf("supported_versions[%q] must be an HTTPS URL on the host that served poppy.json (%s)", v, authority(final))}
 	}
-	res, err := d.fetch(ctx, raw, false, o.noCache)
+	res, err := d.fetch(ctx, raw, fetchNoRedirect, o.noCache)
 	if err != nil {
 		return nil, &CheckError{Check: CheckVersionDocument, Section: "3.4", URL: raw, Detail: "could not fetch the version " + v + " document", Err: err}
 	}
@@ -288,7 +325,7 @@ func (d *Discoverer) findIssuer(ctx context.Context, c *Company, host string, o 
 	if err != nil {
 		return &CheckError{Check: CheckKnownIssuer, Section: "3.2", Detail: "reading the known Companies store failed", Err: err}
 	}
-	res, err := d.fetch(ctx, prURL, false, o.noCache)
+	res, err := d.fetch(ctx, prURL, fetchNoRedirect, o.noCache)
 	if err != nil {
 		return &CheckError{Check: CheckResourceMetadata, Section: "3.2", URL: prURL, Detail: "could not fetch the protected resource metadata; without it the issuer can't be verified, and a failure never means \"no issuer\"", Err: err}
 	}
@@ -426,7 +463,7 @@ func (d *Discoverer) authorizationServer(ctx context.Context, issuer, domain str
 	if err != nil {
 		return nil, &CheckError{Check: CheckIssuerSelection, Section: "3.2", Detail: err.Error()}
 	}
-	res, err := d.fetch(ctx, mu, false, o.noCache)
+	res, err := d.fetch(ctx, mu, fetchNoRedirect, o.noCache)
 	if err != nil {
 		return nil, &CheckError{Check: CheckASMetadata, Section: "3.2", URL: mu, Detail: "could not fetch the issuer's authorization server metadata", Err: err}
 	}
@@ -438,7 +475,11 @@ func (d *Discoverer) authorizationServer(ctx context.Context, issuer, domain str
 		return nil, &CheckError{Check: CheckASMetadata, Section: "3.2", URL: mu, Detail: "the issuer's metadata is not valid JSON metadata: " + err.Error()}
 	}
 	if as.Issuer != issuer {
-		return nil, &CheckError{Check: CheckIssuerMatch, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the metadata's issuer is %q but the issuer found is %q; they must match character for character", as.Issuer, issuer)}
+		if err := o.soft(&CheckError{Check: CheckIssuerMatch, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the metadata's issuer is %q but the issuer found is %q; they must match character for character", as.Issuer, issuer)}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckIssuerMatch, "3.2", mu)
 	}
 	want := strings.ToLower(domain)
 	listed := false
@@ -449,7 +490,11 @@ func (d *Discoverer) authorizationServer(ctx context.Context, issuer, domain str
 		}
 	}
 	if !listed {
-		return nil, &CheckError{Check: CheckProtectedResources, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the issuer's protected_resources does not list https://%s; the issuer must confirm every domain whose issuer it is, otherwise any domain could claim its tokens", domain)}
+		if err := o.soft(&CheckError{Check: CheckProtectedResources, Section: "3.2", URL: mu, Detail: fmt.Sprintf("the issuer's protected_resources does not list https://%s; the issuer must confirm every domain whose issuer it is, otherwise any domain could claim its tokens", domain)}); err != nil {
+			return nil, err
+		}
+	} else {
+		o.pass(CheckProtectedResources, "3.2", mu)
 	}
 	missing := func(field string) error {
 		return &CheckError{Check: CheckASMetadata, Section: "3.2", URL: mu, Detail: field}
@@ -535,9 +580,55 @@ type fetched struct {
 
 const maxDocument = 1 << 20
 
+// fetchHow says how a document is fetched: poppy.json follows redirects (spec 3); the other
+// discovery documents and the OpenAPI descriptions never do (spec 3.2, 3.4, 7).
+type fetchHow int
+
+const (
+	fetchNoRedirect fetchHow = iota
+	fetchFollow
+	fetchDescription // no redirects, JSON or YAML, up to MaxDescription bytes
+)
+
 // fetch GETs a discovery document with the RFC 9111 cache: a fresh entry costs no network; a
 // stale one with an ETag is revalidated with If-None-Match.
-func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool) (fetched, error) {
+func (d *Discoverer) fetch(ctx context.Context, raw string, how fetchHow, noCache bool) (fetched, error) {
+	accept, limit := "application/json", maxDocument
+	if how == fetchDescription {
+		accept, limit = "application/json, application/yaml;q=0.9, */*;q=0.1", MaxDescription
+	}
+	return d.get(ctx, raw, how, noCache, accept, limit)
+}
+
+// Public is a public document fetched with [Discoverer.FetchPublic].
+type Public struct {
+	Status   int    // the HTTP status (200 also for a copy from the cache or after a 304)
+	Body     []byte // the body, at most the limit given
+	FinalURL string // the URL the body came from, after redirects
+}
+
+// FetchPublic GETs a public document a Company publishes besides its discovery documents, such
+// as its excluded tasks (spec 9.1) and skill artifacts (9.4), the way discovery fetches its own:
+// through the transport's discovery client (every redirect to HTTPS only, no credentials and no
+// Session header, the address policy at connection time: spec 3) and through the same RFC 9111
+// cache. accept is the Accept header; a body longer than limit bytes is an error. NoCache()
+// fetches again without the cached copy.
+func (d *Discoverer) FetchPublic(ctx context.Context, rawURL, accept string, limit int, opts ...Option) (Public, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if _, err := transport.CheckURL(rawURL); err != nil {
+		return Public{}, err
+	}
+	res, err := d.get(ctx, rawURL, fetchFollow, o.noCache, accept, limit)
+	if err != nil {
+		return Public{}, err
+	}
+	return Public{Status: res.status, Body: res.body, FinalURL: res.finalURL}, nil
+}
+
+func (d *Discoverer) get(ctx context.Context, raw string, how fetchHow, noCache bool, accept string, limit int) (fetched, error) {
 	now := d.now()
 	var (
 		entry  CacheEntry
@@ -558,12 +649,12 @@ func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool
 	if err != nil {
 		return fetched{}, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if cached && entry.ETag != "" {
 		req.Header.Set("If-None-Match", entry.ETag)
 	}
 	client := d.tr.NoRedirectClient()
-	if follow {
+	if how == fetchFollow {
 		client = d.tr.DiscoveryClient()
 	}
 	resp, err := client.Do(req)
@@ -593,14 +684,14 @@ func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool
 		}
 		// A 304 we can't use (no matching entry): fetch again, once, without a validator.
 		d.cache.Delete(ctx, raw)
-		return d.fetch(ctx, raw, follow, true)
+		return d.get(ctx, raw, how, true, accept, limit)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return fetched{}, fmt.Errorf("reading %s: %w", raw, err)
 	}
-	if len(body) > maxDocument {
-		return fetched{}, fmt.Errorf("%s is larger than %d bytes", raw, maxDocument)
+	if len(body) > limit {
+		return fetched{}, &tooLargeError{url: raw, limit: limit}
 	}
 	if resp.StatusCode == http.StatusOK {
 		if store, exp := freshness(resp.Header, d.now()); store {
@@ -612,6 +703,16 @@ func (d *Discoverer) fetch(ctx context.Context, raw string, follow, noCache bool
 	return fetched{status: resp.StatusCode, body: body, finalURL: final}, nil
 }
 
+// tooLargeError is a document longer than the bytes the engine reads of it.
+type tooLargeError struct {
+	url   string
+	limit int
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %d bytes", e.url, e.limit)
+}
+
 func (d *Discoverer) put(ctx context.Context, key string, e CacheEntry) {
 	if err := d.cache.Put(ctx, key, e); err != nil {
 		d.log.WarnContext(ctx, "discovery cache write failed", "url", key, "error", err)
@@ -619,11 +720,14 @@ func (d *Discoverer) put(ctx context.Context, key string, e CacheEntry) {
 }
 
 // SessionDestinations returns the Company's Session destinations (spec 5.2) from the chosen
-// document: every API's URL directory as a prefix (the API description document itself
-// excluded, until the API layer narrows this to the servers its description names), an MCP
-// server's url exactly, the Company Agent's conversation endpoints as prefixes (routes of 8.2),
-// {browser_session_endpoint}/authorize exactly, the feedback endpoint exactly, and every
-// extension entry's endpoint as a prefix.
+// document: the request URLs its listed APIs describe (an MCP server's url; for an OpenAPI API,
+// its description's servers joined with its paths, as read at discovery, each path template
+// matching one segment per expression: Described), the conversation endpoint and the routes of
+// spec 8.2 below it, {browser_session_endpoint}/authorize, the feedback endpoint, and the
+// extension endpoints and the paths below them. Discovery and description documents, OAuth
+// endpoints, the website's pages the document names (its root, the browser-session page, the
+// logo), excluded tasks and skill URLs are excluded whatever the layout, and so is every path
+// under /.well-known/ (transport.Destinations).
 func (c *Company) SessionDestinations() (*transport.Destinations, error) {
 	var b transport.DestinationsBuilder
 	doc := c.Document
@@ -634,27 +738,29 @@ func (c *Company) SessionDestinations() (*transport.Destinations, error) {
 				return nil, err
 			}
 		case "openapi":
-			u, err := transport.CheckURL(a.URL)
-			if err != nil {
-				return nil, err
-			}
-			dir := *u
-			dir.RawQuery, dir.Fragment = "", ""
-			if i := strings.LastIndex(dir.Path, "/"); i >= 0 {
-				dir.Path, dir.RawPath = dir.Path[:i+1], ""
-			}
-			if err := b.Prefix(dir.String()); err != nil {
-				return nil, err
-			}
-			if err := b.Exclude(a.URL); err != nil {
-				return nil, err
+			for _, t := range c.Described[a.URL] {
+				if err := b.Template(t); err != nil {
+					// A path the transport can't match safely (a dot-segment, a backslash) is
+					// left out: its operations are unavailable (agentcore/apis says why).
+					continue
+				}
 			}
 		}
 	}
 	if doc.Agent != nil {
 		for _, p := range doc.Agent.Protocols {
-			if err := b.Prefix(p.Endpoint); err != nil {
+			if p.Type != "poppy" {
+				continue
+			}
+			// spec 8.2: POST {endpoint}, and {endpoint}/{id}/messages, events, handoff, close.
+			if err := b.Exact(p.Endpoint); err != nil {
 				return nil, err
+			}
+			u, _ := url.Parse(p.Endpoint)
+			u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
+			ep := strings.TrimSuffix(u.String(), "/")
+			for _, r := range []string{"messages", "events", "handoff", "close"} {
+				b.Template(ep + "/{id}/" + r) // the endpoint is a valid HTTPS URL (Exact above)
 			}
 		}
 	}
@@ -677,5 +783,57 @@ func (c *Company) SessionDestinations() (*transport.Destinations, error) {
 			}
 		}
 	}
+	for _, u := range c.notDestinations() {
+		b.Exclude(u) // a URL that isn't a valid HTTPS URL can't be requested anyway
+	}
 	return b.Build(), nil
+}
+
+// notDestinations lists the URLs of the Company's documents, OAuth endpoints and pages, which
+// never carry the Session header (spec 5.2), even when an API or endpoint entry would cover them.
+func (c *Company) notDestinations() []string {
+	doc := c.Document
+	out := []string{c.PoppyJSONURL, c.DocumentURL, "https://" + c.Organization.Domain + "/", doc.Organization.LogoURI}
+	for _, u := range doc.SupportedVersions {
+		out = append(out, u)
+	}
+	for _, a := range doc.APIs {
+		if a.Type == "openapi" {
+			out = append(out, a.URL)
+		}
+	}
+	if as := c.AuthorizationServer; as != nil {
+		out = append(out, as.Issuer, as.TokenEndpoint, as.RevocationEndpoint, as.AuthorizationEndpoint, as.DeviceAuthorizationEndpoint)
+	}
+	if doc.Web != nil && doc.Web.BrowserSessionEndpoint != "" {
+		out = append(out, doc.Web.BrowserSessionEndpoint)
+	}
+	if doc.ExcludedTasks != nil {
+		out = append(out, doc.ExcludedTasks.URL)
+	}
+	return append(out, skillURLs(c.PoppyJSONURL, doc.SkillIndex)...)
+}
+
+// skillURLs are the artifact URLs of a skill_index, resolved against the final poppy.json URL
+// (spec 9.4): listing them does not make them API endpoints.
+func skillURLs(base string, index json.RawMessage) []string {
+	if len(index) == 0 {
+		return nil
+	}
+	var idx struct {
+		Skills []struct {
+			URL string `json:"url"`
+		} `json:"skills"`
+	}
+	b, err := url.Parse(base)
+	if err != nil || json.Unmarshal(index, &idx) != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range idx.Skills {
+		if r, err := url.Parse(s.URL); err == nil {
+			out = append(out, b.ResolveReference(r).String())
+		}
+	}
+	return out
 }

@@ -14,44 +14,23 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	s     *poppytest.Server
 	tr    *transport.Transport
 	d     *discovery.Discoverer
-	clk   *clock
+	clk   *poppytest.Clock
 	known *discovery.MemoryKnown
 }
 
 func newEnv(t *testing.T, faults ...string) *env {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := poppytest.New(poppytest.Options{Faults: faults})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{Faults: faults})
 	tr, err := transport.New(s.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.Close)
-	e := &env{s: s, tr: tr, clk: &clock{t: time.Now()}, known: discovery.NewMemoryKnown()}
+	e := &env{s: s, tr: tr, clk: poppytest.NewFrozenClock(time.Now()), known: discovery.NewMemoryKnown()}
 	e.d, err = discovery.New(discovery.Config{Transport: tr, Now: e.clk.Now, Known: e.known})
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +319,7 @@ func TestCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.s.ResetRequests()
-		e.clk.Add(301 * time.Second) // past max-age=300
+		e.clk.Advance(301 * time.Second) // past max-age=300
 		if _, err := e.d.Discover(ctx, e.s.Domain); err != nil {
 			t.Fatal(err)
 		}

@@ -43,6 +43,22 @@
 // bypasses cached copies (spec 3.4 after version_unsupported). Non-200 answers (404 included)
 // are not cached.
 //
+//  8. The OpenAPI descriptions (spec 5.2, 7): each openapi entry's description is fetched like
+//     the metadata (no credentials, no redirects, through the cache, where agentcore/apis reads
+//     it again without a second download), at most MaxDescription (32 MiB) bytes, read with
+//     LoadOpenAPI (one typed encoding/json pass that keeps schemas raw, external $refs refused:
+//     GitHub's 13 MB description in a fraction of a second, where kin-openapi's loader would
+//     take seconds and a gigabyte), and the request URLs it describes, its servers joined with
+//     its paths (OpenAPIServer, OpenAPIRequestURLs), are kept in Company.Described.
+//     agentcore/apis reads descriptions with the same LoadOpenAPI and OpenAPIServer, so both
+//     agree on what a description describes. A description that cannot be read doesn't stop
+//     discovery: its API has no destinations and Company.DescriptionErrors says why.
+//
 // Company.SessionDestinations derives the Session destinations of spec 5.2 from the chosen
-// document for agentcore/transport.
+// document and the descriptions for agentcore/transport: the described request URLs as
+// templates, the MCP servers' urls, the conversation routes of spec 8.2, browser authorization,
+// feedback and extension endpoints, with the documents, OAuth endpoints and pages the Company
+// names excluded whatever the layout. The descriptions are read here, before the Company is
+// used, because they define where the Session header may go: no request carries it before a
+// description the Company serves proves its URL.
 package discovery

@@ -92,6 +92,7 @@ func FuzzParseDocument(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(`{"protocol_version":"0.4","supported_versions":{"0.3":"https://e.com/a"},"organization":{"name":"E","domain":"e.com"},"apis":[{"type":"mcp","url":"https://e.com/mcp"}],"extensions":{"operations":[{"version":"2"}]},"auth":{"scope_hints":{"a":{"changes":"weird"}}}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"protocol_version":"0.4","organization":{"name":"E","domain":"e.com"},"apis":[{"type":"mcp","url":"http://e.com/mcp"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		d, err := discovery.ParseDocument(body)
 		if err != nil {

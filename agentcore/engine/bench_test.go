@@ -10,6 +10,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // BenchmarkClientDo measures a signed request over loopback TLS to the reference Company
@@ -60,27 +61,21 @@ func BenchmarkClientDo(b *testing.B) {
 	}
 	products := f.s.URL(poppytest.ShopHost, "/api/products")
 	orders := f.s.URL(poppytest.ShopHost, "/api/orders")
-	run := func(b *testing.B, do func(*transport.Request) (*transport.Response, error), url, token string) {
-		for b.Loop() {
+	op := func(do func(*transport.Request) (*transport.Response, error), url, token string) func(b *testing.B) {
+		return func(b *testing.B) {
 			resp, err := do(&transport.Request{Method: http.MethodGet, URL: url, AccessToken: token})
 			if err != nil {
 				b.Fatal(err)
 			}
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
+			f.s.ResetRequests()
 		}
-		f.s.ResetRequests()
 	}
-	b.Run("baseline=transport.SessionClient/signed-out", func(b *testing.B) {
-		run(b, func(r *transport.Request) (*transport.Response, error) { return bare.Do(ctx, r) }, products, "")
-	})
-	b.Run("engine.Client/signed-out", func(b *testing.B) {
-		run(b, func(r *transport.Request) (*transport.Response, error) { return out.Do(ctx, r) }, products, "")
-	})
-	b.Run("baseline=transport.SessionClient/signed-in", func(b *testing.B) {
-		run(b, func(r *transport.Request) (*transport.Response, error) { return bare.Do(ctx, r) }, orders, "bench-token")
-	})
-	b.Run("engine.Client/signed-in", func(b *testing.B) {
-		run(b, func(r *transport.Request) (*transport.Response, error) { return in.Do(ctx, r) }, orders, "")
-	})
+	benchratio.Run(b, "engine.Client/signed-out", "transport.SessionClient",
+		op(func(r *transport.Request) (*transport.Response, error) { return out.Do(ctx, r) }, products, ""),
+		op(func(r *transport.Request) (*transport.Response, error) { return bare.Do(ctx, r) }, products, ""))
+	benchratio.Run(b, "engine.Client/signed-in", "transport.SessionClient",
+		op(func(r *transport.Request) (*transport.Response, error) { return in.Do(ctx, r) }, orders, ""),
+		op(func(r *transport.Request) (*transport.Response, error) { return bare.Do(ctx, r) }, orders, "bench-token"))
 }

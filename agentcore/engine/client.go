@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dunglas/httpsfv"
 
@@ -36,7 +35,7 @@ type Client struct {
 	company *discovery.Company
 	sess    *session.Session
 	// creds are the Credentials (token type, resource) of the access tokens this Client got
-	// from Config.OAuth, by token, so the Authorize hook can bind each attempt (spec 4.5).
+	// from the sign-in layer, by token, so the Authorize hook can bind each attempt (spec 4.5).
 	// Memory only (DESIGN invariant 5); dropped on sign-out.
 	creds map[string]oauth.Credential
 }
@@ -192,21 +191,14 @@ func (c *Client) rediscover(ctx context.Context) (transport.Rediscovery, error) 
 	return transport.Rediscovery{Version: nc.Version, Extensions: hdr, Signer: ns}, nil
 }
 
-// refresh is Hooks.Refresh (spec 4.4): through Config.OAuth when set (the rejected token's
-// resource is refreshed once, unless another request already did), else Config.Refresh. A
-// failure is recorded for Do (refreshRecorder), which turns invalid_grant into a
-// *SignInRequiredError.
+// refresh is Hooks.Refresh (spec 4.4): the rejected token's resource is refreshed once through
+// the sign-in layer, unless another request already did. A failure is recorded for Do
+// (refreshRecorder), which turns invalid_grant into a *SignInRequiredError.
 func (c *Client) refresh(ctx context.Context, rejected string) (string, error) {
 	if c.account == "" {
 		return "", errors.New("no way to refresh the access token of a signed-out Session")
 	}
-	oc := c.e.oauthClient()
-	if oc == nil {
-		if c.e.cfg.Refresh == nil {
-			return "", errors.New("no way to refresh the access token")
-		}
-		return c.e.cfg.Refresh(ctx, c.Identifier(), c.account, rejected)
-	}
+	oc := c.e.oauth
 	co := c.Company()
 	resource := c.resourceOfToken(ctx, rejected)
 	if svc := recordedService(ctx); svc != "" {
@@ -266,15 +258,14 @@ func (c *Client) resourceOfToken(ctx context.Context, token string) string {
 }
 
 // authorize is Hooks.Authorize (spec 4.5): "DPoP" and a fresh proof for a DPoP-bound token
-// (RFC 9449 §7) through Config.OAuth, "Bearer" for every other token.
+// (RFC 9449 §7) through the sign-in layer, "Bearer" for every other token (one a caller put on
+// the request itself).
 func (c *Client) authorize(ctx context.Context, req *http.Request, token string) error {
-	if oc := c.e.oauthClient(); oc != nil {
-		c.mu.Lock()
-		cred, ok := c.creds[token]
-		c.mu.Unlock()
-		if ok {
-			return oc.Authorize(ctx, c.Company(), c.account, req, cred)
-		}
+	c.mu.Lock()
+	cred, ok := c.creds[token]
+	c.mu.Unlock()
+	if ok {
+		return c.e.oauth.Authorize(ctx, c.Company(), c.account, req, cred)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	return nil
@@ -285,18 +276,17 @@ func (c *Client) authorize(ctx context.Context, req *http.Request, token string)
 // the service's protected resource metadata again, since its resource may have changed
 // (spec 4.5, RFC 9728 §5.1).
 func (c *Client) onResponse(_ context.Context, resp *http.Response) {
-	oc := c.e.oauthClient()
-	if oc == nil || c.account == "" {
+	if c.account == "" {
 		return
 	}
-	oc.NoteNonce(resp)
+	c.e.oauth.NoteNonce(resp)
 	if resp.StatusCode != http.StatusUnauthorized || resp.Request == nil {
 		return
 	}
 	cs, _ := transport.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
 	for _, ch := range cs {
 		if ch.Param("error") == transport.CodeInvalidToken && ch.Param("resource_metadata") != "" {
-			oc.ForgetResource(ServiceURL(c.Company(), resp.Request.URL.String()))
+			c.e.oauth.ForgetResource(ServiceURL(c.Company(), resp.Request.URL.String()))
 			return
 		}
 	}
@@ -320,12 +310,12 @@ func (c *Client) forgetCreds() {
 	c.mu.Unlock()
 }
 
-// credential returns the account's access token for service (spec 4.5) through Config.OAuth:
+// credential returns the account's access token for service (spec 4.5) through the sign-in layer:
 // the default token, or the service's own token when its protected resource metadata names
 // another resource. An MCP server always needs its own token for resource = its url (spec 7).
 func (c *Client) credential(ctx context.Context, service string) (oauth.Credential, error) {
 	co := c.Company()
-	cred, err := c.e.oauthClient().AccessToken(ctx, co, c.account, service)
+	cred, err := c.e.oauth.AccessToken(ctx, co, c.account, service)
 	if err != nil {
 		return oauth.Credential{}, err
 	}
@@ -462,15 +452,14 @@ func noteRefreshError(ctx context.Context, err error) {
 
 // Do sends req in this Client's Session (spec 5.2, 5.6, 7). For a signed-in Client (account
 // not ""), when req.AccessToken is empty, the account's access token is found without any caller
-// handling it: with Config.OAuth, the token for the service the URL belongs to (spec 4.5:
+// handling it: the sign-in layer's token for the service the URL belongs to (spec 4.5:
 // [ServiceURL], its protected resource metadata read once, a per-service token when its
 // resource isn't https://{organization.domain}), put on the request as Bearer or DPoP with a
-// proof (RFC 9449), refreshed once on invalid_token, sent again once on use_dpop_nonce; without
-// it, the keyring bundle's token and Config.Refresh. An account that isn't signed in sends
-// signed out. When the Company no longer accepts the refresh token (invalid_grant), the request
-// continues signed out (spec 5.5): its error is a *SignInRequiredError wrapping the signed-out
-// attempt's error, or, when that attempt succeeded, the response has SignedOut set and the
-// *SignInRequiredError in SignedOutReason. Other errors are transport's typed errors
+// proof (RFC 9449), refreshed once on invalid_token, sent again once on use_dpop_nonce. An
+// account that isn't signed in sends signed out. When the Company no longer accepts the refresh
+// token (invalid_grant), the request continues signed out (spec 5.5): its error is a
+// *SignInRequiredError wrapping the signed-out attempt's error, or, when that attempt succeeded,
+// the response has SignedOut set and the *SignInRequiredError in SignedOutReason. Other errors are transport's typed errors
 // (*transport.ProtocolError, including insufficient_scope and 401 challenges with the needed
 // scopes; *transport.DestinationError, *transport.RedirectError, ...).
 func (c *Client) Do(ctx context.Context, req *transport.Request) (*transport.Response, error) {
@@ -478,27 +467,18 @@ func (c *Client) Do(ctx context.Context, req *transport.Request) (*transport.Res
 	rec := &refreshRecorder{}
 	if c.account != "" && req.AccessToken == "" {
 		var tok string
-		var err error
-		if c.e.oauthClient() != nil {
-			var cred oauth.Credential
-			rec.service = ServiceURL(c.Company(), req.URL)
-			cred, err = c.credential(ctx, rec.service)
-			switch {
-			case err == nil:
-				tok = cred.Token()
-			case errors.Is(err, oauth.ErrNotSignedIn):
-				err = nil // the account isn't signed in: the Session continues signed out (spec 5.4)
-			case errors.Is(err, oauth.ErrSignedOut):
-				preErr, err = err, nil
-				c.forgetCreds()
-			default:
-				return nil, fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, c.Identifier(), err)
-			}
-		} else {
-			tok, err = c.accessToken(ctx, req.URL)
-		}
-		if err != nil {
-			return nil, err
+		rec.service = ServiceURL(c.Company(), req.URL)
+		cred, err := c.credential(ctx, rec.service)
+		switch {
+		case err == nil:
+			tok = cred.Token()
+		case errors.Is(err, oauth.ErrNotSignedIn):
+			// the account isn't signed in: the Session continues signed out (spec 5.4)
+		case errors.Is(err, oauth.ErrSignedOut):
+			preErr = err
+			c.forgetCreds()
+		default:
+			return nil, fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, c.Identifier(), err)
 		}
 		if tok != "" {
 			r := *req
@@ -540,59 +520,18 @@ func (c *Client) TokenFunc(service string) apis.TokenFunc {
 	}
 }
 
-// accessToken returns the account's access token for the resource of rawURL ("" when none):
-// through Config.OAuth when set (spec 4.5; an account that isn't signed in, or no longer is,
-// gets ""), else from the keyring bundle.
+// accessToken returns the account's access token for the resource of rawURL through the sign-in
+// layer (spec 4.5); an account that isn't signed in, or no longer is, gets "".
 func (c *Client) accessToken(ctx context.Context, rawURL string) (string, error) {
-	if c.e.oauthClient() != nil {
-		co := c.Company()
-		cred, err := c.credential(ctx, ServiceURL(co, rawURL))
-		switch {
-		case errors.Is(err, oauth.ErrNotSignedIn), errors.Is(err, oauth.ErrSignedOut):
-			return "", nil
-		case err != nil:
-			return "", fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, co.Identifier, err)
-		}
-		return cred.Token(), nil
-	}
-	b, err := c.e.cfg.Secrets.LoadCompany(ctx, c.Identifier(), c.account)
-	if errors.Is(err, store.ErrNotFound) {
+	co := c.Company()
+	cred, err := c.credential(ctx, ServiceURL(co, rawURL))
+	switch {
+	case errors.Is(err, oauth.ErrNotSignedIn), errors.Is(err, oauth.ErrSignedOut):
 		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, co.Identifier, err)
 	}
-	if err != nil {
-		return "", fmt.Errorf("engine: reading the access token for %s from the keyring: %w; unlock the keyring and try again", c.Identifier(), err)
-	}
-	c.mu.Lock()
-	domainOrigin := "https://" + strings.ToLower(c.company.Organization.Domain)
-	c.mu.Unlock()
-	origin := ""
-	if u, err := url.Parse(rawURL); err == nil {
-		origin = "https://" + strings.TrimSuffix(strings.ToLower(u.Host), ":443")
-	}
-	var tok *store.Token
-	for i := range b.Tokens {
-		t := &b.Tokens[i]
-		if t.AccessToken == "" {
-			continue
-		}
-		// spec 4.5: the token for https://{organization.domain} (Resource "") serves the
-		// domain's APIs; a resource token serves its resource only.
-		if t.Resource == origin || t.Resource == "" && origin == domainOrigin {
-			tok = t
-			break
-		}
-	}
-	if tok == nil {
-		return "", nil
-	}
-	if !tok.ExpiresAt.IsZero() && !c.e.now().Add(10*time.Second).Before(tok.ExpiresAt) && c.e.cfg.Refresh != nil {
-		nt, err := c.e.cfg.Refresh(ctx, c.Identifier(), c.account, tok.AccessToken)
-		if err == nil && nt != "" {
-			return nt, nil
-		}
-		c.e.log.InfoContext(ctx, "engine: refreshing an expired access token failed; sending the old one", "company", c.Identifier(), "account", c.account, "err", err)
-	}
-	return tok.AccessToken, nil
+	return cred.Token(), nil
 }
 
 // Identifier is the Company identifier (spec 3.2).

@@ -18,6 +18,13 @@
 //     its own Session, signed by the User's delegated key for that Company, sent only to the
 //     Company's Session destinations. A signed-in Client takes the account's access token from
 //     the keyring itself, so no caller handles a token.
+//   - 5.2, 7: OpenAPI descriptions. Discovery reads each one through the state store's RFC 9111
+//     cache to know the request URLs it describes (the Company's Session destinations); the
+//     engine's one apis.Descriptions reads them through the same cache, so the copy discovery
+//     fetched is used without a second download while fresh, parsed once and shared by every
+//     Client, the approval queue, the model's tools and the window. The descriptions read later
+//     in a run are recorded per Company (describedOf, one apis.Described shared by the Clients
+//     of all its accounts).
 //   - 5.5: session_ended starts a new Session with a new sid and sends the request again once.
 //     Every Session is recorded in the state store (sid, account, version, extensions, start
 //     and end); sids are never reused. Close records the end of the Sessions it started.
@@ -37,23 +44,25 @@
 //
 // Config.State is a store.EngineState, whose records (store.Company, store.CacheEntry,
 // store.Session, store.Exchange) agentcore/store defines: *vault.State, the SQLite file, in the
-// app, passed as it is; store.NewMemoryEngineState in tests. The engine does not import the vault
-// (DESIGN.md: agentcore reaches it through the interfaces of agentcore/store).
+// app and in the engine's own tests, passed as it is; store.NewMemoryEngineState in pure unit
+// tests of other packages. The engine does not import the vault (DESIGN.md: agentcore reaches it
+// through the interfaces of agentcore/store).
 //
 // The exchange log is written by one goroutine in the order exchanges are observed, so a request
 // never waits for an SQLite commit; [Engine.FlushExchanges] waits for it.
 //
 // # Signed in (spec 4.4–4.7, 5.4, 5.5, 7)
 //
-// With Config.OAuth (or [Engine.SetOAuth], since the oauth client is built over the engine's own
-// transport and Agent), a signed-in [Client.Do] takes each service's credential from
-// oauth.Client.AccessToken: before the first signed-in call to an API or conversation endpoint it
-// reads that service's protected resource metadata and, when its resource is not
-// https://{organization.domain}, uses a token requested for that resource only there (4.5); MCP
-// servers always get a token for their url (spec 7). The credential is put on as Bearer, or as
-// DPoP with a proof for DPoP-bound tokens. invalid_token refreshes once and retries; invalid_grant
-// continues signed out and surfaces a [SignInRequiredError]; insufficient_scope comes through as
-// the transport's typed error with the needed scopes. [Engine.SignOut] revokes every refresh token
-// of the account; its Sessions continue signed out (5.5). Each account has its own Session (5.4).
-// [Engine.APIClient] gives agentcore/apis the same credentials.
+// [New] builds the sign-in layer (agentcore/oauth, [Engine.OAuth]) over the engine's own
+// transport, identity and keyring, so there is one way a signed-in request gets its token: a
+// signed-in [Client.Do] takes each service's credential from oauth.Client.AccessToken. Before
+// the first signed-in call to an API or conversation endpoint it reads that service's protected
+// resource metadata and, when its resource is not https://{organization.domain}, uses a token
+// requested for that resource only there (4.5); MCP servers always get a token for their url
+// (spec 7). The credential is put on as Bearer, or as DPoP with a proof for DPoP-bound tokens.
+// invalid_token refreshes once and retries; invalid_grant continues signed out and surfaces a
+// [SignInRequiredError]; insufficient_scope comes through as the transport's typed error with the
+// needed scopes. [Engine.SignOut] revokes every refresh token of the account; its Sessions
+// continue signed out (5.5). Each account has its own Session (5.4). [Engine.APIClient] gives
+// agentcore/apis the same credentials.
 package engine

@@ -17,6 +17,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/session"
@@ -39,8 +40,8 @@ type Config struct {
 	Operator identity.Operator
 	// Secrets keeps keys, User IDs and tokens (the OS keyring through vault.Keyring). Required.
 	Secrets store.Secrets
-	// State keeps what is not secret (*vault.State, or store.NewMemoryEngineState in tests).
-	// Required.
+	// State keeps what is not secret (*vault.State, or store.NewMemoryEngineState in pure unit
+	// tests). Required.
 	State store.EngineState
 	// Logger receives the engine's logs. The engine wraps its handler so that every attribute
 	// goes through redact.ReplaceAttr. Nil: text on stderr at Info, redacted.
@@ -55,17 +56,11 @@ type Config struct {
 	// AgentID sends the User's Agent ID for each Company in every Session (spec 5.1). A
 	// Personal Agent with one agent leaves it off (the default).
 	AgentID bool
-	// Refresh, when set, gets a new access token for (company, account) after the Company
-	// rejected one with invalid_token, or before sending one that has expired (spec 4.4), and
-	// stores the new tokens in the keyring itself. The sign-in layer (agentcore/oauth)
-	// provides it; without it a rejected token makes the request continue signed out (spec 5.5).
-	Refresh func(ctx context.Context, company, account, rejected string) (string, error)
-	// OAuth, when set, is the sign-in layer every signed-in Client uses (it replaces Refresh):
-	// per-service access tokens (spec 4.5) with Client.AccessToken, Bearer or DPoP with a proof
-	// (RFC 9449) with Client.Authorize, one refresh on invalid_token with Client.RefreshHook,
-	// DPoP nonces of resources with Client.NoteNonce, and sign-out ([Engine.SignOut], spec 5.5).
-	// Build it over this engine's Transport, Agent and Secrets (oauth.New after engine.New).
-	OAuth *oauth.Client
+	// Sleep is the sign-in layer's wait between Device Sign-In polls (RFC 8628 §3.5); nil: the
+	// Transport's Sleep. Tests shorten it.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// DirectTimeout bounds a Direct Sign-In (0: oauth's default, 10 minutes).
+	DirectTimeout time.Duration
 	// OnExchange, when set, is called with each exchange once it is stored in the exchange
 	// log (for the inspector's live view). It runs on the log's writer goroutine: return fast.
 	OnExchange func(store.Exchange)
@@ -76,7 +71,8 @@ type Config struct {
 var implementedExtensions = []session.Extension{{Name: "operations", Version: "2"}}
 
 // Engine is the protocol engine: one transport, discovery with a persistent cache, the
-// Personal Agent's identity, Sessions, and the exchange log. Safe for concurrent use.
+// Personal Agent's identity, its sign-in layer, Sessions, and the exchange log. Safe for
+// concurrent use.
 type Engine struct {
 	cfg      Config
 	log      *slog.Logger
@@ -84,6 +80,7 @@ type Engine struct {
 	tr       *transport.Transport
 	disc     *discovery.Discoverer
 	agent    *identity.Agent
+	oauth    *oauth.Client
 	sessions *session.Manager
 	sink     *exchangeSink
 	descs    *apis.Descriptions // OpenAPI descriptions, shared by every Client (spec 7)
@@ -95,6 +92,9 @@ type Engine struct {
 	clients   map[clientKey]*Client
 	open      map[string]bool // sids recorded and not yet ended
 	closed    bool
+
+	descMu    sync.Mutex
+	described map[string]describedEntry // by Company identifier (described.go)
 }
 
 type clientKey struct{ company, account string }
@@ -135,6 +135,10 @@ func New(cfg Config) (*Engine, error) {
 	if tc.Now == nil {
 		tc.Now = cfg.Now
 	}
+	if tc.Inspect == nil {
+		// Decoded claims, cause and findings, taken before redaction (agentcore/inspect).
+		tc.Inspect = inspect.Decode
+	}
 	extra := tc.Observer
 	tc.Observer = func(ex transport.Exchange) {
 		e.sink.observe(ex)
@@ -164,6 +168,14 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		e.close()
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	// The sign-in layer runs over the engine's own transport, identity and keyring (spec 4), so
+	// every signed-in request gets its token one way.
+	e.oauth, err = oauth.New(oauth.Config{Transport: e.tr, Identity: agent, Secrets: cfg.Secrets, Now: cfg.Now, Sleep: cfg.Sleep,
+		Logger: log, DirectTimeout: cfg.DirectTimeout})
+	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("engine: the sign-in layer: %w", err)
 	}
 	return e, nil
 }
@@ -206,6 +218,11 @@ func (e *Engine) Close(ctx context.Context) error {
 // Agent is the Personal Agent's identity: client metadata, JWKS (Handler, Export) and client
 // assertions for the sign-in layer (spec 4.1).
 func (e *Engine) Agent() *identity.Agent { return e.agent }
+
+// OAuth is the engine's sign-in layer (spec 4): Direct and Device Sign-In, the account's
+// tokens in the keyring, per-service tokens (4.5), refresh (4.4), DPoP (RFC 9449) and
+// sign-out. Every signed-in [Client] takes its tokens from it.
+func (e *Engine) OAuth() *oauth.Client { return e.oauth }
 
 // Transport is the engine's HTTP transport, for layers that send requests without a Session
 // (OAuth endpoints use its NoRedirectClient; spec 3, 4).
@@ -255,6 +272,14 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 		e.log.WarnContext(ctx, "engine: the Company removed its issuer, so its identifier changed; new User IDs and Sessions are used (spec 3.2)", "domain", domain, "identifier", c.Identifier)
 	}
 	return c, nil
+}
+
+// FetchPublic GETs a public document of a Company that is not a discovery document, such as its
+// excluded tasks (spec 9.1) or a skill artifact (9.4): no credentials and no Session header,
+// redirects only to HTTPS, the address policy, and the persistent RFC 9111 cache of discovery
+// documents (discovery.Discoverer.FetchPublic).
+func (e *Engine) FetchPublic(ctx context.Context, rawURL, accept string, limit int, opts ...discovery.Option) (discovery.Public, error) {
+	return e.disc.FetchPublic(ctx, rawURL, accept, limit, opts...)
 }
 
 // Company returns the Company with this identifier (spec 3.2), as last discovered by this
@@ -328,32 +353,12 @@ func companyHosts(c *discovery.Company) []string {
 	return out
 }
 
-// SetOAuth sets Config.OAuth after New, for the usual order: the oauth.Client is built over the
-// engine's Transport and Agent (spec 4), then handed back. Call it before the first signed-in
-// request.
-func (e *Engine) SetOAuth(c *oauth.Client) {
-	e.mu.Lock()
-	e.cfg.OAuth = c
-	e.mu.Unlock()
-}
-
-// oauthClient is Config.OAuth (nil when no sign-in layer is set).
-func (e *Engine) oauthClient() *oauth.Client {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cfg.OAuth
-}
-
-// SignOut signs account out at the Company (spec 4.6, 5.5): Config.OAuth revokes every refresh
-// token held for it at the revocation endpoint, then deletes its tokens from the keyring. The
+// SignOut signs account out at the Company (spec 4.6, 5.5): the sign-in layer revokes every
+// refresh token held for it at the revocation endpoint, then deletes its tokens from the keyring. The
 // account's Sessions continue signed out: later requests carry the Session header without an
 // access token. If the Company does not confirm a revocation, the tokens are kept so the User
 // can try again, and the error says so.
 func (e *Engine) SignOut(ctx context.Context, company, account string) error {
-	oc := e.oauthClient()
-	if oc == nil {
-		return errors.New("engine: signing out needs the sign-in layer (Config.OAuth), which this engine was built without")
-	}
 	if account == "" {
 		return errors.New("engine: name the account to sign out of; the signed-out Session has no account (spec 5.4)")
 	}
@@ -361,7 +366,7 @@ func (e *Engine) SignOut(ctx context.Context, company, account string) error {
 	if err != nil {
 		return err
 	}
-	if err := oc.SignOut(ctx, co, account); err != nil {
+	if err := e.oauth.SignOut(ctx, co, account); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	e.mu.Lock()
@@ -407,7 +412,7 @@ func (c *Client) apiClient() (*apis.Client, error) {
 		c.mu.Unlock()
 		return s.SignRequest(ctx, req, token)
 	})
-	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Version: sess.Version, Extensions: hdr,
+	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Described: c.e.describedOf(comp), Version: sess.Version, Extensions: hdr,
 		Authorize: c.authorize, OnResponse: c.onResponse, Now: c.e.now, Logger: c.e.log, Descriptions: c.e.descs}
 	if c.account != "" {
 		cfg.AccessToken = c.accessToken

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,28 +23,21 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
-// clock is a test clock shared by the engine and the reference Company.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
+// fixture is the reference Company and an engine over it, with its state in an SQLite file
+// (vault.State) and its secrets in memory, for the engine's own tests; the signed-in tests use
+// the Host (signin_test.go).
 type fixture struct {
-	s       *poppytest.Server
-	e       *engine.Engine
-	state   *store.MemoryEngineState
-	secrets store.Secrets
-	clock   *clock
-	logs    *bytes.Buffer
+	s         *poppytest.Server
+	e         *engine.Engine
+	state     *vault.State
+	statePath string
+	secrets   store.Secrets
+	clock     *poppytest.Clock
+	logs      *apptest.Buffer
 
 	mu      sync.Mutex
 	onExchg func(transport.Exchange)
@@ -52,36 +46,27 @@ type fixture struct {
 type options struct {
 	faults   []string
 	versions []string
-	state    *store.MemoryEngineState
-	secrets  store.Secrets
-	refresh  func(ctx context.Context, company, account, rejected string) (string, error)
-	server   *poppytest.Server
+	// restart, when set, is an earlier fixture: the new engine reaches its Company, reads its
+	// clock and opens its state file and keyring again, as a restart of Poppydesk does.
+	restart *fixture
 }
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	f := &fixture{clock: &clock{t: time.Now().Truncate(time.Second)}, logs: &bytes.Buffer{}}
-	f.s = o.server
-	if f.s == nil {
-		s, err := poppytest.New(poppytest.Options{Faults: o.faults, Now: f.clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		f.s = s
-	}
-	f.state, f.secrets = o.state, o.secrets
-	if f.state == nil {
-		f.state = store.NewMemoryEngineState()
-	}
-	if f.secrets == nil {
+	f := &fixture{logs: &apptest.Buffer{}}
+	if r := o.restart; r != nil {
+		f.s, f.clock, f.statePath, f.secrets = r.s, r.clock, r.statePath, r.secrets
+	} else {
+		f.clock = &poppytest.Clock{}
+		f.s = poppytest.Start(t, poppytest.Options{Faults: o.faults, Now: f.clock.Now})
+		f.statePath = filepath.Join(t.TempDir(), "state.sqlite")
 		f.secrets = store.NewSecrets(store.NewMemoryKV())
 	}
+	var err error
+	if f.state, err = vault.OpenState(context.Background(), f.statePath, vault.StateOptions{Now: f.clock.Now, Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.state.Close() })
 	tc := f.s.ClientConfig()
 	tc.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
 	tc.Observer = func(ex transport.Exchange) {
@@ -97,7 +82,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	if _, bench := t.(*testing.B); bench {
 		level = slog.LevelWarn
 	}
-	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: f.logs}, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: level}))
 	e, err := engine.New(engine.Config{
 		Transport: tc,
 		Identity:  identityFor(f.s),
@@ -106,7 +91,6 @@ func newFixture(t testing.TB, o options) *fixture {
 		Logger:    logger,
 		Now:       f.clock.Now,
 		Versions:  o.versions,
-		Refresh:   o.refresh,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,15 +101,15 @@ func newFixture(t testing.TB, o options) *fixture {
 	return f
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// sessions are the signed-out Sessions with the reference Company recorded in the state
+// database, oldest first.
+func (f *fixture) sessions(t testing.TB) []store.Session {
+	t.Helper()
+	ss, err := f.state.ListSessions(context.Background(), f.s.Identifier(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss
 }
 
 // whenResponse calls fn once, from the transport's observer, when an exchange with this status
@@ -150,9 +134,15 @@ func (f *fixture) discover(t *testing.T) *discovery.Company {
 	return c
 }
 
-func (f *fixture) get(t *testing.T, c *engine.Client, path string) (*transport.Response, error) {
+func (f *fixture) get(t testing.TB, c *engine.Client, path string) (*transport.Response, error) {
 	t.Helper()
-	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, path)})
+	return get(t, f.s, c, path)
+}
+
+// get sends GET path on the reference Company's shop host through c and reads the body.
+func get(t testing.TB, s *poppytest.Server, c *engine.Client, path string) (*transport.Response, error) {
+	t.Helper()
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: s.URL(poppytest.ShopHost, path)})
 	if err == nil {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -160,29 +150,11 @@ func (f *fixture) get(t *testing.T, c *engine.Client, path string) (*transport.R
 	return resp, err
 }
 
-// claimsOf decodes the claims of a recorded Poppy-Session header (test-only, unverified).
-func claimsOf(t *testing.T, jwt string) map[string]any {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("Poppy-Session is not a compact JWS")
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 func sidsSent(t *testing.T, s *poppytest.Server, path string) []string {
 	t.Helper()
 	var out []string
 	for _, r := range s.RequestsTo(poppytest.ShopHost, path) {
-		out = append(out, claimsOf(t, r.Header.Get("Poppy-Session"))["sid"].(string))
+		out = append(out, poppytest.Claims(t, r.Header.Get("Poppy-Session"))["sid"].(string))
 	}
 	return out
 }
@@ -216,7 +188,7 @@ func TestDiscoverAndSignedRequest(t *testing.T) {
 	if h.Get("Poppy-Version") != "0.4" || h.Get("Poppy-Extensions") != `"operations";v="2"` || h.Get("Authorization") != "" {
 		t.Fatalf("headers: version %q extensions %q authorization %q", h.Get("Poppy-Version"), h.Get("Poppy-Extensions"), h.Get("Authorization"))
 	}
-	claims := claimsOf(t, h.Get("Poppy-Session"))
+	claims := poppytest.Claims(t, h.Get("Poppy-Session"))
 	if claims["aud"] != c.Identifier || claims["iss"] != f.e.Agent().ClientID() || claims["sid"] != cl.SID() {
 		t.Fatalf("claims %v", claims)
 	}
@@ -227,13 +199,13 @@ func TestDiscoverAndSignedRequest(t *testing.T) {
 		t.Fatalf("stored company %+v, %v", rec, err)
 	}
 	// The Session is recorded, without the User ID.
-	ss := f.state.Sessions()
+	ss := f.sessions(t)
 	if len(ss) != 1 || ss[0].SID != cl.SID() || ss[0].Company != c.Identifier || ss[0].Version != "0.4" ||
 		strings.Join(ss[0].Extensions, ",") != `"operations";v="2"` || !ss[0].Ended.IsZero() {
 		t.Fatalf("sessions %+v", ss)
 	}
 	sub := claims["sub"].(string)
-	if b, _ := json.Marshal(f.state.Sessions()); bytes.Contains(b, []byte(sub)) {
+	if b, _ := json.Marshal(f.sessions(t)); bytes.Contains(b, []byte(sub)) {
 		t.Fatal("the User ID reached a Session record")
 	}
 	// The exchange log has the request, with Poppy-Session masked.
@@ -241,7 +213,11 @@ func TestDiscoverAndSignedRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var found bool
-	for _, ex := range f.state.Exchanges() {
+	exs, err := f.state.ListExchanges(ctx, vault.ExchangeQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range exs {
 		if strings.HasSuffix(ex.URL, "/api/products") {
 			found = true
 			if ex.RequestHeaders.Get("Poppy-Session") != redact.Mask || ex.Company != c.Identifier || ex.Status != 200 || ex.ID == 0 {
@@ -259,7 +235,7 @@ func TestDiscoverAndSignedRequest(t *testing.T) {
 	if err := f.e.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ss := f.state.Sessions(); ss[0].Ended.IsZero() {
+	if ss := f.sessions(t); ss[0].Ended.IsZero() {
 		t.Fatal("Close did not record the end of the Session")
 	}
 }
@@ -332,7 +308,7 @@ func TestSessionEnded(t *testing.T) {
 			if len(sids) != 2 || sids[0] != first || sids[1] == first || sids[1] != cl.SID() {
 				t.Fatalf("sids sent %v (first %s, now %s)", sids, first, cl.SID())
 			}
-			ss := f.state.Sessions()
+			ss := f.sessions(t)
 			if len(ss) != tc.wantSessions || ss[0].SID != sids[0] || ss[1].SID != sids[1] || ss[0].Ended.IsZero() || !ss[1].Ended.IsZero() {
 				t.Fatalf("recorded sessions %+v", ss)
 			}
@@ -359,8 +335,8 @@ func TestVersionUnsupported(t *testing.T) {
 		if after := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")); after != before+1 {
 			t.Fatalf("poppy.json fetched %d more times, want 1 (fresh cache entry bypassed)", after-before)
 		}
-		if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != 1 || len(f.state.Sessions()) != 1 {
-			t.Fatalf("sent %d times, %d sessions", n, len(f.state.Sessions()))
+		if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != 1 || len(f.sessions(t)) != 1 {
+			t.Fatalf("sent %d times, %d sessions", n, len(f.sessions(t)))
 		}
 	})
 	t.Run("changed version continues in a new Session", func(t *testing.T) {
@@ -389,7 +365,7 @@ func TestVersionUnsupported(t *testing.T) {
 		if len(reqs) != 2 || reqs[0].Header.Get("Poppy-Version") != "0.3" || reqs[1].Header.Get("Poppy-Version") != "0.4" {
 			t.Fatalf("%d requests", len(reqs))
 		}
-		ss := f.state.Sessions()
+		ss := f.sessions(t)
 		if len(ss) != 2 || ss[0].Version != "0.3" || ss[0].Ended.IsZero() || ss[1].Version != "0.4" || ss[1].SID != cl.SID() || cl.Version() != "0.4" {
 			t.Fatalf("sessions %+v", ss)
 		}
@@ -397,68 +373,6 @@ func TestVersionUnsupported(t *testing.T) {
 			t.Fatalf("stored Company version %s", got.Version)
 		}
 	})
-}
-
-// TestSignedInRequest: a signed-in Client takes the account's access token from the keyring
-// bundle; a rejected token goes through Config.Refresh (spec 4.4, 5.4).
-func TestSignedInRequest(t *testing.T) {
-	refreshed := 0
-	f := newFixture(t, options{refresh: func(ctx context.Context, company, account, rejected string) (string, error) {
-		refreshed++
-		if account != "alice" || rejected != "stale-token" {
-			return "", errors.New("unexpected refresh")
-		}
-		return "good-token", nil
-	}})
-	ctx := context.Background()
-	c := f.discover(t)
-	f.s.AddAccessToken("good-token", f.e.Agent().ClientID(), "orders:read")
-	tests := []struct {
-		name, token   string
-		wantRefreshed int
-	}{
-		{"stored token accepted", "good-token", 0},
-		{"stored token rejected, refreshed", "stale-token", 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			refreshed = 0
-			if _, err := f.secrets.UpdateCompany(ctx, c.Identifier, "alice", func(b *store.CompanyBundle) error {
-				b.Tokens = []store.Token{{AccessToken: tc.token, TokenType: "Bearer", Scopes: []string{"orders:read"}}}
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			cl, err := f.e.Client(ctx, c.Identifier, "alice")
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.s.ResetRequests()
-			resp, err := f.get(t, cl, "/api/orders")
-			if err != nil || resp.StatusCode != 200 || resp.SignedOut {
-				t.Fatalf("resp %+v err %v", resp, err)
-			}
-			if refreshed != tc.wantRefreshed {
-				t.Fatalf("refreshed %d times", refreshed)
-			}
-			last := f.s.RequestsTo(poppytest.ShopHost, "/api/orders")
-			if got := last[len(last)-1].Header.Get("Authorization"); got != "Bearer good-token" {
-				t.Fatalf("Authorization %q", got)
-			}
-		})
-	}
-	// Accounts have separate Sessions (spec 5.4).
-	anon, err := f.e.Client(ctx, c.Identifier, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, _ := f.e.Client(ctx, c.Identifier, "alice")
-	if anon.SID() == alice.SID() {
-		t.Fatal("signed-out and signed-in Clients share a Session")
-	}
-	if strings.Contains(f.logs.String(), "good-token") || strings.Contains(f.logs.String(), "stale-token") {
-		t.Fatal("an access token reached the log")
-	}
 }
 
 // TestRestartUsesStoredState: a second engine over the same state and keyring finds the
@@ -477,7 +391,7 @@ func TestRestartUsesStoredState(t *testing.T) {
 	}
 	f.e.Close(ctx)
 
-	g := newFixture(t, options{server: f.s, state: f.state, secrets: f.secrets})
+	g := newFixture(t, options{restart: f})
 	f.s.ResetRequests()
 	got, err := g.e.Company(ctx, c.Identifier)
 	if err != nil || got.Organization.Name != c.Organization.Name || got.Document == nil {
@@ -498,13 +412,13 @@ func TestRestartUsesStoredState(t *testing.T) {
 	if cl2.SID() == cl.SID() || first[0] != cl2.SID() {
 		t.Fatal("the restarted engine reused a sid")
 	}
-	sub := claimsOf(t, reqs[0].Header.Get("Poppy-Session"))["sub"]
+	sub := poppytest.Claims(t, reqs[0].Header.Get("Poppy-Session"))["sub"]
 	if b, _ := f.secrets.LoadCompany(ctx, c.Identifier, ""); b.UserID != sub {
 		t.Fatal("the User ID changed across a restart")
 	}
 	// The known issuer is remembered in the state: a 404 is not "no issuer".
 	f.s.SetIssuerMode(poppytest.IssuerNone404)
-	g.clock.Add(10 * time.Minute) // the cached metadata (max-age=300) is stale
+	g.clock.Advance(10 * time.Minute) // the cached metadata (max-age=300) is stale
 	_, err = g.e.Discover(ctx, f.s.Domain)
 	if ce, ok := discovery.AsCheckError(err); !ok || ce.Check != discovery.CheckKnownIssuer {
 		t.Fatalf("err = %v, want the known-issuer check", err)
@@ -527,7 +441,7 @@ func TestDelegationRotation(t *testing.T) {
 	if _, err := f.get(t, cl, "/api/products"); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Add(11*time.Hour + 30*time.Minute) // default lifetime 12 h, rotate 1 h before
+	f.clock.Advance(11*time.Hour + 30*time.Minute) // default lifetime 12 h, rotate 1 h before
 	if _, err := f.get(t, cl, "/api/products"); err != nil {
 		t.Fatal(err)
 	}
@@ -595,8 +509,7 @@ func TestRedirectedDocumentCached(t *testing.T) {
 			if _, err := f.e.Discover(ctx, tc.domain); err != nil {
 				t.Fatal(err)
 			}
-			g := newFixture(t, options{server: f.s, state: f.state, secrets: f.secrets})
-			g.clock.t = f.clock.Now()
+			g := newFixture(t, options{restart: f})
 			f.s.ResetRequests()
 			c, err := g.e.Discover(ctx, tc.domain)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -53,6 +54,9 @@ func (s *exchangeSink) observe(ex transport.Exchange) {
 		At: s.now().Add(-ex.Duration), Direction: "outgoing", Method: ex.Method, URL: ex.URL, Status: ex.Status,
 		RequestHeaders: ex.RequestHeader, RequestBody: ex.RequestBody,
 		ResponseHeaders: ex.ResponseHeader, ResponseBody: ex.ResponseBody, Duration: ex.Duration,
+	}
+	if d, ok := ex.Inspected.(*inspect.Details); ok {
+		rec.Details = d.Marshal()
 	}
 	if ex.Status == 0 && ex.Err != "" {
 		rec.ResponseBody = []byte(redact.String(ex.Err))

@@ -7,56 +7,37 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
-// signInFixture is the engine fixture with the sign-in layer: a real oauth.Client over the
-// engine's transport, Agent and keyring, set as Config.OAuth, and a discovered Company.
+// signInFixture is the Host of app/apptest over the reference Company (state database on disk,
+// one clock): its engine with the sign-in layer engine.New builds, and the discovered Company.
+// SignIn signs an account in through the window's Sign-in service, the reference Company
+// playing the User's browser.
 type signInFixture struct {
-	*fixture
-	oc *oauth.Client
+	*apptest.Fixture
+	s  *poppytest.Server
+	e  *engine.Engine
 	co *discovery.Company
 }
 
 func newSignInFixture(t testing.TB, dpop bool, faults ...string) *signInFixture {
 	t.Helper()
-	f := newFixture(t, options{faults: faults})
-	f.s.SetDPoP(dpop)
-	co, err := f.e.Discover(context.Background(), f.s.Domain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oc, err := oauth.New(oauth.Config{Transport: f.e.Transport(), Identity: f.e.Agent(), Secrets: f.secrets, Now: f.clock.Now,
-		Logger: f.e.Logger(), DirectTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.e.SetOAuth(oc)
-	return &signInFixture{fixture: f, oc: oc, co: co}
+	a := apptest.Start(t, apptest.Options{DPoP: dpop, Faults: faults})
+	return &signInFixture{Fixture: a, s: a.Company, e: a.Host.Engine(), co: a.Discover(t)}
 }
 
-// signIn runs a whole Direct Sign-In for account (spec 4.2); the reference Company plays the
-// User's browser and approves scopes.
-func (f *signInFixture) signIn(t testing.TB, account string, scopes ...string) {
+func (f *signInFixture) get(t testing.TB, c *engine.Client, path string) (*transport.Response, error) {
 	t.Helper()
-	ctx := context.Background()
-	flow, err := f.oc.StartDirect(ctx, oauth.SignInRequest{Company: f.co, Account: account, Scopes: scopes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.ApproveSignIn(ctx, flow.URL, account+"@shop.example", scopes); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := flow.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	return get(t, f.s, c, path)
 }
 
 func (f *signInFixture) client(t testing.TB, account string) *engine.Client {
@@ -79,6 +60,98 @@ func tokenOf(r poppytest.Request) (scheme, token string) {
 	return scheme, token
 }
 
+// TestSignedInRequest: a signed-in Client takes the account's access token from the keyring
+// bundle; a token the Company rejects is refreshed once, and the request is sent again with the
+// new token, which replaces the old one in the keyring (spec 4.4, 5.4).
+func TestSignedInRequest(t *testing.T) {
+	f := newSignInFixture(t, false)
+	f.SignIn(t, "alice", "orders:read")
+	ctx := context.Background()
+	tests := []struct {
+		name          string
+		stale         bool // the keyring's access token is one the Company does not know
+		wantRefreshed int
+	}{
+		{"stored token accepted", false, 0},
+		{"stored token rejected, refreshed", true, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.stale {
+				f.setAccessToken(t, "alice", "stale-token")
+			}
+			cl := f.client(t, "alice")
+			f.s.ResetRequests()
+			resp, err := f.get(t, cl, "/api/orders")
+			if err != nil || resp.StatusCode != 200 || resp.SignedOut {
+				t.Fatalf("resp %+v err %v", resp, err)
+			}
+			if n := refreshes(f.s); n != tc.wantRefreshed {
+				t.Fatalf("refreshed %d times, want %d", n, tc.wantRefreshed)
+			}
+			stored := f.accessToken(t, "alice")
+			last := f.sent("/api/orders")
+			if got := last[len(last)-1].Header.Get("Authorization"); got != "Bearer "+stored || stored == "stale-token" {
+				t.Fatalf("Authorization %q, want the keyring's token (stale: %v)", got, stored == "stale-token")
+			}
+		})
+	}
+	// Accounts have separate Sessions (spec 5.4).
+	anon, err := f.e.Client(ctx, f.co.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alice := f.client(t, "alice"); anon.SID() == alice.SID() {
+		t.Fatal("signed-out and signed-in Clients share a Session")
+	}
+	if logs := f.Logs.String(); strings.Contains(logs, f.accessToken(t, "alice")) || strings.Contains(logs, "stale-token") {
+		t.Fatal("an access token reached the log")
+	}
+}
+
+// accessToken is the account's default access token in the keyring bundle.
+func (f *signInFixture) accessToken(t testing.TB, account string) string {
+	t.Helper()
+	b, err := f.Host.Secrets().LoadCompany(context.Background(), f.co.Identifier, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range b.Tokens {
+		if tok.Resource == "" {
+			return tok.AccessToken
+		}
+	}
+	t.Fatalf("account %q has no default access token", account)
+	return ""
+}
+
+// setAccessToken replaces the account's default access token in the keyring bundle, keeping
+// its refresh token.
+func (f *signInFixture) setAccessToken(t testing.TB, account, token string) {
+	t.Helper()
+	if _, err := f.Host.Secrets().UpdateCompany(context.Background(), f.co.Identifier, account, func(b *store.CompanyBundle) error {
+		for i := range b.Tokens {
+			if b.Tokens[i].Resource == "" {
+				b.Tokens[i].AccessToken = token
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refreshes counts the refresh_token grants the reference Company's token endpoint received.
+func refreshes(s *poppytest.Server) int {
+	n := 0
+	for _, r := range s.RequestsTo(poppytest.AuthHost, "/oauth/token") {
+		if strings.Contains(string(r.Body), "grant_type=refresh_token") {
+			n++
+		}
+	}
+	return n
+}
+
 // TestSignedInDo: a signed-in Client.Do takes the account's token itself and puts it on the
 // request as its token_type says: Bearer, or DPoP with a proof for this request (spec 4.5, RFC
 // 9449 §7); a resource's use_dpop_nonce is answered once with the nonce (RFC 9449 §9). The
@@ -98,7 +171,7 @@ func TestSignedInDo(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newSignInFixture(t, tc.dpop, tc.faults...)
-			f.signIn(t, "personal", "orders:read", "orders:write")
+			f.SignIn(t, "personal", "orders:read", "orders:write")
 			c := f.client(t, "personal")
 			f.s.ResetRequests()
 			resp, err := f.get(t, c, "/api/orders")
@@ -125,7 +198,7 @@ func TestSignedInDo(t *testing.T) {
 					t.Fatal("the nonce retry reused the first DPoP proof")
 				}
 			}
-			if strings.Contains(f.logs.String(), tok) {
+			if strings.Contains(f.Logs.String(), tok) {
 				t.Fatal("the access token reached the log")
 			}
 		})
@@ -140,7 +213,7 @@ func TestPerServiceTokenMCP(t *testing.T) {
 	for _, dpop := range []bool{false, true} {
 		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
 			f := newSignInFixture(t, dpop)
-			f.signIn(t, "personal", "orders:read", "orders:write")
+			f.SignIn(t, "personal", "orders:read", "orders:write")
 			ctx := context.Background()
 			ac, err := f.e.APIClient(ctx, f.co.Identifier, "personal")
 			if err != nil {
@@ -182,7 +255,7 @@ func TestPerServiceTokenMCP(t *testing.T) {
 // MCP server's (RFC 9728 §5.1). The token check comes first, so the raw request needs no Session.
 func TestWrongResourceRefused(t *testing.T) {
 	f := newSignInFixture(t, false)
-	f.signIn(t, "personal", "orders:read", "orders:write")
+	f.SignIn(t, "personal", "orders:read", "orders:write")
 	ctx := context.Background()
 	c := f.client(t, "personal")
 	mcpTok, err := c.TokenFunc(f.s.MCPURL())(ctx)
@@ -223,13 +296,13 @@ func TestWrongResourceRefused(t *testing.T) {
 }
 
 // TestRefreshOnInvalidToken: when the Company answers invalid_token (the token expired), the
-// engine refreshes once through Config.OAuth and sends the request again with the new token,
+// engine refreshes once through its sign-in layer and sends the request again with the new token,
 // bound again for DPoP (spec 4.4, 7).
 func TestRefreshOnInvalidToken(t *testing.T) {
 	for _, dpop := range []bool{false, true} {
 		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
 			f := newSignInFixture(t, dpop)
-			f.signIn(t, "personal", "orders:read", "orders:write")
+			f.SignIn(t, "personal", "orders:read", "orders:write")
 			c := f.client(t, "personal")
 			if _, err := f.get(t, c, "/api/orders"); err != nil {
 				t.Fatal(err)
@@ -270,7 +343,7 @@ func TestSignInRequiredAfterInvalidGrant(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newSignInFixture(t, true)
-			f.signIn(t, "personal", "orders:read")
+			f.SignIn(t, "personal", "orders:read")
 			c := f.client(t, "personal")
 			sid := c.SID()
 			f.s.ExpireAccessTokens()
@@ -300,7 +373,7 @@ func TestSignInRequiredAfterInvalidGrant(t *testing.T) {
 			if c.SID() != sid {
 				t.Fatal("continuing signed out started a new Session")
 			}
-			st, _ := f.oc.Status(context.Background(), f.co.Identifier, "personal")
+			st, _ := f.e.OAuth().Status(context.Background(), f.co.Identifier, "personal")
 			if st.SignedIn {
 				t.Fatal("the tokens were kept after invalid_grant")
 			}
@@ -312,7 +385,7 @@ func TestSignInRequiredAfterInvalidGrant(t *testing.T) {
 // unchanged through Client.Do and the apis Client, with the scopes the Company names (spec 7).
 func TestInsufficientScope(t *testing.T) {
 	f := newSignInFixture(t, false)
-	f.signIn(t, "personal", "orders:write")
+	f.SignIn(t, "personal", "orders:write")
 	ctx := context.Background()
 	ac, err := f.e.APIClient(ctx, f.co.Identifier, "personal")
 	if err != nil {
@@ -345,7 +418,7 @@ func TestInsufficientScope(t *testing.T) {
 // sid) and no Authorization (spec 4.6, 5.5).
 func TestEngineSignOut(t *testing.T) {
 	f := newSignInFixture(t, true)
-	f.signIn(t, "personal", "orders:read", "orders:write")
+	f.SignIn(t, "personal", "orders:read", "orders:write")
 	ctx := context.Background()
 	c := f.client(t, "personal")
 	if _, err := f.get(t, c, "/api/orders"); err != nil {
@@ -384,7 +457,7 @@ func TestEngineSignOut(t *testing.T) {
 			if last.Header.Get("Authorization") != "" || last.Header.Get("DPoP") != "" {
 				t.Fatal("a request after sign-out carried a token")
 			}
-			if got := claimsOf(t, last.Header.Get("Poppy-Session"))["sid"]; got != sid {
+			if got := poppytest.Claims(t, last.Header.Get("Poppy-Session"))["sid"]; got != sid {
 				t.Fatalf("sid %v, want the same Session %s continuing signed out", got, sid)
 			}
 		})
@@ -398,8 +471,8 @@ func TestEngineSignOut(t *testing.T) {
 // (spec 5.4); signing one out leaves the other signed in.
 func TestSecondAccount(t *testing.T) {
 	f := newSignInFixture(t, true)
-	f.signIn(t, "personal", "orders:read")
-	f.signIn(t, "work", "orders:read")
+	f.SignIn(t, "personal", "orders:read")
+	f.SignIn(t, "work", "orders:read")
 	ctx := context.Background()
 	personal, work := f.client(t, "personal"), f.client(t, "work")
 	if personal.SID() == work.SID() {
@@ -417,7 +490,7 @@ func TestSecondAccount(t *testing.T) {
 	if tp == tw || tp == "" {
 		t.Fatal("two accounts used one access token")
 	}
-	sp, sw := claimsOf(t, sent[0].Header.Get("Poppy-Session")), claimsOf(t, sent[1].Header.Get("Poppy-Session"))
+	sp, sw := poppytest.Claims(t, sent[0].Header.Get("Poppy-Session")), poppytest.Claims(t, sent[1].Header.Get("Poppy-Session"))
 	if sp["sid"] != personal.SID() || sw["sid"] != work.SID() {
 		t.Fatal("a request went in the other account's Session")
 	}
@@ -472,7 +545,7 @@ func TestServiceResourceChanged(t *testing.T) {
 	for _, dpop := range []bool{false, true} {
 		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
 			f := newSignInFixture(t, dpop)
-			f.signIn(t, "personal", "orders:read")
+			f.SignIn(t, "personal", "orders:read")
 			c := f.client(t, "personal")
 			if _, err := f.get(t, c, "/api/orders"); err != nil {
 				t.Fatal(err)
@@ -510,18 +583,82 @@ func TestServiceResourceChanged(t *testing.T) {
 	}
 }
 
-// FuzzServiceURL: ServiceURL never panics on Company-given URLs and returns a URL that
-// contains the request URL's service: the request URL itself when unparseable, else an https
-// origin or a service URL.
+// FuzzServiceURL: ServiceURL names the service a request URL belongs to by spec 4.5 / 7, checked
+// against a simple model over URLs built from parts (scheme and host in any case, with or
+// without a port, path segments, a trailing slash, a query): the MCP server's url exactly when
+// the URL is that server's; else the directory of the OpenAPI description when the URL is that
+// directory or below it (whole segments: /api2 is not below /api); else the URL's origin. Any
+// other string comes back unchanged, as the MCP url, or as some scheme://host.
 func FuzzServiceURL(f *testing.F) {
-	f.Add("https://shop.example/api/openapi.json", "https://shop.example/mcp", "https://shop.example/api/orders/1")
-	f.Add("https://shop.example/openapi.json", "https://shop.example/MCP/", "https://SHOP.example/mcp")
-	f.Add("://bad", "https://x/%zz", "https://shop.example:8443")
-	f.Fuzz(func(t *testing.T, openapiURL, mcpURL, raw string) {
+	f.Add("https://shop.example/api/openapi.json", "https://shop.example/mcp", "https://shop.example/api/orders/1", uint8(0), "api", "mcp", "api/orders/1", uint8(1))
+	f.Add("https://shop.example/openapi.json", "https://shop.example/MCP/", "https://SHOP.example/mcp", uint8(0x17), "v1", "mcp", "mcp", uint8(0x22))
+	f.Add("://bad", "https://x/%zz", "https://shop.example:8443", uint8(0x31), "api", "api/mcp", "api2/x", uint8(0x42))
+	f.Add("", "", "", uint8(0x05), "a/b", "a", "a/b/", uint8(0x13))
+	f.Fuzz(func(t *testing.T, openapiURL, mcpURL, raw string, hosts uint8, apiDir, mcpPath, rawPath string, shape uint8) {
+		// Any strings: never a panic, and nothing but what the doc says.
 		co := &discovery.Company{Channels: discovery.Channels{APIs: []discovery.API{{Type: "openapi", URL: openapiURL}, {Type: "mcp", URL: mcpURL}}}}
-		got := engine.ServiceURL(co, raw)
-		if got != raw && got != mcpURL && !strings.Contains(got, "://") {
+		if got := engine.ServiceURL(co, raw); got != raw && got != mcpURL && !strings.Contains(got, "://") {
 			t.Fatalf("ServiceURL(%q) = %q", raw, got)
+		}
+		// URLs built from parts, against the model.
+		hostNames := []string{"shop.example", "SHOP.Example", "shop.example:8443", "other.example"}
+		schemes := []string{"https", "HTTPS"}
+		segs := func(p string) []string {
+			var out []string
+			for _, s := range strings.Split(p, "/") {
+				s = strings.Map(func(r rune) rune {
+					if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+						return r
+					}
+					return -1
+				}, s)
+				if s != "" && len(out) < 4 {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+		build := func(scheme, host string, segs []string, slash bool, query string) string {
+			u := scheme + "://" + host
+			for _, s := range segs {
+				u += "/" + s
+			}
+			if slash {
+				u += "/"
+			}
+			return u + query
+		}
+		type origin struct{ scheme, host string }
+		apiO := origin{schemes[hosts&1], hostNames[hosts>>1&3]}
+		mcpO := origin{schemes[hosts>>3&1], hostNames[hosts>>4&3]}
+		rawO := origin{schemes[hosts>>6&1], hostNames[(hosts>>7)*3]}
+		api, mcpS := segs(apiDir), segs(mcpPath)
+		var rawS []string
+		switch shape & 3 { // the request URL: below the API directory, at or below the MCP url, or anywhere
+		case 0:
+			rawS = append(append([]string(nil), api...), segs(rawPath)...)
+		case 1:
+			rawS = append(append([]string(nil), mcpS...), segs(rawPath)...)
+		default:
+			rawS = segs(rawPath)
+		}
+		query := []string{"", "?x=1", "#f", "?a=/mcp"}[shape>>2&3]
+		openapi := build(apiO.scheme, apiO.host, append(append([]string(nil), api...), "openapi.json"), false, "")
+		mcpU := build(mcpO.scheme, mcpO.host, mcpS, shape&16 != 0, "")
+		rawU := build(rawO.scheme, rawO.host, rawS, shape&32 != 0, query)
+		co = &discovery.Company{Channels: discovery.Channels{APIs: []discovery.API{{Type: "openapi", URL: openapi}, {Type: "mcp", URL: mcpU}}}}
+		same := func(a, b origin) bool {
+			return strings.EqualFold(a.scheme, b.scheme) && strings.EqualFold(a.host, b.host)
+		}
+		want := strings.ToLower(rawO.scheme) + "://" + strings.ToLower(rawO.host)
+		switch {
+		case same(rawO, mcpO) && slices.Equal(rawS, mcpS):
+			want = mcpU
+		case same(rawO, apiO) && len(rawS) >= len(api) && slices.Equal(rawS[:len(api)], api):
+			want = build(apiO.scheme, apiO.host, api, false, "")
+		}
+		if got := engine.ServiceURL(co, rawU); got != want {
+			t.Fatalf("ServiceURL(%q) = %q, want %q (openapi %q, mcp %q)", rawU, got, want, openapi, mcpU)
 		}
 	})
 }

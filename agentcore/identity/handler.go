@@ -87,3 +87,6 @@ var logoOnce = sync.OnceValue(func() []byte {
 })
 
 func logoPNG() []byte { return logoOnce() }
+
+// DefaultLogoPNG is the logo published at logo_uri when no other is configured: a 64×64 PNG.
+func DefaultLogoPNG() []byte { return append([]byte(nil), logoOnce()...) }

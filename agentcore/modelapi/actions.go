@@ -34,8 +34,21 @@ type Actions interface {
 	// Approval is the state of one approval, as the model may see it.
 	Approval(ctx context.Context, id string) (*ApprovalView, error)
 	// Wait blocks until the approval reaches a final state or one that needs the user, or until
-	// timeout.
+	// timeout or until ctx ends (the client cancelled); it never changes the approval.
 	Wait(ctx context.Context, id string, timeout time.Duration) (*Outcome, error)
+	// Companies lists the Companies the user has added (the state database's), each with its
+	// verified description when Poppydesk can read it and the labels of its signed-in accounts.
+	Companies(ctx context.Context) ([]KnownCompany, error)
+}
+
+// KnownCompany is one Company the user has added, as list_companies shows it.
+type KnownCompany struct {
+	Identifier, Domain string
+	// Company is the verified description (nil when it cannot be read now; Problem says why).
+	Company *discovery.Company
+	Problem string
+	// Accounts are the labels of the signed-in accounts (never a User ID or token).
+	Accounts []string
 }
 
 // APICall is the model's request to call an OpenAPI operation. There is no header, token or
@@ -61,12 +74,15 @@ type ToolCall struct {
 
 // Outcome is the result of a call as the model may see it (the approval queue's Outcome).
 type Outcome struct {
-	Status     string          // done | waiting_for_user | outcome_unknown | in_progress | declined | expired | failed
+	Status     string          // the queue's: done | waiting_for_user | outcome_unknown | in_progress | declined | expired | failed
 	ApprovalID string          // the handle, when an approval is involved
 	HTTPStatus int             // API calls
 	Body       json.RawMessage // the Company's body or structured content: untrusted data
 	Text       string          // the Company's own words: untrusted
-	Message    string          // Poppydesk's plain-language status
+	// Content are the content blocks of a Company MCP tool result (untrusted), within the
+	// budget of apis.MaxToolContentBytes.
+	Content []apis.Content
+	Message string // Poppydesk's plain-language status
 }
 
 // ApprovalView is one approval as the model may see it: no sid, User ID, account secret or

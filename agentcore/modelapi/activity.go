@@ -13,7 +13,7 @@ type ActivityEntry struct {
 	Tool       string    `json:"tool"`
 	Company    string    `json:"company,omitempty"` // the domain or identifier the model named
 	At         time.Time `json:"at"`
-	Status     string    `json:"status"` // e.g. done, waiting_for_user, refused, error
+	Status     string    `json:"status"` // the tool's status (status.go), e.g. ok, performed, waiting_for_user, refused
 	DurationMS int64     `json:"durationMs"`
 	// ApprovalID is the approval handle the request created or read, if any.
 	ApprovalID string `json:"approvalId,omitempty"`

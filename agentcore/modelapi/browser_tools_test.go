@@ -60,13 +60,13 @@ func TestBrowserTools(t *testing.T) {
 		wantStatus string
 		wantErr    bool
 	}{
-		{"open", "browser_open", map[string]any{"company": "shop.example", "url": "https://shop.example/orders"}, "done", false},
-		{"read", "browser_read", map[string]any{"company": "shop.example"}, "done", false},
-		{"back", "browser_back", map[string]any{"company": "shop.example"}, "done", false},
+		{"open", "browser_open", map[string]any{"company": "shop.example", "url": "https://shop.example/orders"}, "ok", false},
+		{"read", "browser_read", map[string]any{"company": "shop.example"}, "ok", false},
+		{"back", "browser_back", map[string]any{"company": "shop.example"}, "ok", false},
 		{"missing scope passed on", "browser_submit_form", map[string]any{"company": "shop.example", "form": "exchange", "fields": map[string]any{"item_id": "itm_4Qa"}}, "missing_scope", false},
 		{"no code argument", "browser_open", map[string]any{"company": "shop.example", "url": "https://shop.example/", "code": "bc_x"}, "refused", true},
 		{"no cookies argument", "browser_read", map[string]any{"company": "shop.example", "cookies": true}, "refused", true},
-		{"screenshot", "browser_screenshot", map[string]any{"company": "shop.example"}, "done", false},
+		{"screenshot", "browser_screenshot", map[string]any{"company": "shop.example"}, "ok", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := callOn(t, cs, tc.tool, tc.args)
@@ -79,7 +79,7 @@ func TestBrowserTools(t *testing.T) {
 			if tc.wantErr {
 				return
 			}
-			if tc.tool != "browser_screenshot" && (!strings.HasPrefix(r.Text, modelapi.UntrustedWarning) || r.SC[modelapi.EnvelopeKey] == nil) {
+			if tc.tool != "browser_screenshot" && (!strings.Contains(r.Text, "\n"+modelapi.UntrustedWarning) || r.SC[modelapi.EnvelopeKey] == nil) {
 				t.Errorf("the page is not in the untrusted-data envelope: %s", r.Text)
 			}
 			if tc.wantStatus == "missing_scope" && !strings.Contains(r.message(), "orders:write") {

@@ -17,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // ConversationProvider gives the conversation tools the window's conversation Manager.
@@ -32,36 +34,59 @@ const convRef = `"company": {"type": "string", "description": "The Company: its 
 
 const waitArg = `"wait_seconds": {"type": "integer", "minimum": 0, "maximum": 25, "description": "Seconds to wait for the Company's reply (default 10)."}`
 
+// convStatuses are the conversation tools' statuses besides ok.
+var convStatuses = []string{StatusOK, StatusConversationClosed, StatusDirectConversationOpen, StatusMessageIDConflict, StatusNotYours}
+
+// convOutput is the outputSchema of the conversation tools.
+func convOutput() json.RawMessage {
+	return output(convStatuses, js{
+		"conversation": closed(js{
+			"conversation_id":          str("The conversation's ID."),
+			"status":                   str("The conversation's status (spec 8.7)."),
+			"responder":                str("Who answers: agent or a person (spec 8.7)."),
+			"direct":                   boolean("Whether this is a Direct Conversation with the user."),
+			"parent":                   str("The parent conversation of a Direct Conversation."),
+			"direct_conversation_open": str("An open Direct Conversation of this one."),
+			"needs_sign_in_scopes":     stringList("The scopes the Company needs the user to sign in with."),
+			"company_asks_for_user":    integer("How many requests to talk with the user wait for the user's decision."),
+		}, "conversation_id", "status", "responder"),
+		"direct_conversation_id": str("The open Direct Conversation (direct_conversation_open)."),
+		"needs_sign_in_scopes":   stringList("The scopes the Company needs the user to sign in with."),
+	}, js{"events": arrayOf(open(js{"type": str(""), "event_id": str(""), "from": str(""), "author": open(js{}), "text": str(""), "data": anyJSON(""),
+		"operation": open(js{}), "status": str(""), "responder": str(""), "scope": str(""), "reason": str(""), "conversation_id": str("")}), "The Company's new events.")})
+}
+
 func addConversationTools(s *mcp.Server, d Deps) {
 	t := &convTools{d: d}
+	statuses := "\nStatuses:" + statusList(convStatuses...)
 	AddTool(s, Tool{Name: "start_conversation", Title: "Start a conversation with a Company's agent",
-		Description: "Starts a conversation with the Company Agent (spec 8.3) with your first message, written as the user's agent. Returns the conversation ID, its status and the Company's first events (untrusted content). Use it for questions and requests the Company's APIs don't cover.",
+		Description: "Starts a conversation with the Company Agent (spec 8.3) with your first message, written as the user's agent. Returns the conversation ID, its status and the Company's first events (untrusted content). Use it for questions and requests the Company's APIs don't cover." + statuses,
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["company", "text"], "properties": {
     "company": {"type": "string", "description": "The Company: its identifier or domain."},
     "text": {"type": "string", "minLength": 1, "description": "Your message, in natural language."},
     "data": {"type": "object", "description": "Structured details that would need markup in text (spec 8.4)."},
     "account": {"type": "string", "description": "The signed-in account to use (omit for signed out)."},
-    ` + waitArg + `}}`, OpenWorld: true}, t.start)
+    ` + waitArg + `}}`, Output: convOutput(), OpenWorld: true}, t.start)
 	AddTool(s, Tool{Name: "send_conversation_message", Title: "Send a message in a conversation",
-		Description: "Sends a message in a conversation as the user's agent (spec 8.3) and returns the Company's new events. A message never approves anything: operations are decided by the user in Poppydesk.",
+		Description: "Sends a message in a conversation as the user's agent (spec 8.3) and returns the Company's new events. A message never approves anything: operations are decided by the user in Poppydesk." + statuses,
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["company", "conversation_id", "text"], "properties": {
     ` + convRef + `,
-    "text": {"type": "string", "minLength": 1},
-    "data": {"type": "object"},
-    ` + waitArg + `}}`, OpenWorld: true}, t.send)
+    "text": {"type": "string", "minLength": 1, "description": "Your message, in natural language."},
+    "data": {"type": "object", "description": "Structured details that would need markup in text (spec 8.4)."},
+    ` + waitArg + `}}`, Output: convOutput(), OpenWorld: true}, t.send)
 	AddTool(s, Tool{Name: "read_conversation", Title: "Read or wait for a conversation's new events",
-		Description: "Returns the events after the last ones read (spec 8.5), waiting up to wait_seconds for one: messages, status and responder changes, sign-in needs, and the Company's requests to talk with the user (which only the user can accept, in Poppydesk).",
+		Description: "Returns the events after the last ones read (spec 8.5), waiting up to wait_seconds for one: messages, status and responder changes, sign-in needs, and the Company's requests to talk with the user (which only the user can accept, in Poppydesk)." + statuses,
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["company", "conversation_id"], "properties": {
     ` + convRef + `,
-    ` + waitArg + `}}`, ReadOnly: true, Idempotent: true, OpenWorld: true}, t.read)
+    ` + waitArg + `}}`, Output: convOutput(), ReadOnly: true, Idempotent: true, OpenWorld: true}, t.read)
 	AddTool(s, Tool{Name: "hand_off_conversation", Title: "Ask for a person at the Company",
-		Description: "Asks the Company for a person to take over the conversation (spec 8.9). The status becomes queued until someone joins.",
+		Description: "Asks the Company for a person to take over the conversation (spec 8.9). The status becomes queued until someone joins." + statuses,
 		Schema:      `{"type": "object", "additionalProperties": false, "required": ["company", "conversation_id"], "properties": {` + convRef + `}}`,
-		Idempotent:  true, OpenWorld: true}, t.handoff)
+		Output:      convOutput(), Idempotent: true, OpenWorld: true}, t.handoff)
 	AddTool(s, Tool{Name: "close_conversation", Title: "Close a conversation",
-		Description: "Closes a conversation you are done with (spec 8.12). It doesn't cancel anything the conversation started.",
+		Description: "Closes a conversation you are done with (spec 8.12). It doesn't cancel anything the conversation started." + statuses,
 		Schema:      `{"type": "object", "additionalProperties": false, "required": ["company", "conversation_id"], "properties": {` + convRef + `}}`,
-		Destructive: true, Idempotent: true, OpenWorld: true}, t.close)
+		Output:      convOutput(), Destructive: true, Idempotent: true, OpenWorld: true}, t.close)
 }
 
 type convTools struct{ d Deps }
@@ -93,11 +118,14 @@ func (t *convTools) prepare(ctx context.Context, raw json.RawMessage, needID boo
 	}
 	p, ok := t.d.Actions.(ConversationProvider)
 	if !ok {
-		return nil, a, "", "", Failed("unavailable", "conversations with Company Agents are not running in this Poppydesk; nothing was done")
+		return nil, a, "", "", Failed(StatusUnavailable, "conversations with Company Agents are not running in this Poppydesk; nothing was done")
 	}
 	m, err := p.Conversations()
 	if err != nil {
-		return nil, a, "", "", Failed("unavailable", err.Error())
+		return nil, a, "", "", errorReply(err, nil, a.Company)
+	}
+	if m == nil {
+		return nil, a, "", "", Failed(StatusUnavailable, "conversations with Company Agents are not running in this Poppydesk; nothing was done")
 	}
 	c, r := (&tools{d: t.d}).company(ctx, a.Company)
 	if r != nil {
@@ -109,7 +137,7 @@ func (t *convTools) prepare(ctx context.Context, raw json.RawMessage, needID boo
 // convReply is the model's view: Poppydesk's words and fields, the Company's events as data.
 func convReply(v *conversation.View, company, name, msg string) *Reply {
 	f := map[string]any{"conversation_id": v.ConversationID, "status": v.Status, "responder": v.Responder}
-	r := &Reply{Status: "done", Message: msg, Fields: map[string]any{"conversation": f}, Company: company, CompanyName: name}
+	r := &Reply{Status: StatusOK, Message: msg, Fields: map[string]any{"conversation": f}, Company: company, CompanyName: name}
 	if v.Direct {
 		f["direct"], f["parent"] = true, v.Parent
 	}
@@ -163,19 +191,65 @@ func convReply(v *conversation.View, company, name, msg string) *Reply {
 	return r
 }
 
-func convError(err error) *Reply {
+// convError tells the model why a conversation request failed: the Manager's words (Poppydesk's)
+// as the message, the conversation codes as statuses, and through classifyError whatever the
+// Company wrote into the envelope.
+func convError(err error, company, name string) *Reply {
 	var ce *conversation.Error
-	if errors.As(err, &ce) {
-		r := Failed(ce.Code, ce.Op+": "+ce.Msg)
-		if ce.DirectConversationID != "" {
-			r.Fields = map[string]any{"direct_conversation_id": ce.DirectConversationID}
-		}
-		if len(ce.Scopes) > 0 {
-			r.Fields = map[string]any{"needs_sign_in_scopes": ce.Scopes}
-		}
-		return r
+	if !errors.As(err, &ce) {
+		return errorReply(err, &discovery.Company{Identifier: company, Organization: discovery.Organization{Name: name}}, company)
 	}
-	return Failed("error", err.Error())
+	var v errorView
+	if ce.Err != nil {
+		v = classifyError(ce.Err)
+	}
+	status := StatusCompanyError
+	switch ce.Code {
+	case "sign_in_needed":
+		status = StatusSignInNeeded
+	case "not_found", transport.CodeConversationNotFound:
+		status = StatusNotFound
+	case transport.CodeConversationClosed:
+		status = StatusConversationClosed
+	case transport.CodeDirectConversationOpen:
+		status = StatusDirectConversationOpen
+	case transport.CodeMessageIDConflict:
+		status = StatusMessageIDConflict
+	case "ownership":
+		status = StatusNotYours
+	case "no_endpoint":
+		status = StatusUnavailable
+	case transport.CodeExtensionRequired:
+		status = StatusExtensionRequired
+	case "network":
+		if v.status != "" {
+			status = v.status
+		} else {
+			status = StatusNetworkError
+		}
+	}
+	msg := ce.Op + ": " + ce.Msg
+	if ce.Code == "network" && v.message != "" {
+		msg = ce.Op + ": " + v.message + ". The message is kept and nothing is lost"
+	}
+	r := Failed(status, msg)
+	r.Fields = map[string]any{}
+	if ce.DirectConversationID != "" {
+		r.Fields["direct_conversation_id"] = ce.DirectConversationID
+	}
+	if len(ce.Scopes) > 0 {
+		r.Fields["needs_sign_in_scopes"] = ce.Scopes
+	}
+	if v.detail != "" {
+		r.Fields["detail"] = v.detail
+	}
+	if len(r.Fields) == 0 {
+		r.Fields = nil
+	}
+	if v.company != nil {
+		r.Company, r.CompanyName, r.Data = company, name, v.company
+	}
+	return r
 }
 
 func (t *convTools) start(ctx context.Context, raw json.RawMessage) *Reply {
@@ -185,7 +259,7 @@ func (t *convTools) start(ctx context.Context, raw json.RawMessage) *Reply {
 	}
 	v, err := m.Start(ctx, conversation.Start{Company: id, Account: a.Account, Text: a.Text, Data: a.Data, AuthorType: conversation.AuthorAgent, Wait: a.wait()})
 	if err != nil {
-		return convError(err)
+		return convError(err, id, name)
 	}
 	return convReply(v, id, name, "Conversation started.")
 }
@@ -198,7 +272,7 @@ func (t *convTools) send(ctx context.Context, raw json.RawMessage) *Reply {
 	v, err := m.Send(ctx, conversation.Send{Company: id, ConversationID: a.ConversationID, Text: a.Text, Data: a.Data,
 		AuthorType: conversation.AuthorAgent, Wait: a.wait()})
 	if err != nil {
-		return convError(err)
+		return convError(err, id, name)
 	}
 	return convReply(v, id, name, "Message sent.")
 }
@@ -210,7 +284,7 @@ func (t *convTools) read(ctx context.Context, raw json.RawMessage) *Reply {
 	}
 	v, err := m.Read(ctx, id, a.ConversationID, a.wait())
 	if err != nil {
-		return convError(err)
+		return convError(err, id, name)
 	}
 	msg := "No new events."
 	if len(v.New) > 0 {
@@ -226,7 +300,7 @@ func (t *convTools) handoff(ctx context.Context, raw json.RawMessage) *Reply {
 	}
 	v, err := m.Handoff(ctx, id, a.ConversationID)
 	if err != nil {
-		return convError(err)
+		return convError(err, id, name)
 	}
 	return convReply(v, id, name, "Asked for a person at the Company.")
 }
@@ -238,7 +312,7 @@ func (t *convTools) close(ctx context.Context, raw json.RawMessage) *Reply {
 	}
 	v, err := m.Close(ctx, id, a.ConversationID)
 	if err != nil {
-		return convError(err)
+		return convError(err, id, name)
 	}
 	return convReply(v, id, name, "Conversation closed.")
 }

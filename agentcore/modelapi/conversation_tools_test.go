@@ -1,51 +1,19 @@
 package modelapi_test
 
 import (
-	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// convActions adds the conversation Manager to the engine's actions.
-type convActions struct {
-	*modelapi.EngineActions
-	m *conversation.Manager
-}
-
-func (c convActions) Conversations() (*conversation.Manager, error) { return c.m, nil }
-
-// TestConversationTools: the model starts, sends, reads, hands off and closes; the Company's words
-// arrive inside the untrusted envelope; the model writes as the agent; no tool accepts anything.
+// TestConversationTools: the model starts, sends, reads, hands off and closes through the Host's
+// model interface and conversation manager; the Company's words arrive inside the untrusted
+// envelope; the model writes as the agent; no tool accepts anything.
 func TestConversationTools(t *testing.T) {
 	f := newFixture(t, fopts{})
-	ctx := context.Background()
-	m, err := conversation.New(conversation.Config{Engine: f.e, Store: store.NewMemoryConversations(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelapi.NewServer(modelapi.Deps{Actions: convActions{f.actions, m}, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := f.cs
 	call := func(name string, args map[string]any) reply {
 		t.Helper()
 		r, err := callOn(t, cs, name, args)
@@ -55,7 +23,7 @@ func TestConversationTools(t *testing.T) {
 		return r
 	}
 	r := call("start_conversation", map[string]any{"company": f.s.Domain, "text": "Which jacket is warmer?", "wait_seconds": 2})
-	if r.IsError || !strings.HasPrefix(r.Text, modelapi.UntrustedWarning) {
+	if r.IsError || !strings.Contains(r.Text, "\n"+modelapi.UntrustedWarning) {
 		t.Fatalf("start = %s", r.Raw)
 	}
 	id, _ := r.SC["conversation"].(map[string]any)["conversation_id"].(string)

@@ -5,22 +5,26 @@
 //
 // # What the model can do
 //
-// The tools (see [NewServer]) discover and describe Companies (spec 3, 3.1), list the
+// The tools (see [NewServer]) list the Companies the user has added, discover and describe
+// Companies (spec 3, 3.1), list the
 // operations of their OpenAPI APIs and the tools of their MCP servers (spec 7), call them
 // through the approval queue (agentcore/approvals; Operations 4-7), ask the USER to sign in
 // (request_sign_in records a request that the window shows; it never starts a sign-in), read and
 // wait for the state of a pending approval, and read its own recent activity. They also browse a
-// Company's website in the controlled browser joined to the Session (spec 6; browser_tools.go)
-// and talk with Company Agents (spec 8; conversation_tools.go). A large API (GitHub's REST API
-// has 1,223 operations) is read a page at a time: list_api_operations returns one compact line
-// per operation, filtered by tag, path prefix or words, in pages of at most ListPageBytes with
-// a cursor to the next, and describe_api_operation gives one operation in full with the
-// component schemas its $refs name, within DescribeSchemaBytes (operations_tools.go; both read
-// the engine's shared description cache, apis.Descriptions). NewServer adds these groups from
-// one list; nothing registers tools from init.
+// Company's website in the controlled browser joined to the Session (spec 6; browser_tools.go),
+// talk with Company Agents (spec 8; conversation_tools.go), and read the tasks a Company does not
+// offer, report a task they could not do and read a Company's skills (spec 9;
+// coverage_tools.go). A large API (GitHub's REST API has 1,223 operations) is read a page at a
+// time: list_api_operations returns one compact line per operation, filtered by tag, path prefix
+// or words, in pages of at most ListPageBytes with a cursor to the next, and
+// describe_api_operation gives one operation in full with the component schemas its $refs name,
+// within DescribeSchemaBytes (operations_tools.go; both read the engine's shared description
+// cache, apis.Descriptions). NewServer adds these five groups from one list; nothing registers
+// tools from init.
 //
 // The tools and their MCP annotations (readOnly, destructive, idempotent, openWorld):
 //
+//	list_companies       -                               ro  -   idem  closed
 //	discover_company     domain                          ro  -   idem  open
 //	describe_company     company                         ro  -   idem  open
 //	list_api_operations  company, api?, tag?, path_prefix?, query?, cursor?, limit?
@@ -28,7 +32,7 @@
 //	describe_api_operation company, operation_id, api?, schemas?
 //	                                                     ro  -   idem  open
 //	list_mcp_tools       company, server?, account?      ro  -   idem  open
-//	call_api_operation   company, operation_id, ...      -   dst -     open   (queue.CallAPI)
+//	call_api_operation   company, operation_id, body?... -   dst -     open   (queue.CallAPI)
 //	call_mcp_tool        company, tool, arguments?, ...  -   dst -     open   (queue.CallTool)
 //	request_sign_in      company, scopes, reason         -   -   idem  closed (records a request)
 //	get_approval         approval_id                     ro  -   idem  closed
@@ -37,6 +41,22 @@
 //
 // Every tools/call is recorded in an [Activity] ring (tool, Company, time, status, duration),
 // which the window lists (app.Activity).
+//
+// # What a client gets
+//
+// Every input property has a JSON Schema type, so clients that convert arguments by type (the
+// MCP Inspector CLI) send them right: an API body is an object in body, or any JSON text in
+// body_json. Every tool has an outputSchema (schema.go) that its structuredContent follows. The
+// "status" is one word of status.go to branch on (performed, waiting_for_user, declined, failed,
+// outcome_unknown, waiting_for_sign_in, refused, blocked, network_error, ...); the approval
+// queue's outcomes and an approval's states map onto it one to one (outcomeStatus, stateStatus).
+// The text comes in two parts: Poppydesk's own words first, then the Company's content behind
+// [UntrustedWarning], followed by the Company's images, audio and resources as content parts.
+// Errors are classified in one place (errors.go): Poppydesk's own failures stay outside the
+// envelope, what a Company wrote goes inside. Long waits (wait_for_approval, the browser tools)
+// send progress notifications to a client that sent a progress token (progress.go), the Company
+// MCP server's progress is passed on by call_mcp_tool, and a client's notifications/cancelled
+// ends the call's context, so a wait ends at once and changes nothing.
 //
 // # What the model can never do (Operations 5, spec 10.1, 10.2)
 //
@@ -57,9 +77,9 @@
 //   - Take Company content for instructions (spec 10.1, Operations 8): everything a Company
 //     wrote (names, descriptions, summaries, terms, response bodies, tool results, error texts)
 //     is returned inside structuredContent "untrusted_company_content" {"company", "data"} and
-//     in a text part that starts with the fixed line [UntrustedWarning]. Poppydesk's own words
-//     are in "status" and "message", in plain language ("not performed; waiting for the user's
-//     decision in Poppydesk").
+//     in a text part that starts with the fixed line [UntrustedWarning], after Poppydesk's own
+//     part. Poppydesk's own words are in "status", "message" and "detail", in plain language
+//     ("not performed; waiting for the user's decision in Poppydesk").
 //
 // # Transport
 //
@@ -84,7 +104,8 @@
 //
 // # Why some things are hand-written
 //
-// Input schemas are written by hand (JSON Schema 2020-12, additionalProperties false) and the
+// Input and output schemas are written by hand (keywords JSON Schema draft-07 and 2020-12 share,
+// additionalProperties false on Poppydesk's own keys) and the
 // arguments decoded with encoding/json's DisallowUnknownFields instead of the SDK's inferred
 // schemas, so that an unknown argument gets an error in words that names it and says what to do,
 // and so that free-form Company inputs (an API body, a tool's arguments) can be checked for

@@ -22,6 +22,51 @@ type EngineActions struct {
 	engine  *engine.Engine
 	queue   *approvals.Queue
 	secrets store.Secrets
+	known   CompanyLister
+}
+
+// CompanyLister lists the Companies the user has added; *vault.State is the one the app uses.
+type CompanyLister interface {
+	ListCompanies(ctx context.Context) ([]store.Company, error)
+}
+
+// ListFrom makes Companies list what l lists (the Host's state database) and returns a.
+func (a *EngineActions) ListFrom(l CompanyLister) *EngineActions {
+	a.known = l
+	return a
+}
+
+// Companies lists the Companies of the state database with their verified descriptions (from
+// the engine, which refreshes a stale one) and the labels of their signed-in accounts.
+func (a *EngineActions) Companies(ctx context.Context) ([]KnownCompany, error) {
+	if a.known == nil {
+		return nil, &UnavailableError{Reason: "this Poppydesk keeps no list of the user's Companies; nothing was done"}
+	}
+	cos, err := a.known.ListCompanies(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the user's Companies from Poppydesk's state database failed: %w", err)
+	}
+	pairs, err := a.secrets.Companies(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the accounts from the keyring failed: %w; unlock the keyring", err)
+	}
+	out := make([]KnownCompany, 0, len(cos))
+	for _, co := range cos {
+		k := KnownCompany{Identifier: co.Identifier, Domain: co.Domain, Accounts: []string{}}
+		for _, p := range pairs {
+			if p[0] == co.Identifier && p[1] != "" {
+				k.Accounts = append(k.Accounts, p[1])
+			}
+		}
+		slices.Sort(k.Accounts)
+		if d, err := a.engine.Company(ctx, co.Identifier); err == nil {
+			k.Company = d
+		} else {
+			k.Problem = "Poppydesk cannot read its verified description now (" + classifyError(err).message + "); describe_company tries again"
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 var _ Actions = (*EngineActions)(nil)
@@ -131,5 +176,5 @@ func outcome(o *approvals.Outcome) *Outcome {
 	if o == nil {
 		return nil
 	}
-	return &Outcome{Status: o.Status, ApprovalID: o.ApprovalID, HTTPStatus: o.HTTPStatus, Body: o.Body, Text: o.Text, Message: o.Message}
+	return &Outcome{Status: o.Status, ApprovalID: o.ApprovalID, HTTPStatus: o.HTTPStatus, Body: o.Body, Text: o.Text, Content: o.Content, Message: o.Message}
 }

@@ -119,7 +119,7 @@ func ExampleAgent(ctx context.Context, cs *mcp.ClientSession, company string, ma
 		// Poppydesk asked the user to sign in by itself (the Company's need); the agent waits.
 		return fmt.Errorf("the exchange needs your account at %s: %s. Sign in there in the Poppydesk window, then run the example again", company, r.message)
 	}
-	if http, _ := r.sc["http_status"].(float64); r.status == "sign_in_needed" || http == 401 || http == 403 && r.status == "failed" {
+	if http, _ := r.sc["http_status"].(float64); r.status == StatusSignInNeeded || http == 401 || http == 403 && r.status == StatusFailed {
 		s, err := step(ToolRequestSignIn, map[string]any{"company": company, "scopes": []any{"orders:read", "orders:write"},
 			"reason": "To exchange the jacket on order ord_7Hk2 for the insulated one, as you asked."})
 		if err != nil {
@@ -129,7 +129,7 @@ func ExampleAgent(ctx context.Context, cs *mcp.ClientSession, company string, ma
 	}
 	id, _ := r.sc["approval_id"].(string)
 	deadline := time.Now().Add(maxWait)
-	for r.status == "waiting_for_user" || r.status == "in_progress" || r.status == "outcome_unknown" {
+	for r.status == StatusWaitingForUser || r.status == StatusInProgress || r.status == StatusOutcomeUnknown {
 		if id == "" {
 			return errors.New("Poppydesk reported a wait but gave no approval handle")
 		}
@@ -137,7 +137,7 @@ func ExampleAgent(ctx context.Context, cs *mcp.ClientSession, company string, ma
 		if left <= 0 {
 			return fmt.Errorf("no decision within %s; the approval %s is still waiting in the Poppydesk window", maxWait, id)
 		}
-		if r.status == "waiting_for_user" {
+		if r.status == StatusWaitingForUser {
 			say("   The exchange was NOT performed: it waits for your decision in the Poppydesk window (approval %s). This agent cannot approve it.", id)
 		}
 		secs := min(int(left/time.Second)+1, 60)
@@ -149,13 +149,13 @@ func ExampleAgent(ctx context.Context, cs *mcp.ClientSession, company string, ma
 		say("   The Company's answer (untrusted data): %s", c)
 	}
 	switch r.status {
-	case "done":
+	case StatusPerformed:
 		say("Outcome: the exchange was performed after your approval.")
 		return nil
-	case "declined":
+	case StatusDeclined:
 		say("Outcome: you declined; nothing was exchanged.")
 		return nil
-	case "expired":
+	case StatusExpired:
 		say("Outcome: the Company's terms expired before you decided; nothing was exchanged.")
 		return nil
 	}

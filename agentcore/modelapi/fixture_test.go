@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +17,11 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
 // Environment variables that turn the test binary into a helper process.
@@ -66,122 +66,107 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Markers planted in every secret that can carry one (the canary test looks for them).
+// Markers the canary plants in every secret that can carry one (the canary test looks for
+// them).
 const (
 	accessMarker  = "CANARYaccess7f3b9c1d"
+	mcpMarker     = "CANARYmcpaccess4e6a0b2c"
 	refreshMarker = "CANARYrefresh2a8e4f60"
 	agentMarker   = "CANARYagent5d1c7b93"
 	account       = "alice"
 )
 
-// fixture: the reference Company, the real engine and approval queue, the model interface on a
-// Unix socket, and an SDK client connected to it.
+// fixture: the Host of app/apptest over the reference Company (its engine, approval queue,
+// conversations and model interface; state database on disk; one clock), the model's MCP
+// server on its Unix socket, and an SDK client connected to it.
 type fixture struct {
+	*apptest.Fixture
 	s       *poppytest.Server
 	e       *engine.Engine
 	q       *approvals.Queue
 	secrets store.Secrets
 	actions *modelapi.EngineActions
 	signins *modelapi.MemorySignInRequests
-	act     *modelapi.Activity
-	srv     *mcp.Server
 	socket  string
 	cs      *mcp.ClientSession
 
-	mu     sync.Mutex
-	events []approvals.Event
-	notes  []string // every notification the client received (the canary reads them)
+	mu    sync.Mutex
+	notes []string // every notification the client received (the canary reads them)
 }
 
 type fopts struct {
-	faults   []string
+	faults []string
+	// signedIn signs account "alice" in through the window's Sign-in service, with scopes
+	// (default orders:read and orders:write).
 	signedIn bool
-	// scopes are the signed-in account's scopes (default orders:read and orders:write).
-	scopes []string
+	scopes   []string
+	// canary signs the account in with the markers instead: the keyring gets what a sign-in
+	// leaves, with a marker in every secret that can carry one (the default access token, a
+	// token for the MCP server's resource, spec 7, the refresh token and the Agent ID), and the
+	// reference Company accepts the marker tokens. No sign-in runs, so this works with
+	// discovery faults too.
+	canary bool
 }
 
 func newFixture(t testing.TB, o fopts) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &fixture{}
-	s, err := poppytest.New(poppytest.Options{Faults: o.faults})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
-	f.secrets = store.NewSecrets(store.NewMemoryKV())
-	tc := s.ClientConfig()
-	tc.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	log := slog.New(slog.DiscardHandler)
-	clientID := s.URL(poppytest.AgentHost, "/agent.json")
-	f.e, err = engine.New(engine.Config{Transport: tc, Identity: identity.Config{ClientID: clientID, ClientName: "Poppydesk modelapi test"},
-		Secrets: f.secrets, State: store.NewMemoryEngineState(), Logger: log, AgentID: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.e.Close(context.Background()) })
-	s.AddHost(poppytest.AgentHost, f.e.Agent().Handler(log))
-	if o.signedIn {
-		scopes := o.scopes
-		if len(scopes) == 0 {
-			scopes = []string{"orders:read", "orders:write"}
-		}
-		s.AddAccessToken(accessMarker, clientID, scopes...)
-		_, err := f.secrets.UpdateCompany(ctx, s.Identifier(), account, func(b *store.CompanyBundle) error {
-			b.AgentID = agentMarker
-			b.Tokens = []store.Token{{AccessToken: accessMarker, RefreshToken: refreshMarker, TokenType: "Bearer",
-				Scopes: scopes, ExpiresAt: time.Now().Add(time.Hour)}}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.q, err = approvals.New(approvals.Config{Engine: f.e, Store: store.NewMemoryApprovals(), Logger: log,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-		OnChange: func(ev approvals.Event) {
-			f.mu.Lock()
-			f.events = append(f.events, ev)
-			f.mu.Unlock()
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.q.Close() })
-	if f.actions, err = modelapi.NewEngineActions(f.e, f.q, f.secrets); err != nil {
-		t.Fatal(err)
-	}
-	f.signins = modelapi.NewMemorySignInRequests(nil)
-	f.act = modelapi.NewActivity(50)
-	f.srv, err = modelapi.NewServer(modelapi.Deps{Actions: f.actions, SignIns: f.signins, Activity: f.act, Logger: log, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Unix socket paths are short: a folder of its own under the temporary directory, with the
+	// socket in a subfolder the model interface makes private (0700).
 	dir, err := os.MkdirTemp("", "pdm")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	f.socket = filepath.Join(dir, "run", modelapi.SocketName)
-	ln, err := modelapi.Listen(ctx, f.socket)
+	f := &fixture{}
+	f.Fixture = apptest.Start(t, apptest.Options{Faults: o.faults, Edit: func(c *app.Config) {
+		c.Socket = filepath.Join(dir, "run", modelapi.SocketName)
+		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	}})
+	f.s, f.e, f.q, f.secrets, f.signins = f.Company, f.Host.Engine(), f.Host.Queue(), f.Host.Secrets(), f.Host.SignInRequests()
+	if f.socket = f.Host.Socket(); f.socket == "" {
+		t.Fatal("the Host does not serve the model's socket")
+	}
+	if f.actions, err = modelapi.NewEngineActions(f.e, f.q, f.secrets); err != nil {
+		t.Fatal(err)
+	}
+	if o.signedIn {
+		scopes := o.scopes
+		if len(scopes) == 0 {
+			scopes = []string{"orders:read", "orders:write"}
+		}
+		if o.canary {
+			f.plantMarkers(t, scopes)
+		} else {
+			f.SignIn(t, account, scopes...)
+			f.s.ResetRequests() // what the tests look at starts after the sign-in
+		}
+	}
+	f.cs = f.connect(t, ctx)
+	return f
+}
+
+// plantMarkers puts the account's secrets in the keyring as a sign-in leaves them, each one a
+// marker: the default access token and refresh token, a token for the MCP server's resource, and
+// an Agent ID. The reference Company accepts both marker access tokens with scopes.
+func (f *fixture) plantMarkers(t testing.TB, scopes []string) {
+	t.Helper()
+	clientID := f.e.Agent().ClientID()
+	f.s.AddAccessToken(accessMarker, clientID, scopes...)
+	f.s.AddAccessToken(mcpMarker, clientID, scopes...)
+	_, err := f.secrets.UpdateCompany(context.Background(), f.s.Identifier(), account, func(b *store.CompanyBundle) error {
+		b.AgentID = agentMarker
+		exp := time.Now().Add(time.Hour)
+		b.Tokens = []store.Token{
+			{AccessToken: accessMarker, RefreshToken: refreshMarker, TokenType: "Bearer", Scopes: scopes, ExpiresAt: exp},
+			{Resource: f.s.MCPURL(), AccessToken: mcpMarker, TokenType: "Bearer", Scopes: scopes, ExpiresAt: exp},
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- modelapi.Serve(ctx, ln, f.srv, log) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	f.cs = f.connect(t, ctx)
-	return f
 }
 
 // connect opens an SDK client session over the socket.

@@ -3,6 +3,7 @@ package modelapi_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func TestToolsListed(t *testing.T) {
 func TestJacketExchange(t *testing.T) {
 	f := newFixture(t, fopts{signedIn: true})
 	r := f.mustCall(t, modelapi.ToolDiscoverCompany, map[string]any{"domain": f.s.Domain})
-	if r.IsError || r.status() != "done" || r.SC["identifier"] != f.s.Identifier() {
+	if r.IsError || r.status() != "ok" || r.SC["identifier"] != f.s.Identifier() {
 		t.Fatalf("discover: %s", r.Raw)
 	}
 	checkEnvelope(t, r, f.s.Identifier())
@@ -110,7 +111,7 @@ func TestJacketExchange(t *testing.T) {
 	}
 	id := r.approvalID()
 	g := f.mustCall(t, modelapi.ToolGetApproval, map[string]any{"approval_id": id})
-	if g.status() != "pending" || !strings.Contains(g.Raw, "Stormline Insulated Jacket") {
+	if g.status() != "waiting_for_user" || !strings.Contains(g.Raw, "Stormline Insulated Jacket") {
 		t.Fatalf("get_approval: %s", g.Raw)
 	}
 	checkEnvelope(t, g, f.s.Identifier())
@@ -124,12 +125,12 @@ func TestJacketExchange(t *testing.T) {
 		r, err := f.call(t, modelapi.ToolWaitForApproval, map[string]any{"approval_id": id, "timeout_seconds": 30})
 		done <- res{r, err}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	blockedIn(t, "approvals.(*Queue).Wait") // the approval must wake the model's wait, not precede it
 	if out := f.approveInWindow(t, id); out.Status != "done" {
 		t.Fatalf("approve: %+v", out)
 	}
 	w := <-done
-	if w.err != nil || w.r.status() != "done" || !strings.Contains(w.r.Raw, "Exchange confirmed") {
+	if w.err != nil || w.r.status() != "performed" || !strings.Contains(w.r.Raw, "Exchange confirmed") {
 		t.Fatalf("wait: %v %s", w.err, w.r.Raw)
 	}
 	checkEnvelope(t, w.r, f.s.Identifier())
@@ -142,7 +143,7 @@ func TestJacketExchange(t *testing.T) {
 		t.Fatalf("activity: %s", a.Raw)
 	}
 	first, _ := list[0].(map[string]any)
-	if first["tool"] != modelapi.ToolWaitForApproval || first["status"] != "done" || first["approvalId"] != id {
+	if first["tool"] != modelapi.ToolWaitForApproval || first["status"] != "performed" || first["approvalId"] != id {
 		t.Fatalf("newest activity %v", first)
 	}
 }
@@ -155,8 +156,10 @@ func checkEnvelope(t testing.TB, r reply, company string) {
 	if !ok || env["company_identifier"] != company || env["company"] == "" || env["data"] == nil {
 		t.Fatalf("no envelope naming %s: %s", company, r.Raw)
 	}
-	if !strings.HasPrefix(r.Text, modelapi.UntrustedWarning+"\n") {
-		t.Fatalf("text does not start with the warning: %q", r.Text)
+	// Poppydesk's own part first, then the Company's, which starts with the warning.
+	own, company, ok := strings.Cut(r.Text, "\n"+modelapi.UntrustedWarning+"\n")
+	if !ok || !strings.HasPrefix(own, "Poppydesk: ") || strings.Contains(own, "UNTRUSTED") || company == "" {
+		t.Fatalf("the text is not Poppydesk's part then the Company's part starting with the warning: %q", r.Text)
 	}
 }
 
@@ -168,4 +171,23 @@ func strSlice(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// blockedIn polls, with a deadline, until a goroutine of this process waits in a select inside
+// fn (as runtime stacks name it, e.g. "approvals.(*Queue).Wait"): the test then acts while the
+// waiter is blocked, not before it started.
+func blockedIn(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, fn+"(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine is blocked in %s", fn)
+		}
+	}
 }

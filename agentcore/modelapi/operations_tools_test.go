@@ -147,7 +147,7 @@ func TestGitHubAPIThroughTheModel(t *testing.T) {
 
 	r = f.mustCall(t, modelapi.ToolCallAPIOperation, map[string]any{"company": f.s.Domain, "api": descURL, "operation_id": "issues/create",
 		"path_params": map[string]any{"owner": "octocat", "repo": "hello-world"}, "body": map[string]any{"title": "Found a bug"}})
-	if r.IsError || r.status() != "done" || !strings.Contains(r.Raw, "1347") {
+	if r.IsError || r.status() != modelapi.StatusPerformed || !strings.Contains(r.Raw, "1347") {
 		t.Fatalf("call: %s", r.Raw)
 	}
 	mu.Lock()

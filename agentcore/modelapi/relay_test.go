@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // relayCommand runs this test binary as the stdio relay to socket: exactly what `poppydesk mcp
@@ -37,7 +38,7 @@ func TestRelay(t *testing.T) {
 		t.Fatalf("initialize: %+v", init)
 	}
 	r, err := callOn(t, cs, modelapi.ToolDiscoverCompany, map[string]any{"domain": f.s.Domain})
-	if err != nil || r.status() != "done" {
+	if err != nil || r.status() != "ok" {
 		t.Fatalf("through the relay: %v %s", err, r.Raw)
 	}
 }
@@ -55,9 +56,9 @@ func repoRoot(t testing.TB) string {
 func TestTypeScriptSDKClient(t *testing.T) {
 	root := repoRoot(t)
 	node, err := exec.LookPath("node")
-	sdk := filepath.Join(root, "frontend", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	sdk := filepath.Join(root, "e2e", "mcp", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
 	if _, serr := os.Stat(sdk); err != nil || serr != nil {
-		msg := "needs node and `npm install` in frontend/ (the @modelcontextprotocol/sdk devDependency)"
+		msg := "needs node and `npm ci` in e2e/mcp/ (scripts/bootstrap.sh installs the MCP test clients)"
 		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
 			t.Fatal("POPPYDESK_REQUIRE_E2E=1 but the test " + msg)
 		}
@@ -104,7 +105,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			t.Errorf("call_api_operation annotations: %+v", tl)
 		}
 	}
-	if res.Describe.IsError || res.Describe.Status != "done" || res.Describe.EnvelopeCompany != "Shop (reference Company)" || !res.Describe.TextStartsWithWarning {
+	if res.Describe.IsError || res.Describe.Status != "ok" || res.Describe.EnvelopeCompany != "Shop (reference Company)" || !res.Describe.TextStartsWithWarning {
 		t.Fatalf("describe_company through the TypeScript client: %+v", res.Describe)
 	}
 	if !res.UnknownArgument.IsError || res.UnknownArgument.Status != "refused" {
@@ -122,33 +123,29 @@ func BenchmarkReadOnlyCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	args := map[string]any{"company": f.s.Domain}
-	b.Run("engine in-process", func(b *testing.B) {
-		for b.Loop() {
-			c, err := f.actions.Company(ctx, f.s.Domain)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.actions.Accounts(ctx, c.Identifier); err != nil {
-				b.Fatal(err)
-			}
+	inProcess := func(b *testing.B) {
+		c, err := f.actions.Company(ctx, f.s.Domain)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	tool := func(b *testing.B, cs *mcp.ClientSession) {
-		for b.Loop() {
+		if _, err := f.actions.Accounts(ctx, c.Identifier); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tool := func(cs *mcp.ClientSession) func(b *testing.B) {
+		return func(b *testing.B) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: modelapi.ToolDescribeCompany, Arguments: args})
 			if err != nil || res.IsError {
 				b.Fatal(err, res)
 			}
 		}
 	}
-	b.Run("mcp over socket", func(b *testing.B) { tool(b, f.cs) })
-	b.Run("mcp through relay", func(b *testing.B) {
-		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: relayCommand(f.socket)}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		tool(b, cs)
-	})
+	benchratio.Run(b, "mcp over socket", "engine in-process", tool(f.cs), inProcess)
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: relayCommand(f.socket)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	benchratio.Run(b, "mcp through relay", "engine in-process", tool(cs), inProcess)
 }

@@ -79,8 +79,8 @@ func scenarios() []scenario {
 
 // TestScenarios: the model sees each decision's outcome in plain words.
 func TestScenarios(t *testing.T) {
-	want := map[string]string{"approved": "done", "declined": "declined", "in progress": "", "lost response": "",
-		"new revision on retry": "", "hostile summary": "done", "mcp approved": "done"}
+	want := map[string]string{"approved": "performed", "declined": "declined", "in progress": "", "lost response": "",
+		"new revision on retry": "", "hostile summary": "performed", "mcp approved": "performed"}
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			f := newFixture(t, fopts{signedIn: true, faults: sc.faults})
@@ -185,13 +185,13 @@ func secretsOf(t *testing.T, f *fixture, kinds map[string]bool) []string {
 	return out
 }
 
-// TestCanary plants unique markers in every secret that can carry one (the access token, the
-// refresh token, the Agent ID), runs EVERY tool case and scenario (error paths and faults
+// TestCanary plants unique markers in every secret that can carry one (the access tokens, the
+// default one and the MCP server's, the refresh token, the Agent ID), runs EVERY tool case and scenario (error paths and faults
 // included), collects the real values of the other secrets (private keys, User IDs, every
 // Session JWT and sid the Company recorded), and finds none of them in anything the model
 // received: results, errors, notifications (spec 10.2, DESIGN.md invariant 5).
 func TestCanary(t *testing.T) {
-	markers := []string{accessMarker, refreshMarker, agentMarker}
+	markers := []string{accessMarker, mcpMarker, refreshMarker, agentMarker}
 	kinds := map[string]bool{}
 	check := func(t *testing.T, f *fixture, got []reply) {
 		t.Helper()
@@ -217,7 +217,9 @@ func TestCanary(t *testing.T) {
 		for _, signedIn := range []bool{false, true} {
 			tc := tc
 			tc.opts.signedIn = tc.opts.signedIn || signedIn
-			t.Run(tc.name, func(t *testing.T) {
+			tc.opts.canary = true
+			// Distinct names: a repeated one gets "#01", which no state database path may hold.
+			t.Run(tc.name+map[bool]string{false: "", true: " signed in"}[signedIn], func(t *testing.T) {
 				f, got := runCaseLoose(t, tc)
 				check(t, f, got)
 				for _, r := range f.s.Requests() {
@@ -228,7 +230,7 @@ func TestCanary(t *testing.T) {
 	}
 	for _, sc := range scenarios() {
 		t.Run("scenario "+sc.name, func(t *testing.T) {
-			f := newFixture(t, fopts{signedIn: true, faults: sc.faults})
+			f := newFixture(t, fopts{signedIn: true, canary: true, faults: sc.faults})
 			check(t, f, sc.run(t, f))
 		})
 	}
@@ -325,7 +327,7 @@ func TestNoApprovalThroughTheInterface(t *testing.T) {
 		}
 		sc, _ := res.StructuredContent.(map[string]any)
 		t.Logf("%s -> %v: %v", a.name, sc["status"], sc["message"])
-		if st := sc["status"]; st == "done" {
+		if st := sc["status"]; st == "performed" {
 			t.Fatalf("%s: performed: %+v", a.name, sc)
 		}
 	}
@@ -390,7 +392,10 @@ func TestSocketPermissions(t *testing.T) {
 // server still refuses to serve it (SO_PEERCRED).
 func TestOtherUserCannotConnect(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root to run a process as another user (CI runs as root)")
+		if os.Getenv("POPPYDESK_REQUIRE_ROOT") == "1" {
+			t.Fatal("POPPYDESK_REQUIRE_ROOT=1 but the test does not run as root, so it cannot run a process as another user")
+		}
+		t.Skip("needs root to run a process as another user (CI runs as root; POPPYDESK_REQUIRE_ROOT=1 makes this a failure)")
 	}
 	f := newFixture(t, fopts{})
 	// The test binary must be executable by nobody: copy it to a world-readable place.

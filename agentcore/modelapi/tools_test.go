@@ -31,7 +31,7 @@ func toolCases() []toolCase {
 	with := func(m map[string]any, k string, v any) map[string]any { m[k] = v; return m }
 	return []toolCase{
 		{name: "discover", tool: modelapi.ToolDiscoverCompany, args: func(f *fixture) any { return map[string]any{"domain": f.s.Domain} },
-			status: "done", contains: []string{"Shop (reference Company)"}, envelope: true},
+			status: "ok", contains: []string{"Shop (reference Company)"}, envelope: true},
 		{name: "discover not a domain", tool: modelapi.ToolDiscoverCompany, args: func(f *fixture) any { return map[string]any{"domain": "https://shop.example/x"} },
 			status: "refused", isError: true, contains: []string{"is not a domain"}},
 		{name: "discover unknown argument", tool: modelapi.ToolDiscoverCompany, args: func(f *fixture) any { return map[string]any{"domain": f.s.Domain, "approved": true} },
@@ -44,23 +44,23 @@ func toolCases() []toolCase {
 		{name: "discover fault issuer-mismatch", opts: fopts{faults: []string{poppytest.FaultIssuerMismatch}}, tool: modelapi.ToolDiscoverCompany,
 			args: func(f *fixture) any { return map[string]any{"domain": f.s.Domain} }, status: "discovery_failed", isError: true, envelope: true},
 		{name: "describe signed out", discover: true, tool: modelapi.ToolDescribeCompany, args: func(f *fixture) any { return company(f) },
-			status: "done", contains: []string{`"signed_in_accounts":[]`, "personal_data", "orders:read"}, envelope: true},
+			status: "ok", contains: []string{`"signed_in_accounts":[]`, "personal_data", "orders:read"}, envelope: true},
 		{name: "describe signed in", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolDescribeCompany, args: func(f *fixture) any { return company(f) },
-			status: "done", contains: []string{`"signed_in_accounts":["alice"]`, "signed in as alice"}, envelope: true},
+			status: "ok", contains: []string{`"signed_in_accounts":["alice"]`, "signed in as alice"}, envelope: true},
 		{name: "describe unknown identifier", tool: modelapi.ToolDescribeCompany, args: func(f *fixture) any { return map[string]any{"company": "https://nowhere.localhost"} },
 			status: "not_found", isError: true, contains: []string{"discover_company"}},
 		{name: "describe garbage", tool: modelapi.ToolDescribeCompany, args: func(f *fixture) any { return map[string]any{"company": "a b/c"} },
 			status: "refused", isError: true},
 		{name: "operations", discover: true, tool: modelapi.ToolListAPIOperations, args: func(f *fixture) any { return company(f) },
-			status: "done", contains: []string{"exchangeItem", "orders:write", "listProducts"}, envelope: true},
+			status: "ok", contains: []string{"exchangeItem", "orders:write", "listProducts"}, envelope: true},
 		{name: "operations unknown api", discover: true, tool: modelapi.ToolListAPIOperations,
 			args: func(f *fixture) any { return with(company(f), "api", "https://other.example/openapi.json") }, status: "not_found", isError: true},
 		{name: "mcp tools", discover: true, tool: modelapi.ToolListMCPTools, args: func(f *fixture) any { return company(f) },
-			status: "done", contains: []string{"exchange_item", "search_products", `"given_by_company":true`}, envelope: true},
+			status: "ok", contains: []string{"exchange_item", "search_products", `"given_by_company":true`}, envelope: true},
 		{name: "mcp tools unknown account", discover: true, tool: modelapi.ToolListMCPTools, args: func(f *fixture) any { return with(company(f), "account", "bob") },
 			status: "not_signed_in", isError: true, contains: []string{"request_sign_in"}},
 		{name: "call products signed out", discover: true, tool: modelapi.ToolCallAPIOperation,
-			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, status: "done", contains: []string{"Stormline jacket"}, envelope: true},
+			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, status: "performed", contains: []string{"Stormline jacket"}, envelope: true},
 		{name: "call orders signed out", discover: true, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, status: modelapi.StatusWaitingForSignIn,
 			contains: []string{"not performed; waiting for the user to sign in in Poppydesk (scopes: orders:read)"},
@@ -87,7 +87,7 @@ func toolCases() []toolCase {
 				checkAutoSignIn(t, f, []string{"orders:write"}, "asked for the scope orders:write to call exchange_item")
 			}},
 		{name: "call orders signed in", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolCallAPIOperation,
-			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, status: "done", contains: []string{"ord_7Hk2"}, envelope: true},
+			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, status: "performed", contains: []string{"ord_7Hk2"}, envelope: true},
 		{name: "call exchange", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return f.exchangeArgs(nil) }, status: "waiting_for_user", contains: []string{"not performed; waiting for the user's decision in Poppydesk"},
 			after: func(t *testing.T, f *fixture, r reply) {
@@ -110,7 +110,7 @@ func toolCases() []toolCase {
 					modelapi.ApprovalMetaKey: map[string]any{"operation_id": "exc_1", "revision": "1"}}})
 			}, status: "refused", isError: true, contains: []string{"approval"}},
 		{name: "call fault 429-burst", opts: fopts{faults: []string{poppytest.Fault429Burst}}, discover: true, tool: modelapi.ToolCallAPIOperation,
-			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, status: "done"},
+			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, status: "performed"},
 		{name: "call fault redirect-protected", opts: fopts{signedIn: true}, discover: true,
 			setup: func(t *testing.T, f *fixture) { f.s.SetFault(poppytest.FaultRedirectProtected, true) }, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, isError: true},
@@ -127,7 +127,7 @@ func toolCases() []toolCase {
 		{name: "mcp search", discover: true, tool: modelapi.ToolCallMCPTool,
 			args: func(f *fixture) any {
 				return with(with(company(f), "tool", "search_products"), "arguments", map[string]any{"query": "insulated"})
-			}, status: "done", contains: []string{"Stormline Insulated Jacket"}, envelope: true},
+			}, status: "performed", contains: []string{"Stormline Insulated Jacket"}, envelope: true},
 		{name: "mcp exchange", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolCallMCPTool,
 			args: func(f *fixture) any {
 				return with(with(company(f), "tool", "exchange_item"), "arguments", map[string]any{"order_id": "ord_7Hk2", "item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"})
@@ -155,7 +155,7 @@ func toolCases() []toolCase {
 		{name: "sign-in without reason", discover: true, tool: modelapi.ToolRequestSignIn,
 			args: func(f *fixture) any { return with(with(company(f), "scopes", []any{"orders:read"}), "reason", " ") }, status: "refused", isError: true},
 		{name: "get approval", opts: fopts{signedIn: true}, discover: true, tool: modelapi.ToolGetApproval,
-			args: nil, status: "pending", envelope: true, contains: []string{"Stormline"}},
+			args: nil, status: "waiting_for_user", envelope: true, contains: []string{"Stormline"}},
 		{name: "get approval unknown", tool: modelapi.ToolGetApproval, args: func(f *fixture) any { return map[string]any{"approval_id": "apr_nope"} },
 			status: "not_found", isError: true},
 		{name: "get approval bad handle", tool: modelapi.ToolGetApproval, args: func(f *fixture) any { return map[string]any{"approval_id": "../../etc"} },
@@ -164,7 +164,7 @@ func toolCases() []toolCase {
 			args: nil, status: "waiting_for_user"},
 		{name: "wait too long", tool: modelapi.ToolWaitForApproval, args: func(f *fixture) any { return map[string]any{"approval_id": "a", "timeout_seconds": 301} },
 			status: "refused", isError: true},
-		{name: "activity", tool: modelapi.ToolRecentActivity, args: func(f *fixture) any { return map[string]any{} }, status: "done"},
+		{name: "activity", tool: modelapi.ToolRecentActivity, args: func(f *fixture) any { return map[string]any{} }, status: "ok"},
 		{name: "activity bad limit", tool: modelapi.ToolRecentActivity, args: func(f *fixture) any { return map[string]any{"limit": 0} },
 			status: "refused", isError: true},
 	}
@@ -185,7 +185,10 @@ func checkAutoSignIn(t *testing.T, f *fixture, scopes []string, reason string) {
 		t.Fatalf("sign-in request %+v, want Poppydesk's reason containing %q and scopes %v", r, reason, scopes)
 	}
 	for _, q := range f.s.RequestsTo(poppytest.AuthHost, "") {
-		if !strings.HasPrefix(q.Path, "/.well-known/") { // discovery reads the issuer's metadata
+		// Discovery reads the issuer's metadata; a signed-in account's refresh gets a token for
+		// another resource (spec 4.4, 4.5). Neither is a sign-in.
+		refresh := q.Path == "/oauth/token" && strings.Contains(string(q.Body), "grant_type=refresh_token")
+		if !strings.HasPrefix(q.Path, "/.well-known/") && !refresh {
 			t.Fatalf("%s %s reached the issuer: Poppydesk must never start a sign-in by itself", q.Method, q.Path)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // BenchmarkRefresh measures a refresh over loopback TLS (client assertion, the reference
@@ -13,21 +15,16 @@ func BenchmarkRefresh(b *testing.B) {
 	f := newFixture(b, fixtureOpts{})
 	ctx := context.Background()
 	f.signIn(b, "personal", []string{"orders:read"})
-	b.Run("refresh", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := f.c.Refresh(ctx, f.co, "personal", ""); err != nil {
-				b.Fatal(err)
-			}
+	benchratio.Run(b, "refresh", "metadata-get", func(b *testing.B) {
+		if _, err := f.c.Refresh(ctx, f.co, "personal", ""); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("baseline-metadata-get", func(b *testing.B) {
-		for b.Loop() {
-			resp, err := f.tr.NoRedirectClient().Get(f.s.Issuer() + "/.well-known/oauth-authorization-server")
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+	}, func(b *testing.B) {
+		resp, err := f.tr.NoRedirectClient().Get(f.s.Issuer() + "/.well-known/oauth-authorization-server")
+		if err != nil {
+			b.Fatal(err)
 		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	})
 }

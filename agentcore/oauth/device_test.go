@@ -63,7 +63,7 @@ func TestDeviceSignIn(t *testing.T) {
 		}, wantErr: func(err error) bool { return errors.Is(err, oauth.ErrDeclined) && oauth.IsCode(err, "access_denied") }},
 		{name: "expired at the Company", act: func(f *fixture, flow *oauth.DeviceFlow, n int) {
 			if n == 2 {
-				f.clock.Add(9*time.Minute + 56*time.Second) // past the Company's 10 minutes, within the engine's countdown skew
+				f.clock.Advance(9*time.Minute + 56*time.Second) // past the Company's 10 minutes, within the engine's countdown skew
 			}
 		}, wantErr: func(err error) bool { return errors.Is(err, oauth.ErrTimedOut) }},
 	}
@@ -155,7 +155,7 @@ func TestDeviceSignInNeverSleepsPastExpiry(t *testing.T) {
 			}
 			f.onSleep = func(n int) {
 				if n == 1 {
-					f.clock.Add(tc.skip)
+					f.clock.Advance(tc.skip)
 				}
 			}
 			if _, err := flow.Wait(ctx); !errors.Is(err, oauth.ErrTimedOut) {

@@ -134,7 +134,8 @@ func (c *Client) StartDirect(ctx context.Context, req SignInRequest) (*DirectFlo
 	au.RawQuery = q.Encode()
 	f.URL = au.String()
 
-	fctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	// The flow outlives ctx, but keeps its values (the Inspector's cause, agentcore/inspect).
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 	f.cancel = cancel
 	mux := http.NewServeMux()
 	mux.HandleFunc(ru.Path, f.callback)
@@ -285,6 +286,13 @@ func (f *DirectFlow) exchange(ctx context.Context, code string) (*Result, error)
 // token (spec 4.7: replacing is not sign-out).
 func (c *Client) finishSignIn(ctx context.Context, co *discovery.Company, account, step string, body []byte, scopes []string, dpop bool) (*Result, error) {
 	tr, granted, err := parseToken(step, body, scopes, true, dpop)
+	if err != nil && errors.Is(err, ErrDeclined) && tr != nil && tr.RefreshToken != "" {
+		// No scope granted (spec 4.7): a decline. The grant is given back so that no token the
+		// User did not approve stays valid at the Company (RFC 7009).
+		if rerr := c.revoke(ctx, co.Issuer, co.AuthorizationServer.RevocationEndpoint, tr.RefreshToken); rerr != nil {
+			c.log.WarnContext(ctx, "revoking the refresh token of a sign-in that granted no scope failed", "company", co.Identifier, "error", rerr.Error())
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,10 @@
 //     requested and held ones start ticked, and with neither only the scopes hinted to change
 //     nothing (RFC 9700 §2.3: request only what is needed). A token response must grant
 //     at least one scope and none beyond those requested; scope may be absent only when exactly
-//     the requested scopes were granted, so absence is read as exactly the requested set.
+//     the requested scopes were granted, so absence is read as exactly the requested set. A
+//     sign-in that grants no scope ends as a decline: the same [ErrDeclined], window words and
+//     loopback page as when the User declines, nothing stored, and the refresh token it
+//     carried revoked.
 //   - 5.4 separate accounts at one Company use separate bundles (the account label).
 //   - 10.2 nothing this package returns to the window or model holds a token, code, verifier,
 //     device code or assertion: flows keep them in unexported fields, errors carry only OAuth

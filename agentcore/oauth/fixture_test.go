@@ -2,7 +2,6 @@ package oauth_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
@@ -20,19 +19,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// clock is a settable clock shared by the engine and the reference Company.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // fixture: a running reference Company, the engine's dev-mode transport, a discovered Company,
 // a real test agent identity, an in-memory secret store and the OAuth client under test.
 type fixture struct {
@@ -42,7 +28,7 @@ type fixture struct {
 	agent   *poppytest.TestAgent
 	secrets store.Secrets
 	c       *oauth.Client
-	clock   *clock
+	clock   *poppytest.Clock
 	logs    *strings.Builder
 	sleeps  []time.Duration
 	mu      sync.Mutex
@@ -58,23 +44,16 @@ type fixtureOpts struct {
 
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	f := &fixture{clock: &clock{t: time.Now()}, logs: &strings.Builder{}}
+	ctx := context.Background()
+	f := &fixture{clock: poppytest.NewFrozenClock(time.Now()), logs: &strings.Builder{}}
 	now := time.Now
 	if o.fakeTime {
 		now = f.clock.Now
 	}
-	s, err := poppytest.New(poppytest.Options{Faults: o.faults, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{Faults: o.faults, Now: now})
 	s.SetDPoP(o.dpop)
 	f.s = s
+	var err error
 	f.tr, err = transport.New(s.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +82,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 			n := len(f.sleeps)
 			hook := f.onSleep
 			f.mu.Unlock()
-			f.clock.Add(d)
+			f.clock.Advance(d)
 			if hook != nil {
 				hook(n)
 			}
@@ -196,17 +175,4 @@ func defaultToken(b *store.CompanyBundle) store.Token {
 		}
 	}
 	return store.Token{}
-}
-
-func decodePayload(t testing.TB, jwt string) string {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWS: %q", jwt)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -256,11 +256,23 @@ func (c *Client) postForm(ctx context.Context, issuer, endpoint, step string, fo
 			req.Header.Set("DPoP", proof)
 		}
 		resp, err := c.tr.NoRedirectClient().Do(req)
+		var te *transport.TimeoutError
+		if errors.As(err, &te) {
+			// The document client's deadline (transport.Config.DocumentTimeout): the Company's
+			// endpoint hangs; a sign-in, refresh or revocation never waits longer.
+			return nil, &Error{Step: step, Problem: redact.String(te.Error()), wrapped: te}
+		}
 		if err != nil {
 			return nil, &Error{Step: step, Problem: fmt.Sprintf("the request to %s failed: %s; check the connection and try again", redact.URL(u), redact.String(err.Error()))}
 		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		resp.Body.Close()
+		if errors.As(err, &te) {
+			return nil, &Error{Step: step, Problem: redact.String(te.Error()), wrapped: te}
+		}
+		if err != nil {
+			return nil, &Error{Step: step, Problem: fmt.Sprintf("reading the answer of %s failed: %s; check the connection and try again", redact.URL(u), redact.String(err.Error()))}
+		}
 		if n := resp.Header.Get("DPoP-Nonce"); n != "" && key != nil {
 			c.setNonce(u, n)
 		}
@@ -338,6 +350,11 @@ func parseToken(step string, body []byte, requested []string, needRefresh, dpop 
 		return nil, nil, companyErr(step, "sign-in returned no refresh token; every sign-in must (spec 4.4, 4.8)")
 	}
 	granted, err := CheckGranted(requested, tr.Scope)
+	if err != nil && needRefresh && errors.Is(err, errNoScope) {
+		// spec 4.7: a sign-in that grants no scope ends as a decline, exactly as one the User
+		// declined (the same error, window words and loopback page).
+		return &tr, nil, &Error{Step: step, Problem: "no scope was approved, so the sign-in ended as a decline (spec 4.7); the tokens were not stored", wrapped: ErrDeclined}
+	}
 	if err != nil {
 		return nil, nil, &Error{Step: step, Problem: err.Error()}
 	}

@@ -52,6 +52,10 @@ func validScopes(scopes []string) error {
 	return nil
 }
 
+// errNoScope is a token response that grants no scope. For a sign-in it is a decline (spec 4.7:
+// "if the User approves none, it ends as a decline"): parseToken wraps ErrDeclined.
+var errNoScope = errors.New("the Company granted no scope; a Poppy sign-in grants at least one (spec 4.7), so the tokens were not stored")
+
 // CheckGranted checks the scope field of a token response against the requested scopes and
 // returns the granted scopes (spec 4.7): absent means exactly the requested ones (RFC 6749
 // §5.1); present, it must name at least one scope and none beyond those requested.
@@ -61,7 +65,7 @@ func CheckGranted(requested []string, scope *string) ([]string, error) {
 	}
 	granted := Plan(strings.Fields(*scope), nil)
 	if len(granted) == 0 {
-		return nil, errors.New("the Company granted no scope; a Poppy sign-in grants at least one (spec 4.7), so the tokens were not stored")
+		return nil, errNoScope
 	}
 	var extra []string
 	for _, g := range granted {

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -206,6 +207,8 @@ func FuzzParseToken(f *testing.F) {
 	f.Add([]byte(`{"access_token":"a","token_type":"DPoP","expires_in":3600}`), false)
 	f.Add([]byte(`{"access_token":"a","token_type":"bearer","scope":""}`), false)
 	f.Add([]byte(`{"access_token":1}`), false)
+	f.Add([]byte(`{"access_token":"","token_type":"Bearer","scope":"orders:read"}`), false)
+	f.Add([]byte(`{"access_token":"a","token_type":"Bearer","scope":"orders:read admin"}`), false)
 	req := []string{"orders:read", "orders:write"}
 	f.Fuzz(func(t *testing.T, body []byte, dpop bool) {
 		tr, granted, err := parseToken("fuzz", body, req, false, dpop)
@@ -229,12 +232,30 @@ func FuzzCheckDeviceLink(f *testing.F) {
 	f.Add("https://auth.shop.example/device")
 	f.Add("https://shop.example.evil/device")
 	f.Add("https://x\x00.shop.example/")
+	f.Add("https://evilshop.example/device")
+	f.Add("http://auth.shop.example/device")
+	f.Add("https://auth.shop.example:8443/device")
+	f.Add("https://user@auth.shop.example/device")
 	f.Fuzz(func(t *testing.T, link string) {
 		if checkDeviceLink(co, link) != nil {
 			return
 		}
 		if !strings.HasPrefix(strings.ToLower(link), "https://") {
 			t.Fatalf("accepted non-HTTPS %q", link)
+		}
+		// The model of spec 4.3: the issuer's host or a listed resource's host, or a subdomain
+		// of one (whole labels), on the default port, without user information.
+		u, err := url.Parse(link)
+		if err != nil || u.User != nil || u.Port() != "" {
+			t.Fatalf("accepted %q (%v, user %v, port %q)", link, err, u.User, u.Port())
+		}
+		h := strings.ToLower(u.Hostname())
+		ok := false
+		for _, a := range []string{"auth.shop.example", "shop.example"} {
+			ok = ok || h == a || strings.HasSuffix(h, "."+a)
+		}
+		if !ok {
+			t.Fatalf("accepted %q on host %q, which is not the issuer's or a protected resource's", link, h)
 		}
 	})
 }

@@ -74,6 +74,8 @@ func FuzzParseApprovalHeader(f *testing.F) {
 	f.Add(`operation_id="exc_5Rt2", revision="1791487200-k3Jd9Qx2mW8v"`)
 	f.Add(`revision="r";a=1, x=(1 2), operation_id="o"`)
 	f.Add(`operation_id=:AAA=:, revision=@1`)
+	f.Add(`operation_id="", revision=""`)
+	f.Add(`operation_id="a b", revision="r/1"`)
 	f.Fuzz(func(t *testing.T, v string) {
 		a, err := ParseApprovalHeader([]string{v})
 		if err != nil {

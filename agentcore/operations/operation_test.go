@@ -219,6 +219,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"operation_id":"o","revision":"r","summary":"s","expires_at":"2026-10-08T12:20:00Z","terms":{}}`))
 	f.Add([]byte(`{"operation_id":"o","revision":"r","summary":"\u202e","expires_at":"2026-10-08t12:20:00z","terms":[]}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"operation_id":"","revision":"r","summary":"s","expires_at":"2026-10-08T12:20:00Z"}`))
+	f.Add([]byte(`{"operation_id":"o/1","revision":"r","summary":"s","expires_at":"2026-10-08T12:20:00Z"}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		op, err := Parse(raw)
 		if err != nil {

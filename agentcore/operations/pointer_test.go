@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 func TestFlatten(t *testing.T) {
@@ -112,15 +114,8 @@ var jacketTerms = json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","r
 
 // BenchmarkTermRows compares flattening the spec's terms with decoding them (the baseline).
 func BenchmarkTermRows(b *testing.B) {
-	b.Run("baseline json.Unmarshal", func(b *testing.B) {
-		for b.Loop() {
-			var v any
-			_ = json.Unmarshal(jacketTerms, &v)
-		}
-	})
-	b.Run("TermRows", func(b *testing.B) {
-		for b.Loop() {
-			TermRows(jacketTerms)
-		}
+	benchratio.Run(b, "TermRows", "json.Unmarshal", func(*testing.B) { TermRows(jacketTerms) }, func(*testing.B) {
+		var v any
+		_ = json.Unmarshal(jacketTerms, &v)
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // flatten returns every inline of a summary in order.
@@ -224,24 +226,18 @@ func BenchmarkRenderSummary(b *testing.B) {
 	}
 }
 
-// BenchmarkUnmarshalOperation is the baseline: json.Unmarshal of the same operation.
-func BenchmarkUnmarshalOperation(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
+// BenchmarkParse parses an operation, against the baseline of json.Unmarshal of the same bytes.
+func BenchmarkParse(b *testing.B) {
+	benchratio.Run(b, "Parse", "json.Unmarshal", func(b *testing.B) {
+		if _, err := Parse(typicalOperation); err != nil {
+			b.Fatal(err)
+		}
+	}, func(b *testing.B) {
 		var v map[string]any
 		if err := json.Unmarshal(typicalOperation, &v); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkParse(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Parse(typicalOperation); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 }
 
 func TestRenderSummaryDepthCap(t *testing.T) {

@@ -114,6 +114,7 @@ func FuzzCheckTerms(f *testing.F) {
 	f.Add(`{"a":"1","m":{"amount":"70.00","currency":"USD"}}`, `{"a":1,"x":{"a":[1,{"a":"2"}]}}`, "a", "1.0")
 	f.Add(`{}`, `[]`, "", "")
 	f.Add(`{"n":1e999999}`, `{"n":"1"}`, "n", "1e5")
+	f.Add(`{"a":"1"}`, `{}`, "b\u200b", "x\u202e")
 	f.Fuzz(func(t *testing.T, terms, body, ik, iv string) {
 		raw := `{"operation_id":"o","revision":"r","summary":"s 70.00","expires_at":"2026-10-08T12:20:00Z","terms":` + terms + `}`
 		o, err := Parse(json.RawMessage(raw))

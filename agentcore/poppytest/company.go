@@ -55,8 +55,9 @@ func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 			map[string]any{"type": "openapi", "url": o + "/api/openapi.json", "description": "Products, orders, and exchanges"},
 			map[string]any{"type": "mcp", "url": o + MCPPath, "description": "Product search and item exchanges"},
 		},
-		"feedback":       map[string]any{"endpoint": o + "/poppy/feedback"},
-		"excluded_tasks": map[string]any{"url": o + "/poppy/excluded-tasks.json"},
+		"feedback":       map[string]any{"endpoint": o + FeedbackPath},
+		"excluded_tasks": map[string]any{"url": o + ExcludedTasksPath},
+		"skill_index":    s.skillIndex(), // coverage.go (spec 9.4)
 		"extensions": map[string]any{
 			"operations":                  []any{map[string]any{"version": "2"}},
 			"shop.localhost/gift-wrap":    []any{map[string]any{"version": "1", "endpoint": o + "/poppy/gift-wrap"}},
@@ -77,7 +78,8 @@ func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 		}
 		doc["supported_versions"] = sv
 	}
-	s.listExtraAPIs(doc) // extra_api.go
+	s.editHostilePoppy(doc) // hostile.go
+	s.listExtraAPIs(doc)    // extra_api.go
 	s.mu.Lock()
 	edit := s.editPoppy
 	s.mu.Unlock()
@@ -175,7 +177,7 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 			edit(doc)
 		}
 		s.serveDoc(w, r, doc)
-	case p == "/api/openapi.json":
+	case p == "/api/openapi.json", p == RootDescriptionPath && s.fault(FaultDescriptionAtRoot):
 		s.serveDoc(w, r, s.openAPI())
 	case p == "/api/orders" || strings.HasPrefix(p, "/api/orders/"):
 		s.serveOrders(w, r) // orders.go: the Orders API with operations (Operations 4, 6, 7)
@@ -185,8 +187,12 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 		// The MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728).
 		s.serveDoc(w, r, map[string]any{"resource": s.MCPURL(), "authorization_servers": []any{s.Issuer()},
 			"scopes_supported": []any{"orders:read", "orders:write"}, "bearer_methods_supported": []any{"header"}})
-	case p == "/poppy/excluded-tasks.json":
-		s.serveDoc(w, r, map[string]any{"tasks": []any{}})
+	case p == ExcludedTasksPath:
+		s.serveDoc(w, r, s.excludedTasksDoc()) // coverage.go: excluded tasks and alternatives (spec 9.1, 9.2)
+	case p == FeedbackPath:
+		s.serveFeedback(w, r) // coverage.go: feedback (spec 9.3)
+	case isSkillPath(p):
+		s.serveSkill(w, r) // coverage.go: skill artifacts (spec 9.4)
 	case p == "/" || p == "/logo.png":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, "<!doctype html><title>Shop</title><h1>Shop (reference Company)</h1>")
@@ -205,7 +211,9 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 // spec's jacket exchange, with an OAuth2 security scheme whose scopes match poppy.json. Its server
 // URL is relative to the description's URL (OpenAPI 3.1 §4.8.5).
 func (s *Server) openAPI() map[string]any {
-	return openAPIDocument(s.Issuer())
+	doc := openAPIDocument(s.Issuer())
+	s.editHostileOpenAPI(doc) // hostile.go
+	return doc
 }
 
 func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {

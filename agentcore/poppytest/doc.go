@@ -8,8 +8,8 @@
 //
 //   - https://shop.localhost:PORT: poppy.json with every field of spec 3.1 (organization, auth
 //     with issuer, scopes and scope_hints, agent, apis, web, feedback, excluded_tasks, extensions
-//     with operations "2", supported_versions with a 0.3 document); the protected resource
-//     metadata (spec 3.2, RFC 9728); an OpenAPI description; the Session destinations /api/* and
+//     with operations "2", supported_versions with a 0.3 document, skill_index); the protected
+//     resource metadata (spec 3.2, RFC 9728); an OpenAPI description; the Session destinations /api/* and
 //     /poppy/*: GET /api/products (signed out), GET /api/orders (needs orders:read: 401
 //     challenge, invalid_token, insufficient_scope), POST /api/gift-wrap (extension_required in
 //     WWW-Authenticate), POST /poppy/conversations (extension_required in a JSON body). Every
@@ -37,6 +37,14 @@
 //   - The jacket-exchange Orders API (orders.go, OpenAPI 3.1) and an MCP server (mcpserver.go,
 //     official SDK, Streamable HTTP) return Operations v2 operations and perform each approved
 //     operation at most once (ledger.go, Ledger).
+//   - Task coverage (coverage.go, spec 9): excluded tasks with alternatives that hold web,
+//     openapi and mcp references, one to an operation the description lacks and one of a later
+//     type; the feedback endpoint (Session verified, invalid_request, 202; FeedbackReports lists
+//     what it received); a skill_index with the 0.2.0 $schema and a SKILL.md (relative url), a
+//     .tar.gz (origin-relative) and a .zip (absolute url) skill, an entry of an unknown type, and
+//     a script that would create SkillScriptMarker if anything ran it. Faults: a digest mismatch,
+//     an archive that escapes its folder, a reference to an unlisted API, a feedback answer of 200
+//     with an alternative, and a feedback endpoint that answers 429.
 //   - https://www.shop.localhost:PORT: redirects poppy.json to shop.localhost (spec 3 redirects).
 //   - agent.localhost (or any host): AddHost mounts a handler, e.g. NewTestAgent serves a real
 //     identity.Agent's client metadata and JWKS there.
@@ -46,4 +54,11 @@
 // tests can assert what was and wasn't sent. Faults (Faults, SetFault, Options.Faults) make the
 // Company break one rule at a time, at start or at run time; EditPoppyJSON, EditASMetadata,
 // EditResourceMetadata and SetIssuerMode cover the other discovery checks.
+//
+// In tests, Start builds, serves and (at the test's cleanup) stops a Company in one call, Clock
+// is the one test clock the Company and the Personal Agent under test share, and Claims reads
+// the claims of a recorded Session JWT or DPoP proof. Start and Claims take the small TB
+// interface, not testing.TB: the product links poppytest for its demo, and the testing package
+// stays out of it. Tests of what the Host composes use app/apptest, which starts the Company and
+// a Host over it.
 package poppytest

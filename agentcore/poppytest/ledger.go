@@ -81,6 +81,10 @@ type opStore struct {
 	mcpOnce sync.Once
 	mcp     http.Handler
 	calls   map[string]mcpCaller // Poppy-Session JWT → verified caller, while its HTTP request runs
+
+	noReplay   bool               // SetNoReplay (received.go)
+	received   []ApprovalReceived // every request that carried an approval (received.go)
+	onApproval func(ApprovalReceived)
 }
 
 func (s *Server) ops() *opStore { return s.opState() }
@@ -219,9 +223,10 @@ type outcome struct {
 	loseFirst bool // FaultLoseResponse: drop this response
 }
 
-// exchange decides one exchange request, with or without an approval, as Operations 6 "What the
-// Company checks" and 7 say. It is the same for the API and the MCP tool.
-func (st *opStore) exchange(c caller, iface string, ask exchangeAsk, appr *approvalRef) outcome {
+// decide decides one exchange request, with or without an approval, as Operations 6 "What the
+// Company checks" and 7 say (exchange, received.go, records it). It is the same for the API and the
+// MCP tool.
+func (st *opStore) decide(c caller, iface string, ask exchangeAsk, appr *approvalRef) outcome {
 	s := st.s
 	now := s.now()
 	st.mu.Lock()
@@ -239,7 +244,7 @@ func (st *opStore) exchange(c caller, iface string, ask exchangeAsk, appr *appro
 				// The approval names an operation for another action: check 3 fails for this
 				// request (replaying another action's response would misreport).
 				return st.issue(c, iface, ask, now, "")
-			case op.Performed != nil:
+			case op.Performed != nil && !st.noReplay:
 				// Check 2: performed already: the first response (Operations 7).
 				return outcome{kind: outReplay, result: op.Performed.Result}
 			default:
@@ -363,7 +368,7 @@ func mismatchSKU(sku string) string {
 
 // perform exchanges the item once and records it in the ledger (Operations 7).
 func (st *opStore) perform(c caller, iface string, op *opRecord, rev *revisionRecord, now time.Time) outcome {
-	if o, bad := st.validate(c, rev.Asked); bad {
+	if o, bad := st.validate(c, rev.Asked); bad && op.Performed == nil { // performed again: SetNoReplay
 		return o
 	}
 	o := st.orders[rev.Asked.OrderID]

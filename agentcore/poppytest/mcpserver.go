@@ -131,7 +131,7 @@ func (s *Server) toolExchange(_ context.Context, req *mcp.CallToolRequest) (*mcp
 	if !ok {
 		return toolError("this tool needs a verified Poppy Session (spec 5.3)"), nil
 	}
-	if !c.declared {
+	if !c.declared && !s.operationsRegardless() { // the faults: hostile.go
 		// Operations 2: a tool that needs the extension returns an ordinary tool error.
 		return toolError(`exchange_item needs the user's approval through the operations extension: declare "operations";v="2" in Poppy-Extensions, or exchange the item on the shop's website`), nil
 	}

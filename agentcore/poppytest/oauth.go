@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 )
@@ -330,6 +331,14 @@ func (s *Server) authenticate(r *http.Request) (*clientInfo, *oauthError) {
 	ci, oe := s.clientMeta(r, cl.Iss)
 	if oe != nil {
 		return nil, oe
+	}
+	// Spec 4.1: Companies MUST accept ES256 and SHOULD accept PS384 (blind signing, 10.7);
+	// nothing else signs a client assertion.
+	if len(msg.Signatures()) != 1 {
+		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion must carry one signature")
+	}
+	if alg, _ := msg.Signatures()[0].ProtectedHeaders().Algorithm(); alg != jwa.ES256() && alg != jwa.PS384() {
+		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion must be signed with ES256 or PS384, not %s (spec 4.1)", alg)
 	}
 	if _, err := jws.Verify([]byte(raw), jws.WithKeySet(ci.keys, jws.WithInferAlgorithmFromKey(true))); err != nil {
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion's signature does not verify with the client's JWKS (spec 4.1)")
@@ -646,7 +655,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			resource = c.resource
 		}
 		g := &grant{id: randID(12), clientID: ci.ClientID, account: c.account, scopes: c.scopes}
-		s.issue(w, g, c.requested, c.scopes, resource, jkt, true)
+		s.issue(w, g, c.requested, s.signInGranted(c.scopes), resource, jkt, true) // the fault: hostile.go
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		a.mu.Lock()
@@ -825,7 +834,7 @@ func (s *Server) pollDevice(w http.ResponseWriter, r *http.Request, ci *clientIn
 		resource = d.resource
 	}
 	g := &grant{id: randID(12), clientID: ci.ClientID, account: d.account, scopes: d.scopes}
-	s.issue(w, g, d.requested, d.scopes, resource, jkt, true)
+	s.issue(w, g, d.requested, s.signInGranted(d.scopes), resource, jkt, true) // the fault: hostile.go
 }
 
 // approveDevice records the person's answer on the verification page for userCode. It reports

@@ -222,7 +222,7 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, p *protec
 	}
 	// Operations 2: operations only for requests declaring "operations";v="2"; the API refuses
 	// others with extension_required in WWW-Authenticate (spec 3.3, 7).
-	if !declares(r, "operations", "2") {
+	if !declares(r, "operations", "2") && !s.operationsRegardless() { // the faults: hostile.go
 		w.Header().Set("WWW-Authenticate", `Bearer error="extension_required", extension="operations", error_description="exchanges need the user's approval through the operations extension version 2"`)
 		writeError(w, http.StatusForbidden, "extension_required", "")
 		return

@@ -50,6 +50,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger (nil: discard).
 	Logger *slog.Logger
+	// AgentHosts and AgentRootCAs let the Company fetch the client metadata and JWKS of a
+	// Personal Agent published elsewhere on loopback (an operator under development, spec
+	// 4.1): these host names map to 127.0.0.1 too, and these CAs are trusted for dev hosts only.
+	AgentHosts   []string
+	AgentRootCAs []*x509.Certificate
 }
 
 // Request is one request the reference Company received.
@@ -71,6 +76,7 @@ type Server struct {
 	ca   *CA
 	ln   net.Listener
 	srv  *http.Server
+	cn   connTracker // connections accepted and still open (received.go)
 
 	// Port is the listener's port; Domain is "shop.localhost:PORT" (organization.domain).
 	Port   int
@@ -93,6 +99,8 @@ type Server struct {
 	dpopNonce string
 	// apiOwnResource: the Orders API (/api/...) accepts only tokens for APIResource (SetAPIResource).
 	apiOwnResource bool
+	// feedback holds the reports the feedback endpoint accepted (coverage.go).
+	feedback []FeedbackReport
 	// extraAPIs are the OpenAPI descriptions AddOpenAPI serves besides the Shop API (extra_api.go).
 	extraAPIs []*extraAPI
 
@@ -108,6 +116,9 @@ type Server struct {
 	verifier         sessionVerifier
 	verifierNoIssuer sessionVerifier
 	client           *transport.Transport
+	// stopped is closed by Close, so requests a fault holds open end with the Server.
+	stopped   chan struct{}
+	closeOnce sync.Once
 }
 
 // IssuerMode selects what the domain's protected resource metadata says (spec 3.2).
@@ -136,7 +147,7 @@ type AccessToken struct {
 
 // New builds a reference Company; Start serves it.
 func New(opts Options) (*Server, error) {
-	s := &Server{opts: opts, now: opts.Now, log: opts.Logger, faults: map[string]bool{}, hosts: map[string]http.Handler{},
+	s := &Server{opts: opts, now: opts.Now, log: opts.Logger, faults: map[string]bool{}, hosts: map[string]http.Handler{}, stopped: make(chan struct{}),
 		tokens: map[string]AccessToken{}, ended: map[string]bool{}, cacheCtl: "max-age=300", mainVer: "0.4", dpopNonce: randID(16)}
 	if s.now == nil {
 		s.now = time.Now
@@ -188,7 +199,10 @@ func (s *Server) Start(ctx context.Context) error {
 	s.Port = raw.Addr().(*net.TCPAddr).Port
 	s.Domain = ShopHost + ":" + strconv.Itoa(s.Port)
 	s.ln = tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12})
-	tr, err := transport.New(s.ClientConfig())
+	own := s.ClientConfig()
+	own.DevHosts = append(own.DevHosts, s.opts.AgentHosts...)
+	own.DevRootCAs = append(own.DevRootCAs, s.opts.AgentRootCAs...)
+	tr, err := transport.New(own)
 	if err != nil {
 		raw.Close()
 		return err
@@ -198,7 +212,7 @@ func (s *Server) Start(ctx context.Context) error {
 		raw.Close()
 		return err
 	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second,
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second, ConnState: s.cn.state,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go s.srv.Serve(s.ln)
 	go func() {
@@ -216,6 +230,7 @@ func (s *Server) Close() error {
 	if s.client != nil {
 		s.client.Close()
 	}
+	s.closeOnce.Do(func() { close(s.stopped) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return s.srv.Shutdown(ctx)
@@ -404,6 +419,9 @@ func (s *Server) record(r *http.Request) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.record(r)
+	if s.hang(w, r) { // hostile.go
+		return
+	}
 	host, port, err := net.SplitHostPort(r.Host)
 	if err != nil || port != strconv.Itoa(s.Port) {
 		writeError(w, http.StatusMisdirectedRequest, "invalid_request", "the reference Company serves only Host names with port "+strconv.Itoa(s.Port))
@@ -433,7 +451,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // Fault names (spec behaviours the reference Company can get wrong on purpose). Every fault of
 // the reference Company is listed in Faults below; the constants of the authorization server's
-// faults are in oauth.go and those of the Operations extension in ledger.go, next to their logic.
+// faults are in oauth.go, those of the Operations extension in ledger.go and those of task
+// coverage in coverage.go, next to their logic.
 const (
 	FaultRedirectOtherPath      = "redirect-other-path"       // poppy.json redirects to another path (spec 3)
 	FaultDomainMismatch         = "domain-mismatch"           // organization.domain is another host (spec 3, 3.1)
@@ -463,7 +482,7 @@ var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNew
 	FaultLoseResponse, FaultReusedRevision}
 
 // Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
-var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults)
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, coverageFaults, hostileFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {

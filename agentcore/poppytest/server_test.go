@@ -16,14 +16,7 @@ import (
 
 func start(t *testing.T, opts poppytest.Options) (*poppytest.Server, *http.Client) {
 	t.Helper()
-	s, err := poppytest.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, opts)
 	tr, err := transport.New(s.ClientConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +85,8 @@ type Manager struct {
 	anon     map[string]*userIdentity // anonymous browsing identities, by Company identifier
 	sessions map[sessKey]*Session
 	usedSIDs map[string]struct{}
+	// bufs holds the buffers Session JWTs are assembled in (*signScratch, a few KiB each).
+	bufs sync.Pool
 }
 
 type sessKey struct {
@@ -511,6 +515,7 @@ type Session struct {
 	extHeader   string
 	withAgentID bool
 	replaced    atomic.Bool
+	fixed       atomic.Pointer[fixedClaims] // appendClaims' cache
 }
 
 // UserID returns the User ID this Session signs for (spec 5.1).
@@ -582,29 +587,45 @@ func (s *Session) SignRequest(ctx context.Context, req *http.Request, accessToke
 		h := sha256.Sum256([]byte(accessToken))
 		c.Ath = base64.RawURLEncoding.EncodeToString(h[:])
 	}
-	jwt, err := k.sign(c)
+	jwt, err := k.sign(s, &c)
 	if err != nil {
 		return err
 	}
 	req.Header.Set(HeaderSession, jwt)
-	req.Header.Set(HeaderVersion, s.Version)
+	setOnce(req.Header, HeaderVersion, s.Version)
 	if s.extHeader != "" {
-		req.Header.Set(HeaderExtensions, s.extHeader)
+		setOnce(req.Header, HeaderExtensions, s.extHeader)
 	} else {
 		req.Header.Del(HeaderExtensions)
 	}
 	return nil
 }
 
-// sign returns the compact Session JWT: the fixed header prefix, the claims, and an ES256
-// signature made with jwx's jwsbb primitive.
-func (k *delegatedKey) sign(c sessionClaims) (string, error) {
-	payload, err := json.Marshal(c)
+// setOnce sets header k to exactly v, leaving it alone when it already is (a transport that set
+// the same Poppy-Version or Poppy-Extensions need not pay for a second copy).
+func setOnce(h http.Header, k, v string) {
+	if cur := h[k]; len(cur) == 1 && cur[0] == v {
+		return
+	}
+	h.Set(k, v)
+}
+
+// sign returns the compact Session JWT: the fixed header prefix, the claims (appendClaims), and
+// an ES256 signature made with jwx's jwsbb primitive.
+func (k *delegatedKey) sign(s *Session, c *sessionClaims) (string, error) {
+	enc := base64.RawURLEncoding
+	// Assembled in pooled buffers: the string made of the JWT is the only copy kept.
+	sc, _ := s.m.bufs.Get().(*signScratch)
+	if sc == nil {
+		sc = &signScratch{}
+	}
+	defer s.m.bufs.Put(sc)
+	payload, err := s.appendClaims(sc.claims[:0], c)
 	if err != nil {
 		return "", err
 	}
-	enc := base64.RawURLEncoding
-	buf := make([]byte, 0, len(k.prefix)+enc.EncodedLen(len(payload))+1+enc.EncodedLen(64))
+	sc.claims = payload
+	buf := slices.Grow(sc.jwt[:0], len(k.prefix)+enc.EncodedLen(len(payload))+1+enc.EncodedLen(64))
 	buf = append(buf, k.prefix...)
 	buf = enc.AppendEncode(buf, payload)
 	sig, err := jwsbb.Sign(k.priv, "ES256", buf, rand.Reader)
@@ -614,7 +635,63 @@ func (k *delegatedKey) sign(c sessionClaims) (string, error) {
 	// Appended by hand: jwsbb.AppendSignature drops the signing input when it has to grow the
 	// buffer (jwx v3.4.0); buf has room for the signature, so this does not allocate.
 	buf = append(buf, '.')
-	return string(enc.AppendEncode(buf, sig)), nil
+	buf = enc.AppendEncode(buf, sig)
+	sc.jwt = buf
+	return string(buf), nil
+}
+
+// signScratch are the buffers one signature is assembled in (Manager.bufs).
+type signScratch struct{ claims, jwt []byte }
+
+// fixedClaims is the JSON of the claims every Session JWT of a Session shares (iss, aud, sid,
+// sub and agent_id), as encoding/json writes it, without its closing brace.
+type fixedClaims struct {
+	iss, sub, agent string
+	json            []byte
+}
+
+// appendClaims appends the claims' JSON object to dst: the Session's fixed claims, encoded once
+// by encoding/json, then htm, htu, iat, jti and ath, which change with every request. Strings
+// of printable ASCII without quotes or backslashes (a method, a URL, base64url IDs) are written
+// as they are; any other string is encoded by encoding/json.
+func (s *Session) appendClaims(dst []byte, c *sessionClaims) ([]byte, error) {
+	f := s.fixed.Load()
+	if f == nil || f.iss != c.Iss || f.sub != c.Sub || f.agent != c.AgentID {
+		b, err := json.Marshal(struct {
+			Iss     string `json:"iss"`
+			Aud     string `json:"aud"`
+			Sid     string `json:"sid"`
+			Sub     string `json:"sub"`
+			AgentID string `json:"agent_id,omitempty"`
+		}{c.Iss, c.Aud, c.Sid, c.Sub, c.AgentID})
+		if err != nil {
+			return nil, err
+		}
+		f = &fixedClaims{iss: c.Iss, sub: c.Sub, agent: c.AgentID, json: b[:len(b)-1]}
+		s.fixed.Store(f)
+	}
+	dst = append(dst, f.json...)
+	dst = appendJSONString(append(dst, `,"htm":`...), c.Htm)
+	dst = appendJSONString(append(dst, `,"htu":`...), c.Htu)
+	dst = strconv.AppendInt(append(dst, `,"iat":`...), c.Iat, 10)
+	dst = appendJSONString(append(dst, `,"jti":`...), c.Jti)
+	if c.Ath != "" {
+		dst = appendJSONString(append(dst, `,"ath":`...), c.Ath)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendJSONString appends v as a JSON string.
+func appendJSONString(dst []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if b := v[i]; b < 0x20 || b > 0x7e || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+			q, _ := json.Marshal(v) // a string always encodes
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, v...)
+	return append(dst, '"')
 }
 
 // HTU returns the htu of a request to u (spec 5.2, RFC 9449 §4.2): the URL without query and

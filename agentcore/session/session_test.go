@@ -22,21 +22,11 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // countingSecrets wraps store.Secrets and counts every call.
 type countingSecrets struct {
@@ -66,7 +56,7 @@ func (c *countingSecrets) UpdateCompany(ctx context.Context, company, account st
 }
 
 type env struct {
-	clock   *testClock
+	clock   *poppytest.Clock
 	secrets *countingSecrets
 	agent   *identity.Agent
 	mgr     *session.Manager
@@ -77,7 +67,7 @@ func newEnv(t testing.TB, secrets store.Secrets) *env {
 	if secrets == nil {
 		secrets = store.NewSecrets(store.NewMemoryKV())
 	}
-	e := &env{clock: &testClock{t: time.Unix(1790900000, 0)}, secrets: &countingSecrets{Secrets: secrets}}
+	e := &env{clock: poppytest.NewFrozenClock(time.Unix(1790900000, 0)), secrets: &countingSecrets{Secrets: secrets}}
 	var err error
 	e.agent, err = identity.New(identity.Config{ClientID: "https://agent.example/agent.json"}, identity.NewLocalOperator(e.secrets, e.clock.Now), e.clock.Now)
 	if err != nil {
@@ -327,11 +317,11 @@ func TestDelegatedKeyRotation(t *testing.T) {
 	e := newEnv(t, kv)
 	s := e.open(t, "https://auth.a.example", session.Options{})
 	k1 := sign(t, s, "GET", "https://api.a.example/x", "").hdr["kid"]
-	e.clock.Add(10 * time.Hour) // 2 h left of 12 h: no rotation yet
+	e.clock.Advance(10 * time.Hour) // 2 h left of 12 h: no rotation yet
 	if sign(t, s, "GET", "https://api.a.example/x", "").hdr["kid"] != k1 {
 		t.Fatal("rotated too early")
 	}
-	e.clock.Add(61 * time.Minute) // < 1 h left: rotate
+	e.clock.Advance(61 * time.Minute) // < 1 h left: rotate
 	r := sign(t, s, "GET", "https://api.a.example/x", "")
 	k2 := r.hdr["kid"]
 	if k2 == k1 {
@@ -347,7 +337,7 @@ func TestDelegatedKeyRotation(t *testing.T) {
 	}
 	// A restart picks up the persisted new key instead of making another.
 	e2 := newEnv(t, kv)
-	e2.clock.t = e.clock.Now()
+	e2.clock.Advance(e.clock.Now().Sub(e2.clock.Now())) // the time the first run stopped at
 	s2 := e2.open(t, "https://auth.a.example", session.Options{})
 	if sign(t, s2, "GET", "https://api.a.example/x", "").hdr["kid"] != k2 {
 		t.Fatal("persisted delegated key not reused after restart")
@@ -408,21 +398,14 @@ func BenchmarkSign(b *testing.B) {
 	jwt := req.Header.Get("Poppy-Session")
 	input := []byte(jwt[:strings.LastIndexByte(jwt, '.')])
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	b.Run("session-jwt", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := s.SignRequest(ctx, req, "at_eyJhbGciOiJSUzI1NiJ9.access-token-of-moderate-length"); err != nil {
-				b.Fatal(err)
-			}
+	benchratio.Run(b, "session-jwt", "bare-ecdsa-p256", func(b *testing.B) {
+		if err := s.SignRequest(ctx, req, "at_eyJhbGciOiJSUzI1NiJ9.access-token-of-moderate-length"); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("bare-ecdsa-p256", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			h := sha256.Sum256(input)
-			if _, err := ecdsa.SignASN1(rand.Reader, key, h[:]); err != nil {
-				b.Fatal(err)
-			}
+	}, func(b *testing.B) {
+		h := sha256.Sum256(input)
+		if _, err := ecdsa.SignASN1(rand.Reader, key, h[:]); err != nil {
+			b.Fatal(err)
 		}
 	})
 }
@@ -433,7 +416,7 @@ func TestConcurrentSigningAcrossRotation(t *testing.T) {
 	e := newEnv(t, nil)
 	s := e.open(t, "https://auth.a.example", session.Options{})
 	sign(t, s, "GET", "https://api.a.example/x", "")
-	e.clock.Add(11*time.Hour + 30*time.Minute)
+	e.clock.Advance(11*time.Hour + 30*time.Minute)
 	var wg sync.WaitGroup
 	kids := make(chan string, 8*20)
 	for range 8 {
@@ -472,11 +455,11 @@ func TestNoSigningAfterDelegationExpiry(t *testing.T) {
 	s := e.open(t, "https://auth.a.example", session.Options{})
 	k1 := sign(t, s, "GET", "https://api.a.example/x", "").hdr["kid"]
 	e.secrets.fail.Store(true)
-	e.clock.Add(11*time.Hour + 30*time.Minute)
+	e.clock.Advance(11*time.Hour + 30*time.Minute)
 	if sign(t, s, "GET", "https://api.a.example/x", "").hdr["kid"] != k1 {
 		t.Fatal("expected the current key while rotation fails")
 	}
-	e.clock.Add(30*time.Minute - 10*time.Second) // 10 s before exp
+	e.clock.Advance(30*time.Minute - 10*time.Second) // 10 s before exp
 	req, _ := http.NewRequest("GET", "https://api.a.example/x", nil)
 	if err := s.SignRequest(context.Background(), req, ""); err == nil || !strings.Contains(err.Error(), "keyring locked") {
 		t.Fatalf("signed with a delegation about to expire: %v", err)

@@ -115,8 +115,13 @@ func (v *Verifier) fetchClient(ctx context.Context, iss string, now time.Time) (
 
 // get fetches a document without following redirects (spec 5.3 step 1, CIMD §5).
 func (v *Verifier) get(ctx context.Context, target, what string) ([]byte, *Error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, v.cfg.FetchTimeout)
 	defer cancel()
+	// The deadline passed: this one, or the HTTP client's own (which may end the exchange a
+	// moment before it and say so with an error matching context.DeadlineExceeded).
+	timedOut := func(err error) bool {
+		return errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, invalid("cannot request the %s at %s (spec 5.3)", what, target)
@@ -125,6 +130,9 @@ func (v *Verifier) get(ctx context.Context, target, what string) ([]byte, *Error
 	resp, err := v.client.Do(req)
 	if err != nil {
 		v.cfg.Logger.InfoContext(ctx, "sessioncheck: fetch failed", "what", what, "url", target, "err", err)
+		if timedOut(err) {
+			return nil, invalid("the Personal Agent's %s at %s did not answer within %s (spec 5.3 step 1)", what, target, v.cfg.FetchTimeout)
+		}
 		return nil, invalid("cannot fetch the Personal Agent's %s at %s (spec 5.3 step 1)", what, target)
 	}
 	defer resp.Body.Close()
@@ -136,6 +144,9 @@ func (v *Verifier) get(ctx context.Context, target, what string) ([]byte, *Error
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	if err != nil {
+		if timedOut(err) {
+			return nil, invalid("the Personal Agent's %s at %s did not answer within %s (spec 5.3 step 1)", what, target, v.cfg.FetchTimeout)
+		}
 		return nil, invalid("cannot read the Personal Agent's %s at %s (spec 5.3 step 1)", what, target)
 	}
 	if len(body) > maxDocument {

@@ -24,30 +24,18 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
-
-// testClock is a settable clock shared by the Personal Agent and the Company.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fixture is a loopback TLS server that serves the Personal Agent's client metadata and JWKS
 // (the identity handler) and a Company API protected by sessioncheck, over real HTTPS.
 type fixture struct {
 	t        testing.TB
 	srv      *httptest.Server
-	clock    *testClock
+	clock    *poppytest.Clock
 	agent    *identity.Agent
 	op       *identity.LocalOperator
 	mgr      *session.Manager
@@ -60,7 +48,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: &testClock{t: time.Unix(1790900000, 0)}, fetches: map[string]int{}}
+	f := &fixture{t: t, clock: poppytest.NewFrozenClock(time.Unix(1790900000, 0)), fetches: map[string]int{}}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.fetchMu.Lock()

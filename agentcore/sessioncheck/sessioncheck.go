@@ -65,6 +65,10 @@ type Config struct {
 	Window time.Duration
 	// Versions are the protocol versions served, e.g. {"0.4"} (the default; spec 3.4).
 	Versions []string
+	// FetchTimeout bounds each fetch of client metadata or JWKS, body included (default 10 s): a
+	// Personal Agent whose server hangs gets invalid_session naming the URL, never a stuck
+	// request.
+	FetchTimeout time.Duration
 	// MetadataTTL is how long fetched client metadata and JWKS are cached (default 5 min).
 	MetadataTTL time.Duration
 	// SessionIdle is how long a Session is remembered after its last request (default 24 h;
@@ -160,6 +164,9 @@ func New(cfg Config) *Verifier {
 	}
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = 24 * time.Hour
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = 10 * time.Second
 	}
 	if cfg.EndedTTL <= 0 {
 		cfg.EndedTTL = 7 * 24 * time.Hour

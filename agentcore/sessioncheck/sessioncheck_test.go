@@ -301,7 +301,7 @@ func TestDelegationRotationAndRootRotation(t *testing.T) {
 	if err := f.op.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Add(11*time.Hour + 30*time.Minute) // < 1 h left: the next request uses a new delegated key from the new root key
+	f.clock.Advance(11*time.Hour + 30*time.Minute) // < 1 h left: the next request uses a new delegated key from the new root key
 	r := do()
 	f.check(t, "", "", r)
 	if r.session.New {
@@ -312,7 +312,7 @@ func TestDelegationRotationAndRootRotation(t *testing.T) {
 	if err := f.op.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Add(31 * time.Second)
+	f.clock.Advance(31 * time.Second)
 	f.fetchMu.Lock()
 	before := f.fetches["/jwks.json"]
 	f.fetchMu.Unlock()

@@ -19,13 +19,15 @@
 // Everything else is non-secret state, which the vault keeps in SQLite: [EngineState] (discovered
 // Companies, cached documents, Sessions, the inspector's exchanges and [Settings]) for
 // agentcore/engine, [Approvals] (approvals, their revisions and the decision log) for
-// agentcore/approvals, and [Conversations] with [Transcripts] (conversations, their cursors and
-// transcripts) for agentcore/conversation. Every method that changes state returns only after the
+// agentcore/approvals, [Conversations] with [Transcripts] (conversations, their cursors and
+// transcripts) for agentcore/conversation, and [FeedbackReports] (the reports of tasks Poppydesk
+// could not do that it sent to Companies, spec 9.3) for agentcore/coverage. Every method that changes state returns only after the
 // change is durable, which is what write-before-send (DESIGN.md invariant 3) and persisting a
 // message before sending it (spec 8.3) rely on. No record holds a token, key, Session JWT, code,
 // User ID or Agent ID (DESIGN.md invariant 5).
 //
-// [NewMemoryEngineState], [NewMemoryApprovals] and [NewMemoryConversations] keep the same state in
+// [NewMemoryEngineState], [NewMemoryApprovals], [NewMemoryConversations] and
+// [NewMemoryFeedbackReports] keep the same state in
 // memory, with the same contract, for tests of the packages that use it.
 //
 // # Errors

@@ -12,7 +12,10 @@ import (
 )
 
 // Item names in the KV. Company items escape their parts so no identifier can collide with another.
-const rootItem = "root"
+const (
+	rootItem   = "root"
+	deviceItem = "operator-device"
+)
 
 func companyItem(company, account string) string {
 	return "company/" + url.PathEscape(company) + "/" + url.PathEscape(account)
@@ -149,6 +152,37 @@ func (t *typed) Companies(ctx context.Context) ([][2]string, error) {
 		return out[i][1] < out[j][1]
 	})
 	return out, nil
+}
+
+func (t *typed) LoadDevice(ctx context.Context) (*DeviceBundle, error) {
+	raw, err := t.kv.Get(ctx, deviceItem)
+	if err != nil {
+		return nil, err
+	}
+	var b DeviceBundle
+	if err := decode(raw, &b, &b.Version); err != nil {
+		return nil, fmt.Errorf("operator enrollment item: %w", err)
+	}
+	return &b, nil
+}
+
+func (t *typed) SaveDevice(ctx context.Context, b *DeviceBundle) error {
+	defer t.lock(deviceItem)()
+	b.Version = BundleVersion
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	return t.kv.Set(ctx, deviceItem, raw)
+}
+
+func (t *typed) DeleteDevice(ctx context.Context) error {
+	defer t.lock(deviceItem)()
+	err := t.kv.Delete(ctx, deviceItem)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 func (t *typed) Reset(ctx context.Context) error { return t.kv.DeleteAll(ctx) }

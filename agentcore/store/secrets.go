@@ -63,6 +63,27 @@ type CompanyBundle struct {
 	AccountLabel string          `json:"account_label,omitempty"` // what the user calls the account
 }
 
+// DeviceBundle is this device's enrollment with a remote operator that signs blindly (spec
+// 10.7, RFC 9474): the operator's published identity, its endpoints, and the device key that
+// authenticates the device's requests to it. One keyring item; at most one enrollment at a time.
+type DeviceBundle struct {
+	Version int `json:"v"`
+	// Operator is the operator's base URL, e.g. https://operator.example.
+	Operator string `json:"operator"`
+	// DeviceID names this device at the operator.
+	DeviceID string `json:"device_id"`
+	// PrivateJWK is the device's P-256 private key (JSON).
+	PrivateJWK json.RawMessage `json:"private_jwk"`
+	// ClientID and JWKSURI are the operator's published identity (spec 4.1), ClientName its
+	// client_name; SignEndpoint is where blind signatures are asked for.
+	ClientID     string `json:"client_id"`
+	ClientName   string `json:"client_name,omitempty"`
+	JWKSURI      string `json:"jwks_uri"`
+	SignEndpoint string `json:"sign_endpoint"`
+	// Enrolled is when the device enrolled.
+	Enrolled time.Time `json:"enrolled"`
+}
+
 // Secrets keeps secret bundles. Implementations must be safe for concurrent use, must make each
 // write atomic per item (a reader sees the old bundle or the new one, never a mix or nothing),
 // and must bound every call with a timeout so a locked or absent keyring cannot hang the caller.
@@ -77,6 +98,12 @@ type Secrets interface {
 	DeleteCompany(ctx context.Context, company, account string) error
 	// Companies lists the (company, account) pairs that have a bundle.
 	Companies(ctx context.Context) ([][2]string, error)
+
+	// LoadDevice reads this device's enrollment with a remote operator (ErrNotFound without
+	// one); SaveDevice replaces it; DeleteDevice removes it (no error when there is none).
+	LoadDevice(ctx context.Context) (*DeviceBundle, error)
+	SaveDevice(ctx context.Context, b *DeviceBundle) error
+	DeleteDevice(ctx context.Context) error
 
 	// Reset deletes every item Poppydesk keeps ("reset Poppydesk").
 	Reset(ctx context.Context) error

@@ -93,6 +93,10 @@ type Exchange struct {
 	ResponseHeaders http.Header
 	ResponseBody    []byte
 	Duration        time.Duration
+	// Details is what agentcore/inspect decoded before redaction (JSON of inspect.Details: the
+	// cause, the Session ID, JWT headers and claims without signatures, token values or User
+	// IDs, and findings); nil when nothing was decoded.
+	Details json.RawMessage
 }
 
 // Approvals is the durable memory of the approval queue (Operations extension v2, sections 5 to

@@ -96,3 +96,38 @@ func TestNewerFormatRefused(t *testing.T) {
 		t.Fatal("want error for newer format")
 	}
 }
+
+// TestDeviceBundle: the operator enrollment is one item of its own, not a Company, and Reset
+// removes it.
+func TestDeviceBundle(t *testing.T) {
+	ctx := context.Background()
+	s := NewSecrets(NewMemoryKV())
+	if _, err := s.LoadDevice(ctx); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("LoadDevice on empty store: %v, want ErrNotFound", err)
+	}
+	if err := s.SaveDevice(ctx, &DeviceBundle{Operator: "https://operator.example", DeviceID: "dev_1"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.LoadDevice(ctx)
+	if err != nil || b.DeviceID != "dev_1" || b.Version != BundleVersion {
+		t.Fatalf("LoadDevice = %+v, %v", b, err)
+	}
+	if got, _ := s.Companies(ctx); len(got) != 0 {
+		t.Fatalf("the enrollment is listed as a Company: %v", got)
+	}
+	if err := s.DeleteDevice(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteDevice(ctx); err != nil {
+		t.Fatalf("deleting a missing enrollment: %v", err)
+	}
+	if err := s.SaveDevice(ctx, &DeviceBundle{DeviceID: "dev_2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadDevice(ctx); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after reset: %v", err)
+	}
+}

@@ -10,20 +10,39 @@ import (
 )
 
 // Destinations is the set of a Company's Session destinations (spec 5.2): the only URLs that may
-// receive its Session JWT (and access tokens). Entries are exact URLs or path prefixes on an
-// origin; prefixes match on path-segment boundaries, so a prefix https://a.example/api matches
-// /api and /api/x but not /apix. Exclusions (e.g. an API description document under an API
-// prefix) win over entries. Sharing a host name with an entry does not make a URL a destination.
-// The zero value allows nothing. Destinations is immutable after building; safe for concurrent use.
+// receive its Session JWT (and access tokens). Entries are exact URLs, URL templates or path
+// prefixes on an origin:
+//
+//   - Exact: one URL (query ignored), such as an MCP server's url or {browser_session_endpoint}/authorize.
+//   - Template: a URL whose path holds template expressions, such as an OpenAPI server joined
+//     with its path /orders/{id}: each expression stands for one non-empty part of one path
+//     segment (it never spans a "/"), and every other character must be as written.
+//   - Prefix: a URL and every path below it, on path-segment boundaries (a prefix
+//     https://a.example/api matches /api and /api/x but not /apix). A prefix whose path is the
+//     origin's root names the root only: an entry never makes a whole origin a destination.
+//
+// Exclusions (description documents, OAuth endpoints, web pages) win over entries, and a path
+// under /.well-known/ (RFC 8615: discovery and metadata documents) is never a destination.
+// Sharing a host name with an entry does not make a URL a destination. The zero value allows
+// nothing. Destinations is immutable after building; safe for concurrent use.
 type Destinations struct {
 	entries  []destEntry
-	excluded map[string]bool // origin+path
+	excluded map[placeKey]bool
+}
+
+// placeKey is an origin and a path, compared without building a string (no allocation on the
+// path of every signed request).
+type placeKey struct {
+	origin originKey
+	path   string
 }
 
 type destEntry struct {
-	origin string // "https://host[:port]" lowercased host
+	origin originKey
 	path   string // "/" normalised, no trailing slash except root
 	prefix bool
+	// tmpl is set for a Template entry: one pattern per segment of the decoded path.
+	tmpl [][]globTok
 }
 
 // DestinationsBuilder builds a Destinations.
@@ -32,8 +51,86 @@ type DestinationsBuilder struct{ d Destinations }
 // Exact adds a URL that is a Session destination by itself (query ignored).
 func (b *DestinationsBuilder) Exact(raw string) error { return b.add(raw, false) }
 
-// Prefix adds a URL whose path and every path below it are Session destinations.
+// Prefix adds a URL whose path and every path below it are Session destinations. A URL whose
+// path is the root ("/" or empty) adds the root alone.
 func (b *DestinationsBuilder) Prefix(raw string) error { return b.add(raw, true) }
+
+// Template adds a URL template (spec 5.2, 7: an OpenAPI server URL joined with a path template,
+// OpenAPI 3.1 §4.8.8 "Path Templating"): every URL whose decoded path has the same segments,
+// with each {expression} standing for one or more characters of one segment, is a Session
+// destination. The template's literal text may be percent-encoded; it must not hold a "." or
+// ".." segment or a backslash.
+func (b *DestinationsBuilder) Template(raw string) error {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return fmt.Errorf("Session destination: %w", &SchemeError{URL: raw})
+	}
+	j := strings.IndexByte(raw[i+3:], '/')
+	origin, path := raw, "/"
+	if j >= 0 {
+		origin, path = raw[:i+3+j], raw[i+3+j:]
+	}
+	if strings.ContainsAny(origin, "{}") {
+		return fmt.Errorf("Session destination %q: template expressions are allowed in the path only", raw)
+	}
+	u, err := CheckURL(origin + "/")
+	if err != nil {
+		return fmt.Errorf("Session destination: %w", err)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(path, "?#") {
+		return fmt.Errorf("Session destination %q: a URL template has no query or fragment", raw)
+	}
+	tmpl, err := parseTemplate(cleanPath(path))
+	if err != nil {
+		return fmt.Errorf("Session destination %q: %w", raw, err)
+	}
+	b.d.entries = append(b.d.entries, destEntry{origin: originOf(u), path: cleanPath(path), tmpl: tmpl})
+	return nil
+}
+
+// parseTemplate compiles a path template into one pattern per segment: literal text (decoded)
+// and template expressions.
+func parseTemplate(p string) ([][]globTok, error) {
+	var out [][]globTok
+	for seg := range strings.SplitSeq(strings.TrimPrefix(p, "/"), "/") {
+		var parts []string
+		rest := seg
+		for rest != "" {
+			open := strings.IndexByte(rest, '{')
+			if open < 0 {
+				parts = append(parts, rest)
+				break
+			}
+			if open > 0 {
+				parts = append(parts, rest[:open])
+			}
+			end := strings.IndexByte(rest[open:], '}')
+			if end < 0 || strings.ContainsAny(rest[open+1:open+end], "{/") {
+				return nil, fmt.Errorf("the template expression in segment %q is not closed", seg)
+			}
+			parts = append(parts, "")
+			rest = rest[open+end+1:]
+		}
+		for k, part := range parts {
+			if part == "" {
+				continue
+			}
+			if strings.ContainsRune(part, '}') {
+				return nil, fmt.Errorf("segment %q has an unmatched \"}\"", seg)
+			}
+			dec, err := url.PathUnescape(part)
+			if err != nil || strings.ContainsAny(dec, "/\\") {
+				return nil, fmt.Errorf("segment %q holds a malformed escape, an encoded slash or a backslash", seg)
+			}
+			parts[k] = dec
+		}
+		if len(parts) == 1 && (parts[0] == "." || parts[0] == "..") {
+			return nil, fmt.Errorf("segment %q is a dot-segment", seg)
+		}
+		out = append(out, compileSegment(parts))
+	}
+	return out, nil
+}
 
 // Exclude removes one exact URL (e.g. a description document) from the destinations.
 func (b *DestinationsBuilder) Exclude(raw string) error {
@@ -42,15 +139,16 @@ func (b *DestinationsBuilder) Exclude(raw string) error {
 		return err
 	}
 	if b.d.excluded == nil {
-		b.d.excluded = map[string]bool{}
+		b.d.excluded = map[placeKey]bool{}
 	}
-	b.d.excluded[originOf(u)+cleanPath(u.EscapedPath())] = true
+	b.d.excluded[placeKey{originOf(u), cleanPath(u.EscapedPath())}] = true
 	return nil
 }
 
 // Build returns the Destinations.
 func (b *DestinationsBuilder) Build() *Destinations {
 	d := b.d
+	d.entries = append([]destEntry(nil), b.d.entries...)
 	return &d
 }
 
@@ -59,48 +157,148 @@ func (b *DestinationsBuilder) add(raw string, prefix bool) error {
 	if err != nil {
 		return fmt.Errorf("Session destination: %w", err)
 	}
-	b.d.entries = append(b.d.entries, destEntry{origin: originOf(u), path: cleanPath(u.EscapedPath()), prefix: prefix})
+	p := cleanPath(u.EscapedPath())
+	if p == "/" {
+		prefix = false // never a whole origin (spec 5.2)
+	}
+	b.d.entries = append(b.d.entries, destEntry{origin: originOf(u), path: p, prefix: prefix})
 	return nil
 }
 
 // Allows reports whether u is a Session destination.
 func (d *Destinations) Allows(u *url.URL) bool {
+	// A dot-segment or encoded slash could make the server see another resource than the text
+	// compared here (e.g. /api/../oauth/token): such a URL is never a destination.
+	if u == nil || CheckPath(u) != nil {
+		return false
+	}
+	return d.allowsChecked(u)
+}
+
+// allowsChecked is Allows for a URL whose path CheckPath (or CheckURL) accepted.
+func (d *Destinations) allowsChecked(u *url.URL) bool {
 	if d == nil || u == nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" {
 		return false
 	}
-	if CheckPath(u) != nil {
-		// A dot-segment or encoded slash could make the server see another resource than the
-		// text compared here (e.g. /api/../oauth/token); such a URL is never a destination.
-		return false
-	}
+	// Discovery and metadata documents live under /.well-known/ (RFC 8615), and exclusions
+	// win: neither is ever a destination.
 	o, p := originOf(u), cleanPath(u.EscapedPath())
-	if d.excluded[o+p] {
+	if p == "/.well-known" || strings.HasPrefix(p, "/.well-known/") || d.excluded[placeKey{o, p}] {
 		return false
 	}
-	for _, e := range d.entries {
+	for i := range d.entries {
+		e := &d.entries[i]
 		if e.origin != o {
 			continue
 		}
-		if p == e.path {
+		switch {
+		case e.tmpl != nil:
+			if matchTemplate(e.tmpl, cleanPath(u.Path)) {
+				return true
+			}
+		case p == e.path:
 			return true
-		}
-		if e.prefix && (e.path == "/" || strings.HasPrefix(p, e.path+"/")) {
+		case e.prefix && strings.HasPrefix(p, e.path+"/"):
 			return true
 		}
 	}
 	return false
 }
 
-// originOf is scheme://host[:port] with the host lowercased and the default port dropped.
-func originOf(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+// Refuses reports whether u can never be a Session destination of this set, whatever entry is
+// added: a path under /.well-known/, an excluded URL (a description document, an OAuth endpoint,
+// a page), or a path with dot-segments or encoded slashes. A URL it doesn't refuse may still not
+// be a destination (Allows).
+func (d *Destinations) Refuses(u *url.URL) bool {
+	if u == nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" || CheckPath(u) != nil {
+		return true
 	}
-	if p := u.Port(); p != "" && p != "443" {
-		host += ":" + p
+	p := cleanPath(u.EscapedPath())
+	if p == "/.well-known" || strings.HasPrefix(p, "/.well-known/") {
+		return true
 	}
-	return "https://" + host
+	return d != nil && d.excluded[placeKey{originOf(u), p}]
+}
+
+// matchTemplate reports whether the decoded path p has the template's segments.
+func matchTemplate(tmpl [][]globTok, p string) bool {
+	rest := strings.TrimPrefix(p, "/")
+	for i, pat := range tmpl {
+		seg := rest
+		if i < len(tmpl)-1 {
+			k := strings.IndexByte(rest, '/')
+			if k < 0 {
+				return false
+			}
+			seg, rest = rest[:k], rest[k+1:]
+		} else if strings.IndexByte(rest, '/') >= 0 {
+			return false
+		}
+		if !globMatch(pat, seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// globTok is one token of a segment pattern: a literal byte, any one byte, or any run of bytes.
+// A template expression is "any one" followed by "any run" (one or more characters).
+type globTok struct {
+	kind byte // 'l' literal, '?' any one, '*' any run
+	c    byte
+}
+
+func compileSegment(parts []string) []globTok {
+	var out []globTok
+	for _, part := range parts {
+		if part == "" {
+			out = append(out, globTok{kind: '?'}, globTok{kind: '*'})
+			continue
+		}
+		for i := 0; i < len(part); i++ {
+			out = append(out, globTok{kind: 'l', c: part[i]})
+		}
+	}
+	return out
+}
+
+// globMatch is the classic wildcard match with backtracking to the last run: O(len(pat) *
+// len(s)) at worst, so a hostile template cannot make a check slow.
+func globMatch(pat []globTok, s string) bool {
+	p, i, starP, starI := 0, 0, -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pat) && (pat[p].kind == '?' || pat[p].kind == 'l' && pat[p].c == s[i]):
+			p++
+			i++
+		case p < len(pat) && pat[p].kind == '*':
+			starP, starI = p, i
+			p++
+		case starP >= 0:
+			p = starP + 1
+			starI++
+			i = starI
+		default:
+			return false
+		}
+	}
+	for p < len(pat) && pat[p].kind == '*' {
+		p++
+	}
+	return p == len(pat)
+}
+
+// originKey is an https origin: the host lowercased, and the port ("" for 443).
+type originKey struct{ host, port string }
+
+// originOf is u's origin (https is the only scheme a destination has), without allocating when
+// the host is already lowercase.
+func originOf(u *url.URL) originKey {
+	k := originKey{host: strings.ToLower(u.Hostname()), port: u.Port()}
+	if k.port == "443" {
+		k.port = ""
+	}
+	return k
 }
 
 func cleanPath(p string) string {

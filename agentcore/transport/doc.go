@@ -18,10 +18,14 @@
 //     never send a token, Session JWT, assertion or credentials to a new URL. A 3xx becomes a
 //     *RedirectError naming the Location (errors.Is ErrRedirectRefused). The OAuth layer uses
 //     NoRedirectClient for token, revocation and device endpoints for the same reason.
-//   - 5.2 Session destinations: a SessionClient signs only requests to its Destinations (the
-//     Company's API URL prefixes, protocol and extension endpoints; see
-//     discovery.Company.SessionDestinations); any other URL (discovery documents, OAuth
-//     endpoints, web pages, other hosts) gets a *DestinationError before anything is sent.
+//   - 5.2 Session destinations: a SessionClient signs only requests to its Destinations (see
+//     discovery.Company.SessionDestinations): exact URLs (an MCP server's url,
+//     {browser_session_endpoint}/authorize), URL templates (an OpenAPI server joined with its
+//     path templates, each expression one segment part; the conversation routes of 8.2) and
+//     extension endpoint prefixes, never a whole origin. Exclusions (description documents,
+//     OAuth endpoints, pages) and every /.well-known/ path are refused whatever the entries say.
+//     Any other URL (discovery documents, OAuth endpoints, web pages, other hosts) gets a
+//     *DestinationError before anything is sent.
 //     The Signer (agentcore/session's *Session) sets Poppy-Session, Poppy-Version and
 //     Poppy-Extensions; SessionClient also sets Poppy-Version/Poppy-Extensions first for signers
 //     that don't, and the signer's values win.
@@ -40,6 +44,12 @@
 //   - 10.4: the Session JWT's audience is the signer's business; this package only guarantees it
 //     goes to that Company's Session destinations.
 //
+// Bounded waits: DiscoveryClient and NoRedirectClient (discovery documents, metadata,
+// descriptions, JWKS, OAuth endpoints) end each request, redirects and body included, within
+// Config.DocumentTimeout (10 s by default); a Company that doesn't answer gets a *TimeoutError
+// naming the URL (errors.Is ErrTimeout and context.DeadlineExceeded), not a stuck request.
+// SessionClient requests are bounded by Config.Timeout and the caller's context.
+//
 // Every exchange is reported to Config.Observer (for the inspector) when its response body is
 // closed, with the URL, headers and the bodies' first 64 KiB redacted by agentcore/redact:
 // Poppy-Session, Authorization, DPoP, Cookie and Set-Cookie values, token-ish JSON fields, and
@@ -52,7 +62,11 @@
 // parameters, quoted-pair unescaping and token68, and is fuzzed (FuzzParseChallenges).
 //
 // One Transport (one connection pool, keep-alive) serves every Company; its clients are built
-// once, so a request allocates no client.
+// once, so a request allocates no client. A signed request costs little more than a plain one
+// plus its ES256 signature (BenchmarkSignedOutRequest's x-floor): SessionClient builds the
+// http.Request from the URL it checked (one parse), sends it through the guard without an
+// http.Client (no redirect machinery, header copies or timeout goroutine: the request's context
+// bounds the exchange), and checks destinations without allocating.
 //
 // Signed-in requests (spec 4.5, RFC 9449): Hooks.Authorize puts the credential on each attempt
 // (Bearer, or DPoP with a proof); without it the token is sent as Bearer. Hooks.OnResponse sees

@@ -2,9 +2,6 @@ package transport_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,16 +29,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := poppytest.New(poppytest.Options{Faults: faults})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := poppytest.Start(t, poppytest.Options{Faults: faults})
 	f := &fixture{s: s}
 	cfg := s.ClientConfig()
 	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -58,6 +46,7 @@ func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fi
 	if mod != nil {
 		mod(&cfg)
 	}
+	var err error
 	f.tr, err = transport.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +56,7 @@ func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.agent, err = s.NewTestAgent(ctx, nil)
+	f.agent, err = s.NewTestAgent(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,24 +89,4 @@ func (f *fixture) client(t testing.TB, hooks transport.Hooks) *transport.Session
 		t.Fatal(err)
 	}
 	return c
-}
-
-// sidOf decodes the sid claim of a recorded Poppy-Session header (test-only, unverified).
-func sidOf(t testing.TB, jwt string) string {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("Poppy-Session is not a compact JWS: %q", jwt)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		SID string `json:"sid"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c.SID
 }

@@ -112,14 +112,7 @@ func TestSchemeAndDevCA(t *testing.T) {
 
 // TestWildcardDevHosts: "*.localhost" (the CLI's --dev-allow-loopback) maps every subdomain.
 func TestWildcardDevHosts(t *testing.T) {
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := poppytest.Start(t, poppytest.Options{})
 	tr, err := transport.New(transport.Config{DevHosts: []string{"*.localhost"}, DevRootCAs: []*x509.Certificate{s.CA().Cert}})
 	if err != nil {
 		t.Fatal(err)

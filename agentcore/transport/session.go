@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,22 @@ type SessionClient struct {
 	signer  Signer
 	version string
 	exts    string
+	values  map[string][]string // headerValue's slices, by value
+}
+
+// headerValue returns a shared one-element header value slice for v.
+func (c *SessionClient) headerValue(v string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hv, ok := c.values[v]
+	if !ok {
+		if c.values == nil || len(c.values) > 16 {
+			c.values = map[string][]string{}
+		}
+		hv = []string{v}
+		c.values[v] = hv
+	}
+	return hv
 }
 
 // Session returns a SessionClient over t.
@@ -133,7 +150,7 @@ func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error)
 	if err != nil {
 		return nil, err
 	}
-	if !c.dest.Allows(u) {
+	if !c.dest.allowsChecked(u) {
 		return nil, &DestinationError{URL: redact.URL(u)}
 	}
 	if u.RawQuery != "" && u.Query().Has("access_token") {
@@ -248,44 +265,94 @@ func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error)
 }
 
 func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, token string, signer Signer, version, exts string) (*http.Response, error) {
-	var body io.Reader
+	// The request is built from the URL Do parsed and checked (no second parse). Its context
+	// bounds the whole exchange, body included, by Config.Timeout; closing the body ends it.
+	ctx, cancel := context.WithTimeout(ctx, c.t.cfg.Timeout)
+	hr := (&http.Request{Method: req.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, len(req.Header)+4), Host: u.Host}).WithContext(ctx)
+	if hr.Method == "" {
+		hr.Method = http.MethodGet
+	}
 	if req.Body != nil {
-		body = bytes.NewReader(req.Body)
+		hr.Body, hr.ContentLength = io.NopCloser(bytes.NewReader(req.Body)), int64(len(req.Body))
+		if len(req.Body) == 0 {
+			hr.Body = http.NoBody
+		}
 	}
-	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, body)
-	if err != nil {
-		return nil, fmt.Errorf("transport: building %s %s: %w", req.Method, redact.URL(u), err)
-	}
-	// No automatic replay by net/http with the same single-use Session JWT (spec 5.2): this
-	// client decides retries, each freshly signed.
-	hr.GetBody = nil
+	// No automatic replay by net/http with the same single-use Session JWT (spec 5.2): GetBody
+	// stays nil, so this client decides retries, each freshly signed.
 	for k, vs := range req.Header {
 		hr.Header[k] = vs
 	}
-	hr.Header.Set("Poppy-Version", version)
+	// One-element slices made once per value: net/http only reads them, and a signer replaces
+	// them rather than changing them.
+	hr.Header["Poppy-Version"] = c.headerValue(version)
 	if exts != "" {
-		hr.Header.Set("Poppy-Extensions", exts)
+		hr.Header["Poppy-Extensions"] = c.headerValue(exts)
 	} else {
-		hr.Header.Del("Poppy-Extensions")
+		delete(hr.Header, "Poppy-Extensions")
 	}
 	hr.Header.Del("Authorization")
 	hr.Header.Del("DPoP")
 	switch {
 	case token != "" && c.hooks.Authorize != nil:
 		if err := c.hooks.Authorize(ctx, hr, token); err != nil {
+			cancel()
 			return nil, fmt.Errorf("transport: putting the access token on %s %s failed: %w", req.Method, redact.URL(u), err)
 		}
 	case token != "":
 		hr.Header.Set("Authorization", "Bearer "+token)
 	}
 	if err := signer.SignRequest(ctx, hr, token); err != nil {
+		cancel()
 		return nil, fmt.Errorf("transport: signing the Session header failed: %w", err)
 	}
-	resp, err := c.t.noRedirect.Do(hr)
+	// The guard directly, not an http.Client: this client follows no redirect (a 3xx is
+	// returned to Do) and has its own deadline, so the Client's redirect machinery and header
+	// copies would only cost time on every signed request.
+	resp, err := c.t.guard.RoundTrip(hr)
 	if err != nil {
-		return nil, err
+		cancel()
+		return nil, &url.Error{Op: urlOp(hr.Method), URL: redact.URL(u), Err: err}
 	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, url: u, limit: c.t.cfg.Timeout}
 	return resp, nil
+}
+
+// urlOp is the Op of a *url.Error for method, as net/http.Client writes it ("Get", "Post").
+func urlOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	return method[:1] + strings.ToLower(method[1:])
+}
+
+// cancelBody ends a request's context when its response body is closed, and reports a body cut
+// by the end of the exchange's deadline as a *TimeoutError: net/http may report such a cut as
+// io.EOF, which would pass a truncated body for a complete one.
+type cancelBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelFunc
+	url    *url.URL
+	limit  time.Duration
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && b.ctx.Err() != nil {
+		if errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
+			return n, &TimeoutError{URL: redact.URL(b.url), Limit: b.limit}
+		}
+		return n, b.ctx.Err()
+	}
+	return n, err
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func drain(resp *http.Response) {

@@ -48,6 +48,11 @@ type Config struct {
 	LookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Observer, when set, receives every exchange with secrets redacted.
 	Observer func(Exchange)
+	// Inspect, when set with Observer, sees each exchange once before redaction: the request
+	// as sent, its body, and the response's header and the part of its body that was read. What
+	// it returns travels in Exchange.Inspected. It must return nothing secret: agentcore/inspect
+	// keeps decoded claims without signatures or token values.
+	Inspect func(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any
 	// Logger receives debug lines about exchanges (secrets redacted). Nil: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
@@ -58,8 +63,92 @@ type Config struct {
 	MaxRetryAfter time.Duration
 	// Max429Retries bounds how many times one request is re-sent after 429 (default 3).
 	Max429Retries int
-	// Timeout bounds each exchange (default 30s).
+	// Timeout bounds each exchange of a SessionClient (default 30s).
 	Timeout time.Duration
+	// DocumentTimeout bounds each request of DiscoveryClient and NoRedirectClient, redirects
+	// and body included (default 10s): discovery documents, metadata, descriptions, JWKS and
+	// OAuth endpoints. A Company that doesn't answer in time gets a *TimeoutError naming the URL.
+	DocumentTimeout time.Duration
+}
+
+// DefaultDocumentTimeout is Config.DocumentTimeout's default.
+const DefaultDocumentTimeout = 10 * time.Second
+
+// ErrTimeout is matched (errors.Is) by every *TimeoutError.
+var ErrTimeout = errors.New("transport: the Company did not answer in time")
+
+// TimeoutError reports a request that got no complete answer before its deadline: the
+// Company's server is slow or stuck (or the caller gave up sooner). Nothing of the answer was
+// used.
+type TimeoutError struct {
+	URL   string        // redacted
+	Limit time.Duration // the longest Poppydesk waits for such a request
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s did not answer in time (Poppydesk waits at most %s for it); the Company's server is slow or not answering, nothing from it was used; try again later", e.URL, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTimeout) and errors.Is(err, context.DeadlineExceeded) true.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true, as net.Error does for timeouts.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// deadlineWords turns the end of a request's deadline into a *TimeoutError naming its URL, for
+// the document clients. Their http.Client.Timeout bounds the whole request, redirects included,
+// through the request's context deadline; deadlineWords ends each exchange a moment before that
+// deadline, so the error it reports is the one the caller gets (not the http.Client's own
+// "request canceled"), typed and in words.
+type deadlineWords struct {
+	rt    http.RoundTripper
+	limit time.Duration
+}
+
+func (d *deadlineWords) RoundTrip(req *http.Request) (*http.Response, error) {
+	outer := req.Context()
+	dl, ok := outer.Deadline()
+	if !ok {
+		return d.rt.RoundTrip(req)
+	}
+	ctx, cancel := context.WithDeadline(outer, dl.Add(-min(50*time.Millisecond, d.limit/10)))
+	resp, err := d.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if timedOut {
+			return nil, &TimeoutError{URL: redact.URL(req.URL), Limit: d.limit}
+		}
+		return nil, err
+	}
+	resp.Body = &deadlineBody{rc: resp.Body, ctx: ctx, cancel: cancel, url: req.URL, limit: d.limit}
+	return resp, nil
+}
+
+type deadlineBody struct {
+	rc     io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelFunc
+	url    *url.URL
+	limit  time.Duration
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	// Once the deadline passed, an end of the body is not a complete answer: net/http may
+	// report the cut connection as io.EOF.
+	if err != nil && errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
+		err = &TimeoutError{URL: redact.URL(b.url), Limit: b.limit}
+	}
+	return n, err
+}
+
+func (b *deadlineBody) Close() error {
+	err := b.rc.Close()
+	b.cancel()
+	return err
 }
 
 // Exchange is one HTTP exchange as the observer sees it. Header values and bodies are redacted.
@@ -76,6 +165,8 @@ type Exchange struct {
 	RequestBody  []byte
 	ResponseBody []byte
 	Err          string
+	// Inspected is what Config.Inspect returned for this exchange (nil without it).
+	Inspected any
 }
 
 // Transport is the engine's safe HTTP transport: one connection pool for every Company, with the
@@ -87,7 +178,10 @@ type Transport struct {
 	now    func() time.Time
 	sleep  func(ctx context.Context, d time.Duration) error
 	log    *slog.Logger
-	// noRedirect and followHTTPS are reused clients (no per-request allocation).
+	guard  *guard
+	// noRedirect and followHTTPS are the document clients (Config.DocumentTimeout), reused: no
+	// per-request allocation. SessionClient sends through guard itself, bounded by its request's
+	// context (Config.Timeout).
 	noRedirect  *http.Client
 	followHTTPS *http.Client
 }
@@ -140,24 +234,39 @@ func New(cfg Config) (*Transport, error) {
 	if t.cfg.Timeout <= 0 {
 		t.cfg.Timeout = 30 * time.Second
 	}
+	if t.cfg.DocumentTimeout <= 0 {
+		t.cfg.DocumentTimeout = DefaultDocumentTimeout
+	}
 	t.rt = &http.Transport{
 		Proxy:       nil, // never an environment proxy: it would bypass the address policy
 		DialContext: p.dial,
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return p.dialTLS(ctx, network, addr, roots, devRoots)
 		},
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: t.cfg.Timeout,
+		MaxIdleConns:        100,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		// No ResponseHeaderTimeout: every client bounds its own requests (the document clients
+		// with http.Client.Timeout, SessionClient with its request's context, agentcore/apis
+		// with a wait for the headers of its own), so a signed request pays for one timer.
 		ExpectContinueTimeout: time.Second,
 	}
-	rt := &guard{t: t}
-	t.noRedirect = &http.Client{Transport: rt, Timeout: t.cfg.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	t.followHTTPS = &http.Client{Transport: rt, Timeout: t.cfg.Timeout, CheckRedirect: checkDiscoveryRedirect}
+	t.guard = &guard{t: t}
+	docs := &deadlineWords{rt: t.guard, limit: t.cfg.DocumentTimeout}
+	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	t.noRedirect = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout, CheckRedirect: noFollow}
+	t.followHTTPS = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout, CheckRedirect: checkDiscoveryRedirect}
 	return t, nil
 }
+
+// RoundTripper is the guard under every client (HTTPS only, the address policy, observed):
+// for layers that sign requests themselves (agentcore/apis). It follows no redirect and has no
+// timeout of its own: the caller bounds each exchange (Timeout).
+func (t *Transport) RoundTripper() http.RoundTripper { return t.guard }
+
+// Timeout is Config.Timeout: how long a signed exchange may take (SessionClient), or wait for
+// its response headers (agentcore/apis, whose MCP answers may stream for longer).
+func (t *Transport) Timeout() time.Duration { return t.cfg.Timeout }
 
 // Close drops idle connections.
 func (t *Transport) Close() { t.rt.CloseIdleConnections() }
@@ -174,11 +283,13 @@ func (t *Transport) Sleep(ctx context.Context, d time.Duration) error { return t
 // DiscoveryClient returns the client for credential-free discovery requests (spec 3 "Fetching
 // the document"): it follows up to 10 redirects, each only to an HTTPS URL, and sends no
 // credentials (it never signs, and the caller must not add Authorization or Poppy-Session).
+// Each request, redirects and body included, ends within Config.DocumentTimeout.
 func (t *Transport) DiscoveryClient() *http.Client { return t.followHTTPS }
 
 // NoRedirectClient returns a client that never follows redirects: a 3xx is returned as is. Use it
 // for documents fetched without redirects (spec 3.4 supported_versions) and for every request
-// carrying credentials (spec 3 "Redirects and addresses").
+// carrying credentials (spec 3 "Redirects and addresses"), such as those to OAuth endpoints.
+// Each request, body included, ends within Config.DocumentTimeout.
 func (t *Transport) NoRedirectClient() *http.Client { return t.noRedirect }
 
 // ErrRedirectNotHTTPS is returned when a discovery redirect points to a non-HTTPS URL.
@@ -213,24 +324,36 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	start := g.t.now()
 	ex := Exchange{Method: req.Method, URL: redact.URL(req.URL), RequestHeader: redact.Header(req.Header)}
+	var rawBody []byte
 	if req.GetBody != nil && req.ContentLength > 0 && req.ContentLength <= maxObservedBody {
 		if b, err := req.GetBody(); err == nil {
-			body, _ := io.ReadAll(b)
+			rawBody, _ = io.ReadAll(b)
 			b.Close()
-			ex.RequestBody = redact.JSON(body)
+			ex.RequestBody = redact.JSON(rawBody)
+		}
+	}
+	inspect := func(respHeader http.Header, respBody []byte) {
+		if g.t.cfg.Inspect != nil && obs != nil {
+			ex.Inspected = g.t.cfg.Inspect(req.Context(), req, rawBody, respHeader, respBody)
 		}
 	}
 	resp, err := g.t.rt.RoundTrip(req)
 	if err != nil {
 		ex.Duration = g.t.now().Sub(start)
 		ex.Err = redact.String(err.Error())
+		inspect(nil, nil)
 		g.emit(req.Context(), ex)
 		return nil, err
 	}
 	ex.Status = resp.StatusCode
 	ex.ResponseHeader = redact.Header(resp.Header)
 	// The exchange is reported when the body is closed, with what was read of it (redacted).
-	resp.Body = &observedBody{rc: resp.Body, g: g, ctx: req.Context(), ex: ex, start: start}
+	resp.Body = &observedBody{rc: resp.Body, g: g, ctx: req.Context(), ex: ex, start: start,
+		inspect: func(ex *Exchange, body []byte) {
+			if g.t.cfg.Inspect != nil && obs != nil {
+				ex.Inspected = g.t.cfg.Inspect(req.Context(), req, rawBody, resp.Header, body)
+			}
+		}}
 	return resp, nil
 }
 
@@ -252,6 +375,8 @@ type observedBody struct {
 	start time.Time
 	buf   []byte
 	done  bool
+	// inspect runs Config.Inspect on the raw body read before it is redacted.
+	inspect func(ex *Exchange, body []byte)
 }
 
 func (b *observedBody) Read(p []byte) (int, error) {
@@ -267,6 +392,7 @@ func (b *observedBody) Close() error {
 	if !b.done {
 		b.done = true
 		b.ex.Duration = b.g.t.now().Sub(b.start)
+		b.inspect(&b.ex, b.buf)
 		if len(b.buf) > 0 {
 			b.ex.ResponseBody = redact.JSON(b.buf)
 		}

@@ -77,17 +77,7 @@ func Start(t testing.TB, o Options) *Fixture {
 	}
 	srv := o.Company
 	if srv == nil && !o.Demo {
-		var err error
-		srv, err = poppytest.New(poppytest.Options{Faults: o.Faults, Now: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		if err := srv.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
+		srv = poppytest.Start(t, poppytest.Options{Faults: o.Faults, Now: clk.Now})
 	}
 	dir := o.Dir
 	if dir == "" {

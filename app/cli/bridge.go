@@ -19,8 +19,8 @@ import (
 )
 
 func bridgeFlags(fs *flag.FlagSet, o *windowOptions) {
-	fs.StringVar(&o.e2eListen, "e2e-listen", "", "development builds only: instead of opening the window, serve it for a browser on this 127.0.0.1:PORT address (port 0 picks one) and print its one-time URL")
-	fs.StringVar(&o.e2eDist, "e2e-dist", "frontend/dist", "with --e2e-listen: the built frontend to serve when the binary has none embedded")
+	fs.StringVar(&o.e2eListen, "e2e-listen", "", "development builds only: instead of opening the window, serve it for a browser on this `address` (127.0.0.1:PORT; port 0 picks one) and print its one-time URL")
+	fs.StringVar(&o.e2eDist, "e2e-dist", "frontend/dist", "with --e2e-listen: the built frontend's `folder`, served when the binary has none embedded")
 }
 
 func serveBridge(ctx context.Context, env *Env, h *app.Host, o *windowOptions) error {

@@ -140,8 +140,10 @@ func commands() []command {
 		mcpCommand(),
 		exampleAgentCommand(),
 		discoverCommand(),
+		checkCommand(),
 		companyCommand(),
 		identityCommand(),
+		operatorCommand(),
 		resetCommand(),
 		versionCommand(),
 		helpCommand(),
@@ -162,6 +164,18 @@ func errMissing(what string) error   { return usageError{"missing " + what} }
 func errUnexpected(arg string) error { return usageError{fmt.Sprintf("unexpected argument %q", arg)} }
 func errRequiredFlags(flags ...string) error {
 	return usageError{strings.Join(flags, " and ") + " required"}
+}
+func errSubcommand(only string, args []string) error {
+	if len(args) == 0 {
+		return usageError{fmt.Sprintf("missing the subcommand %q", only)}
+	}
+	return usageError{fmt.Sprintf("unknown subcommand %q; the only one is %q", args[0], only)}
+}
+func errInvalid(what string, err error) error {
+	return usageError{fmt.Sprintf("invalid %s: %v", what, err)}
+}
+func errFlagNeeds(flag, needed, why string) error {
+	return usageError{fmt.Sprintf("%s needs %s (%s)", flag, needed, why)}
 }
 
 // Run runs the command line args (without the program name) and returns the exit status.

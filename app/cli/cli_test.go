@@ -112,9 +112,13 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"identity", "export", "--out", "x"}, "--client-id and --out required"},
 		{[]string{"example-agent"}, "--company required"},
 		{[]string{"reset", "--nope"}, "-nope"},
-		{[]string{"company", "serve", "--fault", "nope"}, "unknown fault nope"},
-		{[]string{"demo", "--fault", "nope"}, "unknown fault nope"},
-		{[]string{"company"}, "the only company subcommand is `serve`"},
+		{[]string{"company", "serve", "--fault", "nope"}, `invalid --fault: the reference Company has no fault "nope"`},
+		{[]string{"demo", "--fault", "nope"}, `invalid --fault: the reference Company has no fault "nope"`},
+		{[]string{"company"}, `missing the subcommand "serve"`},
+		{[]string{"company", "run"}, `unknown subcommand "run"; the only one is "serve"`},
+		{[]string{"identity", "import"}, `unknown subcommand "import"; the only one is "export"`},
+		{[]string{"discover", "a.example", "--dev-ca", "ca.pem"}, "--dev-ca is trusted only for the hosts of Companies under development"},
+		{[]string{"mcp", "extra"}, "unexpected argument \"extra\"; the only mcp subcommand is `setup`"},
 	}
 	for _, u := range usage {
 		code, out, errs := runCLI(t, env, u.args...)

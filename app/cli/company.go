@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/app"
 )
 
 // companyServeInfo is the one JSON line `poppydesk company serve` prints.
@@ -29,30 +30,41 @@ type companyServeInfo struct {
 
 func companyCommand() command {
 	return command{name: "company", summary: "Run the reference Company (a spec-faithful Poppy 0.4 Company on loopback) for demos and tests.",
-		usage: "serve [--listen ADDR] [--fault NAME]...",
+		usage: "serve [--listen ADDR] [--fault NAME]... [--agent-host HOST]... [--agent-ca FILE]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			listen := fs.String("listen", "127.0.0.1:0", "loopback `address` to listen on")
 			var faults listFlag
-			fs.Var(&faults, "fault", "switch on a fault (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			fs.Var(&faults, "fault", "switch on the fault `name` (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			var agentHosts listFlag
+			fs.Var(&agentHosts, "agent-host", "a loopback `host` name where a Personal Agent's metadata is published, e.g. an operator under development (repeatable)")
+			agentCA := fs.String("agent-ca", "", "PEM `file` of the CA that signed the certificates of a Personal Agent's client metadata: on --agent-host names (an operator under development) or on agent.localhost (Poppydesk's developer mode)")
 			return func(ctx context.Context, args []string) error {
 				switch {
 				case len(args) == 0 || args[0] != "serve":
-					return usageError{"the only company subcommand is `serve`"}
+					return errSubcommand("serve", args)
 				case len(args) > 1:
 					return errUnexpected(args[1])
 				}
-				if err := checkFaults(faults); err != nil {
+				if err := checkFaults(faults, false); err != nil {
 					return err
 				}
-				return companyServe(ctx, *listen, faults, env.Stdout)
+				opts := poppytest.Options{Listen: *listen, Faults: faults, AgentHosts: agentHosts}
+				if *agentCA != "" {
+					certs, err := app.ReadPEMCerts(*agentCA)
+					if err != nil {
+						return err
+					}
+					opts.AgentRootCAs = certs
+				}
+				return companyServe(ctx, opts, env.Stdout)
 			}
 		}}
 }
 
-func companyServe(ctx context.Context, listen string, faults []string, stdout io.Writer) error {
-	s, err := poppytest.New(poppytest.Options{Listen: listen, Faults: faults})
+func companyServe(ctx context.Context, opts poppytest.Options, stdout io.Writer) error {
+	s, err := poppytest.New(opts)
 	if err != nil {
-		return usageError{err.Error()}
+		return errInvalid("--listen", err)
 	}
 	if err := s.Start(ctx); err != nil {
 		return err

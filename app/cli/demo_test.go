@@ -237,7 +237,7 @@ func TestDemoWindowExampleAgent(t *testing.T) {
 		}
 	}
 	text := strings.Join(r.Lines, "\n")
-	for _, want := range []string{"→ discover_company: done", "→ describe_company: done", "→ call_api_operation: waiting_for_user",
+	for _, want := range []string{"→ discover_company: ok", "→ describe_company: ok", "→ call_api_operation: waiting_for_user",
 		"Outcome: the exchange was performed after your approval."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the agent's transcript lacks %q:\n%s", want, text)

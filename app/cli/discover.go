@@ -2,13 +2,12 @@ package cli
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
@@ -17,10 +16,11 @@ import (
 
 func discoverCommand() command {
 	return command{name: "discover", summary: "Discover and verify a Company (spec 3): print it as JSON, or name the failed check and spec section.",
-		usage: "DOMAIN [--dev-ca FILE] [--dev-allow-loopback]",
+		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
-			devCA := fs.String("dev-ca", "", "PEM `file` of a CA trusted only for dev host names (the reference Company's CA)")
-			allowLoopback := fs.Bool("dev-allow-loopback", false, "dev mode: map *.localhost names to 127.0.0.1 (nothing else may reach loopback)")
+			var dev devFlags
+			dev.register(fs)
+			allowLoopback := fs.Bool("dev-allow-loopback", false, "developer mode for the reference Company: map *.localhost names to 127.0.0.1 (prefer --dev-company)")
 			return func(ctx context.Context, args []string) error {
 				switch {
 				case len(args) == 0:
@@ -28,50 +28,22 @@ func discoverCommand() command {
 				case len(args) > 1:
 					return errUnexpected(args[1])
 				}
-				cfg := transport.Config{}
-				if *allowLoopback {
-					cfg.DevHosts = []string{"*.localhost"}
+				if *allowLoopback && len(dev.companies) == 0 {
+					dev.companies = listFlag{args[0]}
+					if h, _, err := net.SplitHostPort(args[0]); err == nil && !strings.HasSuffix(h, ".localhost") {
+						dev.companies = nil
+					}
 				}
-				if *devCA != "" {
-					if !*allowLoopback {
-						return usageError{"--dev-ca is trusted only for dev host names; add --dev-allow-loopback"}
-					}
-					certs, err := readPEMCerts(*devCA)
-					if err != nil {
-						return err
-					}
-					cfg.DevRootCAs = certs
+				cfg, err := dev.transport()
+				if err != nil {
+					return err
+				}
+				if *allowLoopback {
+					cfg.DevHosts = append(cfg.DevHosts, "*.localhost")
 				}
 				return discover(ctx, cfg, args[0], env.Stdout)
 			}
 		}}
-}
-
-func readPEMCerts(path string) ([]*x509.Certificate, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the dev CA file: %w", err)
-	}
-	var out []*x509.Certificate
-	for {
-		var blk *pem.Block
-		blk, b = pem.Decode(b)
-		if blk == nil {
-			break
-		}
-		if blk.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(blk.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("the dev CA file %s holds an invalid certificate: %w", path, err)
-		}
-		out = append(out, c)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("the dev CA file %s holds no PEM certificate", path)
-	}
-	return out, nil
 }
 
 // discoverOutput is what `poppydesk discover` prints.
@@ -101,6 +73,9 @@ func discover(ctx context.Context, cfg transport.Config, domain string, stdout i
 	defer cancel()
 	c, err := d.Discover(ctx, domain)
 	if err != nil {
+		if h := discovery.DeveloperHint(err, domain); h != "" {
+			return fmt.Errorf("%w\nhint: %s", err, h)
+		}
 		return err
 	}
 	enc := json.NewEncoder(stdout)

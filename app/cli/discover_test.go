@@ -60,7 +60,7 @@ func TestDiscoverFailuresCLI(t *testing.T) {
 		{"--dev-ca alone", []string{"discover", info.Domain, "--dev-ca", info.CACert}, 2, "--dev-allow-loopback"},
 		{"no domain", []string{"discover"}, 2, "DOMAIN"},
 		{"unknown fault", []string{"company", "serve", "--fault", "nope"}, 2, "faults are"},
-		{"company without serve", []string{"company"}, 2, "company subcommand is `serve`"},
+		{"company without serve", []string{"company"}, 2, `missing the subcommand "serve"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

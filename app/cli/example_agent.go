@@ -23,7 +23,7 @@ func exampleAgentCommand() command {
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			company := fs.String("company", "", "the Company's `domain`; for `poppydesk demo`, the reference Company's shop.localhost:PORT shown in the window")
 			socket := fs.String("socket", "", "connect to the app's model socket `path` directly instead of launching `poppydesk mcp`")
-			maxWait := fs.Duration("wait", 5*time.Minute, "how long to wait for your decision in the window")
+			maxWait := fs.Duration("wait", 5*time.Minute, "how long to wait for your decision in the window, a `time` such as 90s or 5m")
 			return func(ctx context.Context, args []string) error {
 				switch {
 				case len(args) > 0:

@@ -17,12 +17,12 @@ func identityCommand() command {
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			clientID := fs.String("client-id", "", "HTTPS `URL` where agent.json will be published, e.g. https://agent.example/agent.json")
 			out := fs.String("out", "", "`folder` to write agent.json and jwks.json into")
-			name := fs.String("name", "Poppydesk", "client_name shown to Companies")
+			name := fs.String("name", "Poppydesk", "the `name` shown to Companies (client_name)")
 			logo := fs.String("logo-uri", "", "HTTPS `URL` of the logo (default: logo.png next to agent.json)")
 			return func(ctx context.Context, args []string) error {
 				switch {
 				case len(args) == 0 || args[0] != "export":
-					return usageError{"the only identity subcommand is `export`"}
+					return errSubcommand("export", args)
 				case len(args) > 1:
 					return errUnexpected(args[1])
 				case *clientID == "" || *out == "":
@@ -40,7 +40,7 @@ func exportIdentity(ctx context.Context, env *Env, cfg identity.Config, out stri
 	}
 	agent, err := identity.New(cfg, identity.NewLocalOperator(secrets, nil), nil)
 	if err != nil {
-		return usageError{err.Error()}
+		return errInvalid("--client-id, --name or --logo-uri", err)
 	}
 	files, err := agent.Export(ctx, out)
 	if err != nil {

@@ -10,10 +10,13 @@ package cli
 // into an MCP client's configuration (mcp_setup.go).
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -35,7 +38,7 @@ func mcpCommand() command {
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			socket := fs.String("socket", "", "the app's model socket `path` (default: $XDG_RUNTIME_DIR/poppydesk/mcp.sock, else under the data folder)")
 			noStart := fs.Bool("no-start", false, "fail instead of starting the app when no socket answers")
-			startWait := fs.Duration("start-wait", defaultStartWait, "how long to wait for a started app to listen")
+			startWait := fs.Duration("start-wait", defaultStartWait, "how long to wait for a started app to listen, a `time` such as 15s")
 			var setup mcpSetupOptions
 			fs.BoolVar(&setup.yes, "yes", false, "setup: write the change without asking")
 			fs.BoolVar(&setup.list, "list", false, "setup: list the clients and their configuration files on each system")
@@ -74,9 +77,14 @@ func mcpCommand() command {
 				conn, err := modelapi.Dial(ctx, path)
 				if err != nil {
 					if *noStart {
-						return fmt.Errorf("no Poppydesk app answers at %s (%v); start Poppydesk, or drop --no-start", path, err)
+						err = fmt.Errorf("no Poppydesk app answers at %s (%v); start Poppydesk, or drop --no-start", path, err)
+					} else {
+						conn, err = startAppAndDial(ctx, env, path, *startWait)
 					}
-					if conn, err = startAppAndDial(ctx, env, path, *startWait); err != nil {
+					if err != nil {
+						// The MCP client shows this answer to its initialize instead of a bare
+						// "connection closed".
+						answerFirstRequest(env.Stdin, env.Stdout, err)
 						return err
 					}
 				}
@@ -139,6 +147,30 @@ func startAppAndDial(ctx context.Context, env *Env, socket string, wait time.Dur
 		case <-tick.C:
 		}
 	}
+}
+
+// CodeNotRunning is the JSON-RPC error code of `poppydesk mcp`'s answer when no app can serve
+// the client: -32000, the first of the implementation-defined server errors (JSON-RPC 2.0 §5.1).
+const CodeNotRunning = -32000
+
+// answerFirstRequest reads the client's first message (its initialize) from in and answers it on
+// out with a JSON-RPC error that says why and what to do. A first message that is not a request
+// (no id) gets no answer; the process exits non-zero either way.
+func answerFirstRequest(in io.Reader, out io.Writer, why error) {
+	line, err := bufio.NewReader(io.LimitReader(in, modelapi.MaxArgumentBytes+64<<10)).ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return
+	}
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 || string(req.ID) == "null" {
+		return
+	}
+	msg := "Poppydesk's model interface is not available: " + why.Error()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+		"error": map[string]any{"code": CodeNotRunning, "message": msg}})
+	out.Write(append(b, '\n'))
 }
 
 func lastLines(b []byte, n int) []byte {

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
@@ -36,6 +37,8 @@ type windowOptions struct {
 	faults    listFlag
 	e2eListen string
 	e2eDist   string
+	// dev is developer mode for this run (it replaces the one saved in Settings).
+	dev devFlags
 }
 
 func windowCommand() command {
@@ -47,20 +50,21 @@ func demoCommand() command {
 	return command{name: "demo", summary: "Open the window connected to the reference Company (a local demo).", usage: "[--fault NAME]... [FLAGS]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			o := &windowOptions{demo: true}
-			fs.Var(&o.faults, "fault", "switch on one of the reference Company's faults (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			fs.Var(&o.faults, "fault", "switch on the reference Company's fault `name` (repeatable): "+strings.Join(poppytest.AllFaults, ", "))
 			return windowFlags(fs, env, o)
 		}}
 }
 
 func windowFlags(fs *flag.FlagSet, env *Env, o *windowOptions) runFunc {
 	fs.BoolVar(&o.debug, "debug", false, "write debug-level entries to the log file")
+	o.dev.register(fs)
 	bridgeFlags(fs, o)
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
 			return errNoArguments(args)
 		}
 		if o.demo {
-			if err := checkFaults(o.faults); err != nil {
+			if err := checkFaults(o.faults, true); err != nil {
 				return err
 			}
 		}
@@ -100,6 +104,11 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 		KeyringService: env.KeyringService()}
 	if o.demo {
 		cfg.Demo = &app.DemoOptions{Faults: o.faults}
+	}
+	if dev, err := o.dev.developer(); err != nil {
+		return err
+	} else if dev.On() {
+		cfg.Developer = dev
 	}
 	h, err := app.New(ctx, cfg)
 	if err != nil {
@@ -144,15 +153,16 @@ func (f *listFlag) Set(v string) error {
 	return nil
 }
 
-// checkFaults refuses a fault name the reference Company does not know.
-func checkFaults(names []string) error {
+// checkFaults refuses a fault name the reference Company does not know (its Company Agent's
+// included when agent is true).
+func checkFaults(names []string, agent bool) error {
+	known := poppytest.Faults
+	if agent {
+		known = poppytest.AllFaults
+	}
 	for _, n := range names {
-		known := false
-		for _, f := range poppytest.Faults {
-			known = known || f == n
-		}
-		if !known {
-			return usageError{"unknown fault " + n + "; the reference Company's faults are: " + strings.Join(poppytest.Faults, ", ")}
+		if !slices.Contains(known, n) {
+			return errInvalid("--fault", fmt.Errorf("the reference Company has no fault %q; its faults are: %s", n, strings.Join(known, ", ")))
 		}
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
 // BenchmarkCall measures one bridge call over loopback HTTP (JSON, auth checks, reflection)
@@ -21,34 +23,30 @@ func BenchmarkCall(b *testing.B) {
 	defer s.Close()
 	c := &http.Client{}
 	body := `{"name":"webbridge.Calc.Greet","args":[{"name":"Ada"}]}`
-	b.Run("bridge-http", func(b *testing.B) {
-		for b.Loop() {
-			req, _ := http.NewRequest("POST", s.Origin()+callPath, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.AddCookie(&http.Cookie{Name: CookieName, Value: s.Token()})
-			res, err := c.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
+	httpCall := func(b *testing.B) {
+		req, _ := http.NewRequest("POST", s.Origin()+callPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.AddCookie(&http.Cookie{Name: CookieName, Value: s.Token()})
+		res, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("bridge-dispatch-only", func(b *testing.B) {
-		args := []json.RawMessage{json.RawMessage(`{"name":"Ada"}`)}
-		for b.Loop() {
-			if _, _, err := s.call("webbridge.Calc.Greet", args); err != nil {
-				b.Fatal(err)
-			}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	args := []json.RawMessage{json.RawMessage(`{"name":"Ada"}`)}
+	dispatch := func(b *testing.B) {
+		if _, _, err := s.call("webbridge.Calc.Greet", args); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("baseline-direct", func(b *testing.B) {
-		calc := &Calc{}
-		for b.Loop() {
-			var p Person
-			_ = json.Unmarshal([]byte(`{"name":"Ada"}`), &p)
-			r, _ := calc.Greet(p)
-			_, _ = json.Marshal(callResult{Result: r})
-		}
-	})
+	}
+	calc := &Calc{}
+	direct := func(*testing.B) {
+		var p Person
+		_ = json.Unmarshal([]byte(`{"name":"Ada"}`), &p)
+		r, _ := calc.Greet(p)
+		_, _ = json.Marshal(callResult{Result: r})
+	}
+	benchratio.Run(b, "bridge-http", "direct", httpCall, direct)
+	benchratio.Run(b, "bridge-dispatch-only", "direct", dispatch, direct)
 }

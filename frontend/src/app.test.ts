@@ -23,6 +23,7 @@ class FakeBackend extends FakeEvents implements ShellAPI {
       configDir: "/config/poppydesk",
       logFile: "/state/poppydesk/poppydesk.log",
       keyring: "not connected yet",
+      developer: "",
       demo: "",
     });
   }

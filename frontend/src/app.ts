@@ -193,6 +193,12 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
       keyring.textContent = `Keyring: ${i.keyring}`;
       keyring.hidden = false;
       if (i.demo) doc.body.classList.add("demo");
+      // Developer mode's permanent badge: the hosts and the CA, while it is on.
+      const dev = doc.getElementById("dev-badge");
+      if (dev && i.developer) {
+        dev.textContent = i.developer;
+        dev.hidden = false;
+      }
       applySections(secs);
       setStatus(st);
       if (current === "settings") render(current);

@@ -4,9 +4,10 @@ import { mountShell } from "./app";
 import { approvalsView } from "./views/approvals";
 import { signInView } from "./views/signin";
 import { companiesView } from "./views/companies";
-import { activityView } from "./views/activity";
 import { browserView } from "./views/browser";
 import { conversationsView } from "./views/conversations";
+import { inspectorView } from "./views/inspector";
+import { settingsView } from "./views/settings";
 
 mountShell(document, api.shell, {
   approvals: approvalsView(api.approvals, { raise: api.raiseWindow }),
@@ -14,5 +15,7 @@ mountShell(document, api.shell, {
   companies: companiesView(api.companies),
   browser: browserView(api.browser),
   conversations: conversationsView(api.conversations),
-  inspector: activityView(api.activity), // the model's activity (agentcore/modelapi)
+  // Exchanges, findings, the model's activity (agentcore/modelapi) and, in the demo, its faults.
+  inspector: inspectorView(api.inspector, api.activity, () => document.body.classList.contains("demo")),
+  settings: settingsView(api.settings),
 });

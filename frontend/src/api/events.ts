@@ -24,6 +24,8 @@ export const EVENTS = {
   browserChanged: "browser:changed",
   // app.EventActivity: the model made a request; call Activity.List again.
   activityChanged: "activity:changed",
+  // app.EventInspector: an exchange or a finding was recorded; call Inspector.List again.
+  inspectorChanged: "inspector:changed",
 } as const;
 
 export type EventName = (typeof EVENTS)[keyof typeof EVENTS];
@@ -58,6 +60,7 @@ export interface EventData {
   "conversations:changed": ConversationChange;
   "browser:changed": undefined;
   "activity:changed": undefined;
+  "inspector:changed": undefined;
 }
 
 // A listener gets the event's data, or undefined when an emitter sent none.

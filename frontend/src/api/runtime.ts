@@ -9,6 +9,8 @@ import type * as Browser from "../../wailsjs/go/app/Browser";
 import type * as Companies from "../../wailsjs/go/app/Companies";
 import type * as Conversations from "../../wailsjs/go/app/Conversations";
 import type * as Shell from "../../wailsjs/go/app/Shell";
+import type * as Inspector from "../../wailsjs/go/app/Inspector";
+import type * as Settings from "../../wailsjs/go/app/Settings";
 import type * as SignIn from "../../wailsjs/go/app/SignIn";
 
 // GoServices are the structs app/ binds to the window, by name.
@@ -20,6 +22,8 @@ export interface GoServices {
   Conversations: typeof Conversations;
   Browser: typeof Browser;
   Activity: typeof Activity;
+  Inspector: typeof Inspector;
+  Settings: typeof Settings;
 }
 export type ServiceName = keyof GoServices;
 

@@ -9,6 +9,8 @@ import * as Browser from "../../wailsjs/go/app/Browser";
 import * as Companies from "../../wailsjs/go/app/Companies";
 import * as Conversations from "../../wailsjs/go/app/Conversations";
 import * as Shell from "../../wailsjs/go/app/Shell";
+import * as Inspector from "../../wailsjs/go/app/Inspector";
+import * as Settings from "../../wailsjs/go/app/Settings";
 import * as SignIn from "../../wailsjs/go/app/SignIn";
 import { onEvent, type Subscribe } from "./events";
 import { call, isBound } from "./runtime";
@@ -114,6 +116,30 @@ export type BrowserAPI = typeof browser;
 const activityCalls = {
   list: (limit: number): Promise<T.ActivityEntry[] | null> => call("Activity", () => Activity.List(limit)),
   info: (): Promise<T.ActivityInfo> => call("Activity", () => Activity.Info()),
+  // reports are the reports of unsupported tasks sent to Companies, as sent (spec 9.3).
+  reports: (): Promise<T.FeedbackReport[] | null> => call("Activity", () => Activity.Reports()),
 } satisfies Wrapping<typeof Activity>;
 export const activity = { ...activityCalls, on: onEvent } satisfies Service<typeof Activity>;
 export type ActivityAPI = typeof activity;
+
+const inspectorCalls = {
+  list: (q: T.InspectorQuery): Promise<T.InspectorPage> => call("Inspector", () => Inspector.List(q as never)),
+  entry: (id: number): Promise<T.InspectorEntry> => call("Inspector", () => Inspector.Entry(id)),
+  exportHAR: (ids: number[]): Promise<string> => call("Inspector", () => Inspector.ExportHAR(ids)),
+  exportCurl: (ids: number[]): Promise<string> => call("Inspector", () => Inspector.ExportCurl(ids)),
+  findings: (): Promise<T.Finding[] | null> => call("Inspector", () => Inspector.Findings()),
+  faults: (): Promise<T.InspectorFault[] | null> => call("Inspector", () => Inspector.Faults()),
+  setFault: (name: string, on: boolean): Promise<T.InspectorFault[] | null> => call("Inspector", () => Inspector.SetFault(name, on)),
+} satisfies Wrapping<typeof Inspector>;
+export const inspector = { ...inspectorCalls, on: onEvent } satisfies Service<typeof Inspector>;
+export type InspectorAPI = typeof inspector;
+
+const settingsCalls = {
+  view: (): Promise<T.SettingsView> => call("Settings", () => Settings.View()),
+  // setDeveloper saves developer mode for the next start (a user gesture in Settings).
+  setDeveloper: (companies: string[], caFile: string): Promise<T.SettingsView> =>
+    call("Settings", () => Settings.SetDeveloper(companies, caFile)),
+  disableDeveloper: (): Promise<T.SettingsView> => call("Settings", () => Settings.DisableDeveloper()),
+} satisfies Wrapping<typeof Settings>;
+export const settings = { ...settingsCalls, on: onEvent } satisfies Service<typeof Settings>;
+export type SettingsAPI = typeof settings;

@@ -17,6 +17,7 @@ export class FakeEvents {
     "conversations:changed": [],
     "browser:changed": [],
     "activity:changed": [],
+    "inspector:changed": [],
   };
 
   on<E extends EventName>(name: E, cb: Listener<E>): () => void {

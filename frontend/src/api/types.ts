@@ -11,7 +11,7 @@
 //   - time.Time is generated as any; Go encodes it as an RFC 3339 string.
 //   - fields tagged omitzero are generated as required; Go leaves them out when zero.
 
-import type { app, oauth, operations } from "../../wailsjs/go/models";
+import type { app, inspect, oauth, operations } from "../../wailsjs/go/models";
 
 type Method = (...args: never[]) => unknown;
 
@@ -65,6 +65,7 @@ export type ModelRequest = Override<Data<app.ModelRequest>, { requested: string 
 export type SignInPlan = Override<Data<app.SignInPlan>, { request?: ModelRequest | null }>;
 export type DeviceView = Data<app.DeviceView>;
 export type FlowView = Override<Data<app.FlowView>, { deadline: string }>;
+export type ExcludedTaskEntry = Data<app.ExcludedTaskEntry>;
 export type CompanyEntry = Data<app.CompanyEntry>;
 export type CompanyList = Data<app.CompanyList>;
 
@@ -82,3 +83,16 @@ export type ConversationsStatus = Data<app.ConversationsStatus>;
 export type BrowserState = Data<app.BrowserState>;
 export type ActivityEntry = Data<app.ActivityEntry>;
 export type ActivityInfo = Data<app.ActivityInfo>;
+export type FeedbackReport = Data<app.FeedbackReport>;
+
+// ---- app.Inspector and app.Settings ----
+export type InspectorQuery = Data<app.InspectorQuery>;
+export type InspectorRow = Data<app.InspectorRow>;
+export type InspectorPage = Data<app.InspectorPage>;
+export type InspectorEntry = Data<app.InspectorEntry>;
+export type InspectorToken = Data<app.InspectorToken>;
+export type InspectorHeader = Data<app.InspectorHeader>;
+export type InspectorFault = Data<app.InspectorFault>;
+export type Finding = Override<Data<inspect.Finding>, { at?: string }>;
+export type SettingsView = Data<app.SettingsView>;
+export type DeveloperView = Data<app.DeveloperView>;

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { type ActivityEntry, EVENTS } from "../api";
+import { type ActivityEntry, EVENTS, type FeedbackReport } from "../api";
 import { FakeEvents } from "../api/testing";
 import { type ActivityBackend, activityView, durationOf, statusKind, statusWords } from "./activity";
 import type { ViewContext } from "../app";
@@ -13,6 +13,10 @@ class FakeActivity extends FakeEvents implements ActivityBackend {
   }
   info() {
     return Promise.resolve({ socket: "/run/user/1000/poppydesk/mcp.sock", listening: true, problem: "" });
+  }
+  sent: FeedbackReport[] = [];
+  reports(): Promise<FeedbackReport[] | null> {
+    return Promise.resolve(this.sent.length ? this.sent : null);
   }
 }
 
@@ -110,8 +114,25 @@ describe("activity view", () => {
     expect(host.querySelector(".empty.problem .empty-text")?.textContent).toContain("the service is gone");
   });
 
+  it("shows every report sent to a Company, as sent, as text", async () => {
+    activityView(be)(host, ctx());
+    await flush();
+    expect(host.querySelector("#activity-reports")?.textContent).toContain("No report");
+    be.sent = [
+      { company: "https://auth.shop.example", task: "Pay with a gift card", description: "No <b>gift card</b> field at [identifier removed].", status: "alternative", at: "2026-11-29T18:00:00Z" },
+    ];
+    be.emit(EVENTS.activityChanged);
+    await flush();
+    const r = host.querySelector("#activity-reports .activity-report")!;
+    expect(r.querySelector(".activity-report-task")?.textContent).toBe("Pay with a gift card");
+    expect(r.querySelector(".activity-report-description")?.textContent).toBe("No <b>gift card</b> field at [identifier removed].");
+    expect(r.textContent).toContain("another way");
+    expect(host.querySelector("b")).toBeNull();
+  });
+
   it("has no buttons: nothing here decides anything", async () => {
     be.entries = [entry(1, { status: "waiting_for_user" })];
+    be.sent = [{ company: "c", task: "t", description: "d", status: "accepted", at: "2026-11-29T18:00:00Z" }];
     activityView(be)(host, ctx());
     await flush();
     expect(host.querySelectorAll("button, a, input").length).toBe(0);

@@ -1,10 +1,11 @@
 // The Inspector's "Activity: what your model asked" (agentcore/modelapi; DESIGN.md "Who uses it"
 // 2): every request the model made through Poppydesk's MCP interface, newest first, with the
 // tool, the Company it named, when, the result status and how long it took. The list holds no
-// arguments and nothing a Company wrote; every text is set with textContent (dom.ts). Nothing
-// here decides anything.
+// arguments and nothing a Company wrote. Below it, every report of a task Poppydesk could not do
+// that was sent to a Company, exactly as sent (spec 9.3). Every text is set with textContent
+// (dom.ts). Nothing here decides anything.
 
-import { type ActivityAPI, type ActivityEntry, EVENTS, describeError } from "../api";
+import { type ActivityAPI, type ActivityEntry, EVENTS, type FeedbackReport, describeError } from "../api";
 import { el } from "../dom";
 import type { SectionView } from "../app";
 
@@ -48,6 +49,13 @@ export function timeOf(at: string): string {
   return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
 }
 
+// reportWords says how the Company answered a report.
+export function reportWords(status: string): string {
+  if (status === "alternative") return "accepted; the Company answered with another way to do it";
+  if (status === "sending") return "being sent";
+  return "accepted";
+}
+
 export function durationOf(ms: number): string {
   return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
@@ -61,9 +69,37 @@ export function activityView(backend: ActivityBackend): SectionView {
     const heading = el("h2", { class: "section-title", id: "activity-title" }, "Activity: what your model asked");
     const where = el("p", { class: "activity-where", id: "activity-where" });
     const body = el("div", { class: "activity-body", "aria-live": "polite" });
+    const reports = el("div", { class: "activity-reports", id: "activity-reports" });
     host.replaceChildren(
       el("section", { class: "activity", "aria-labelledby": "activity-title" }, heading, where, body),
+      el(
+        "section",
+        { class: "activity", "aria-labelledby": "activity-reports-title" },
+        el("h2", { class: "section-title", id: "activity-reports-title" }, "Reports sent to Companies"),
+        reports,
+      ),
     );
+    const renderReports = (list: FeedbackReport[]) => {
+      if (list.length === 0) {
+        reports.replaceChildren(el("p", { class: "activity-where" }, "No report of a task Poppydesk could not do has been sent."));
+        return;
+      }
+      reports.replaceChildren(
+        el(
+          "ul",
+          { class: "activity-report-list" },
+          ...list.map((r) =>
+            el(
+              "li",
+              { class: "activity-report" },
+              el("p", {}, el("time", { datetime: r.at }, timeOf(r.at)), ` · ${r.company} · ${reportWords(r.status)}`),
+              el("p", { class: "activity-report-task" }, r.task),
+              el("p", { class: "activity-report-description" }, r.description),
+            ),
+          ),
+        ),
+      );
+    };
     let gen = 0;
     const render = (list: ActivityEntry[]) => {
       if (list.length === 0) {
@@ -103,6 +139,14 @@ export function activityView(backend: ActivityBackend): SectionView {
     };
     const load = async () => {
       const mine = ++gen;
+      backend.reports().then(
+        (list) => {
+          if (mine === gen) renderReports(list ?? []);
+        },
+        (err) => {
+          if (mine === gen) reports.replaceChildren(el("p", { class: "activity-where" }, "The reports could not be read: " + describeError(err)));
+        },
+      );
       try {
         const list = (await backend.list(ACTIVITY_LIMIT)) ?? [];
         if (mine === gen) render(list);

@@ -6,7 +6,16 @@ import { company, context, flush } from "./signin/fixtures";
 
 class FakeCompanies extends FakeEvents implements CompaniesBackend {
   data: CompanyList = {
-    companies: [{ company, accounts: [{ company: company.identifier, account: "personal", signed_in: true, scopes: ["orders:read"] }] }],
+    companies: [
+      {
+        company,
+        accounts: [{ company: company.identifier, account: "personal", signed_in: true, scopes: ["orders:read"] }],
+        excludedTasks: [
+          { task: "Close an account", alternative: "Call support. On the web: https://shop.example/account" },
+          { task: "Change a <b>shipped</b> order", alternative: "" },
+        ],
+      },
+    ],
   };
   signedOut: string[] = [];
   list = () => Promise.resolve(structuredClone(this.data));
@@ -40,6 +49,27 @@ describe("the Companies view", () => {
     expect(host.querySelector(".co-card")!.textContent).toContain("Not signed in.");
     host.querySelector<HTMLButtonElement>("[data-action=signin]")!.click();
     expect(shown).toEqual(["signin"]);
+  });
+
+  it("shows the tasks a Company does not offer, with the other way, as text", async () => {
+    const host = document.createElement("div");
+    companiesView(new FakeCompanies())(host, context([]));
+    await flush();
+    const items = host.querySelectorAll(".co-excluded-task");
+    expect(items.length).toBe(2);
+    expect(items[0].textContent).toBe("Close an account Instead: Call support. On the web: https://shop.example/account");
+    expect(items[1].textContent).toBe("Change a <b>shipped</b> order");
+    expect(host.querySelector(".co-card b, .co-card a")).toBeNull();
+  });
+
+  it("says why the tasks a Company does not offer could not be read", async () => {
+    const host = document.createElement("div");
+    const b = new FakeCompanies();
+    b.data.companies![0].excludedTasks = [];
+    b.data.companies![0].excludedTasksProblem = "the document answered HTTP 404";
+    companiesView(b)(host, context([]));
+    await flush();
+    expect(host.querySelector(".co-card")!.textContent).toContain("Not offeredthe document answered HTTP 404");
   });
 
   it("discovers a typed domain and reports failures in words", async () => {

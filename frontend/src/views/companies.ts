@@ -1,12 +1,14 @@
-// The Companies section (spec 3 discovery, 3.2 identifiers, 4.6 and 5.5 sign-out): the
-// discovered Companies under their verified names, with the sign-in they offer and the accounts
-// signed in (with scopes), a field to discover a domain, "Sign in…", "Sign out" and "Forget this
-// Company". Discover, Sign out and Forget are user gestures here; "Sign in…" only opens the
-// Sign-in section, where the User decides. Every text is set with textContent (dom.ts).
+// The Companies section (spec 3 discovery, 3.2 identifiers, 4.6 and 5.5 sign-out, 9.1 excluded
+// tasks): the discovered Companies under their verified names, with the sign-in they offer, the
+// accounts signed in (with scopes) and the tasks the Company chose not to offer with the other
+// way it gives, a field to discover a domain, "Sign in…", "Sign out" and "Forget this Company".
+// Discover, Sign out and Forget are user gestures here; "Sign in…" only opens the Sign-in
+// section, where the User decides. Every text, the Company's included, is set with textContent
+// (dom.ts).
 
 import { append, el } from "../dom";
 import type { SectionView, ViewContext } from "../app";
-import { type AccountStatus, type CompaniesAPI, type CompanyEntry, type CompanyList, EVENTS, describeError } from "../api";
+import { type AccountStatus, type CompaniesAPI, type CompanyEntry, type CompanyList, type ExcludedTaskEntry, EVENTS, describeError } from "../api";
 import { offeredWords, openSignIn } from "./signin";
 
 // CompaniesBackend is what the view needs from Go: app.Companies (api.companies, or a test's fake).
@@ -16,6 +18,17 @@ export type CompaniesBackend = CompaniesAPI;
 export function accountWords(a: AccountStatus): string {
   const scopes = a.scopes ?? [];
   return scopes.length ? `${a.account}: ${scopes.join(", ")}` : `${a.account}: signed in`;
+}
+
+// excludedList shows the tasks a Company does not offer, each with its alternative in plain words.
+export function excludedList(tasks: ExcludedTaskEntry[]): HTMLElement {
+  const ul = el("ul", { class: "co-excluded" });
+  for (const t of tasks) {
+    const li = el("li", { class: "co-excluded-task" }, el("span", { class: "co-task" }, t.task));
+    if (t.alternative) li.appendChild(el("span", { class: "co-alternative" }, ` Instead: ${t.alternative}`));
+    ul.appendChild(li);
+  }
+  return ul;
 }
 
 function confirmButton(label: string, id: string, confirmText: string, act: () => Promise<void>, onError: (e: unknown) => void): HTMLElement {
@@ -118,6 +131,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
           el("dd", {}, offeredWords(c.signIn)),
           el("dt", {}, "Accounts"),
           el("dd", {}, accounts.length ? accts : "Not signed in."),
+          ...excludedFacts(e),
         ),
         e.problem ? el("p", { class: "si-error" }, e.problem) : null,
         el("div", { class: "si-actions" }, signIn, forget),
@@ -151,6 +165,14 @@ export function companiesView(backend: CompaniesBackend): SectionView {
       off();
     };
   };
+}
+
+// excludedFacts are the "Not offered" term and description of a card (none when the Company
+// lists no task it chose not to offer).
+function excludedFacts(e: CompanyEntry): HTMLElement[] {
+  const tasks = e.excludedTasks ?? [];
+  if (tasks.length === 0 && !e.excludedTasksProblem) return [];
+  return [el("dt", {}, "Not offered"), el("dd", {}, tasks.length ? excludedList(tasks) : (e.excludedTasksProblem ?? ""))];
 }
 
 // cssId turns an identifier into a string usable inside an element id.

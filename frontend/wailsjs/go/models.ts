@@ -49,6 +49,7 @@ export namespace app {
 	    logFile: string;
 	    keyring: string;
 	    demo: string;
+	    developer: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new AppInfo(source);
@@ -64,6 +65,7 @@ export namespace app {
 	        this.logFile = source["logFile"];
 	        this.keyring = source["keyring"];
 	        this.demo = source["demo"];
+	        this.developer = source["developer"];
 	    }
 	}
 	export class Outcome {
@@ -174,6 +176,7 @@ export namespace app {
 	    interface: string;
 	    state: string;
 	    decidable: boolean;
+	    violation: string;
 	    current: ApprovalRevision;
 	    previous?: ApprovalRevision;
 	    changes?: operations.Changes;
@@ -198,6 +201,7 @@ export namespace app {
 	        this.interface = source["interface"];
 	        this.state = source["state"];
 	        this.decidable = source["decidable"];
+	        this.violation = source["violation"];
 	        this.current = this.convertValues(source["current"], ApprovalRevision);
 	        this.previous = this.convertValues(source["previous"], ApprovalRevision);
 	        this.changes = this.convertValues(source["changes"], operations.Changes);
@@ -372,10 +376,26 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ExcludedTaskEntry {
+	    task: string;
+	    alternative: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExcludedTaskEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.task = source["task"];
+	        this.alternative = source["alternative"];
+	    }
+	}
 	export class CompanyEntry {
 	    company: CompanyCard;
 	    accounts: oauth.AccountStatus[];
 	    problem?: string;
+	    excludedTasks: ExcludedTaskEntry[];
+	    excludedTasksProblem?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new CompanyEntry(source);
@@ -386,6 +406,8 @@ export namespace app {
 	        this.company = this.convertValues(source["company"], CompanyCard);
 	        this.accounts = this.convertValues(source["accounts"], oauth.AccountStatus);
 	        this.problem = source["problem"];
+	        this.excludedTasks = this.convertValues(source["excludedTasks"], ExcludedTaskEntry);
+	        this.excludedTasksProblem = source["excludedTasksProblem"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -667,6 +689,38 @@ export namespace app {
 	        this.problem = source["problem"];
 	    }
 	}
+	export class DeveloperView {
+	    active: boolean;
+	    companies: string[];
+	    hosts: string[];
+	    ca_file: string;
+	    client_id: string;
+	    agent_ca_file: string;
+	    saved_companies: string[];
+	    saved_ca_file: string;
+	    restart_needed: boolean;
+	    problem: string;
+	    demo: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new DeveloperView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.active = source["active"];
+	        this.companies = source["companies"];
+	        this.hosts = source["hosts"];
+	        this.ca_file = source["ca_file"];
+	        this.client_id = source["client_id"];
+	        this.agent_ca_file = source["agent_ca_file"];
+	        this.saved_companies = source["saved_companies"];
+	        this.saved_ca_file = source["saved_ca_file"];
+	        this.restart_needed = source["restart_needed"];
+	        this.problem = source["problem"];
+	        this.demo = source["demo"];
+	    }
+	}
 	export class DeviceView {
 	    organization: string;
 	    domain: string;
@@ -705,6 +759,49 @@ export namespace app {
 	        this.running = source["running"];
 	        this.lines = source["lines"];
 	        this.error = source["error"];
+	    }
+	}
+	
+	export class FeedbackReport {
+	    company: string;
+	    task: string;
+	    description: string;
+	    status: string;
+	    at: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new FeedbackReport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = source["company"];
+	        this.task = source["task"];
+	        this.description = source["description"];
+	        this.status = source["status"];
+	        this.at = source["at"];
+	    }
+	}
+	export class FilesView {
+	    data: string;
+	    config: string;
+	    state: string;
+	    database: string;
+	    log: string;
+	    socket: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new FilesView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data = source["data"];
+	        this.config = source["config"];
+	        this.state = source["state"];
+	        this.database = source["database"];
+	        this.log = source["log"];
+	        this.socket = source["socket"];
 	    }
 	}
 	export class FlowView {
@@ -766,6 +863,211 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class IdentityView {
+	    client_id: string;
+	    keyring: string;
+	    problem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new IdentityView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.client_id = source["client_id"];
+	        this.keyring = source["keyring"];
+	        this.problem = source["problem"];
+	    }
+	}
+	export class InspectorToken {
+	    where: string;
+	    header: string;
+	    claims: string;
+	    note: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorToken(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.where = source["where"];
+	        this.header = source["header"];
+	        this.claims = source["claims"];
+	        this.note = source["note"];
+	    }
+	}
+	export class InspectorHeader {
+	    name: string;
+	    value: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorHeader(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.value = source["value"];
+	    }
+	}
+	export class InspectorRow {
+	    id: number;
+	    at: string;
+	    company: string;
+	    method: string;
+	    url: string;
+	    status: number;
+	    duration_ms: number;
+	    cause: string;
+	    cause_kind: string;
+	    sid: string;
+	    findings: number;
+	    must_fail: boolean;
+	    error: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorRow(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.at = source["at"];
+	        this.company = source["company"];
+	        this.method = source["method"];
+	        this.url = source["url"];
+	        this.status = source["status"];
+	        this.duration_ms = source["duration_ms"];
+	        this.cause = source["cause"];
+	        this.cause_kind = source["cause_kind"];
+	        this.sid = source["sid"];
+	        this.findings = source["findings"];
+	        this.must_fail = source["must_fail"];
+	        this.error = source["error"];
+	    }
+	}
+	export class InspectorEntry {
+	    row: InspectorRow;
+	    request_headers: InspectorHeader[];
+	    request_body: string;
+	    response_headers: InspectorHeader[];
+	    response_body: string;
+	    tokens: InspectorToken[];
+	    findings: inspect.Finding[];
+	    curl: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.row = this.convertValues(source["row"], InspectorRow);
+	        this.request_headers = this.convertValues(source["request_headers"], InspectorHeader);
+	        this.request_body = source["request_body"];
+	        this.response_headers = this.convertValues(source["response_headers"], InspectorHeader);
+	        this.response_body = source["response_body"];
+	        this.tokens = this.convertValues(source["tokens"], InspectorToken);
+	        this.findings = this.convertValues(source["findings"], inspect.Finding);
+	        this.curl = source["curl"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class InspectorFault {
+	    name: string;
+	    on: boolean;
+	    group: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorFault(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.on = source["on"];
+	        this.group = source["group"];
+	    }
+	}
+	
+	export class InspectorPage {
+	    rows: InspectorRow[];
+	    total: number;
+	    companies: string[];
+	    sessions: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorPage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.rows = this.convertValues(source["rows"], InspectorRow);
+	        this.total = source["total"];
+	        this.companies = source["companies"];
+	        this.sessions = source["sessions"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class InspectorQuery {
+	    company: string;
+	    sid: string;
+	    errors_only: boolean;
+	    findings_only: boolean;
+	    search: string;
+	    limit: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorQuery(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.company = source["company"];
+	        this.sid = source["sid"];
+	        this.errors_only = source["errors_only"];
+	        this.findings_only = source["findings_only"];
+	        this.search = source["search"];
+	        this.limit = source["limit"];
+	    }
+	}
+	
+	
 	export class ModelRequest {
 	    id: string;
 	    company: string;
@@ -854,6 +1156,42 @@ export namespace app {
 	        this.count = source["count"];
 	    }
 	}
+	export class SettingsView {
+	    developer: DeveloperView;
+	    identity: IdentityView;
+	    files: FilesView;
+	    version: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SettingsView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.developer = this.convertValues(source["developer"], DeveloperView);
+	        this.identity = this.convertValues(source["identity"], IdentityView);
+	        this.files = this.convertValues(source["files"], FilesView);
+	        this.version = source["version"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	
 	export class SignInPlan {
 	    company: CompanyCard;
@@ -873,6 +1211,62 @@ export namespace app {
 	        this.accounts = this.convertValues(source["accounts"], oauth.AccountStatus);
 	        this.scopes = this.convertValues(source["scopes"], PlanScope);
 	        this.request = this.convertValues(source["request"], ModelRequest);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace inspect {
+	
+	export class Finding {
+	    rule: string;
+	    level: string;
+	    section: string;
+	    title: string;
+	    seen: string;
+	    expected: string;
+	    fix: string;
+	    company?: string;
+	    url?: string;
+	    // Go type: time
+	    at: any;
+	    exchange?: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Finding(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.rule = source["rule"];
+	        this.level = source["level"];
+	        this.section = source["section"];
+	        this.title = source["title"];
+	        this.seen = source["seen"];
+	        this.expected = source["expected"];
+	        this.fix = source["fix"];
+	        this.company = source["company"];
+	        this.url = source["url"];
+	        this.at = this.convertValues(source["at"], null);
+	        this.exchange = source["exchange"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

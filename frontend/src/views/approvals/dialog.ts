@@ -13,7 +13,7 @@ import { type ApprovalItem, type ApprovalsAPI, type Outcome, describeError } fro
 import { el } from "../../dom";
 import { outcomeNodes } from "./outcome";
 import { approvalContent } from "./terms";
-import { formatRemaining, formatTime, stateWords } from "./words";
+import { formatRemaining, formatTime, itemStateWords } from "./words";
 
 // DialogBackend is what the dialog needs from Go: the decisions.
 export type DialogBackend = Pick<ApprovalsAPI, "approve" | "decline" | "checkOutcome">;
@@ -178,6 +178,7 @@ export class ApprovalDialog {
     const it = this.item;
     if (!it) return "Nothing to approve.";
     if (this.busy) return "Sending your decision…";
+    if (it.violation) return "The Company broke the approval rules for these terms, so they can’t be approved.";
     if (this.decided || !it.decidable) return "This approval was already decided.";
     if (this.expired()) return "This version of the terms has expired, so it can no longer be approved.";
     const left = this.guardUntil - this.now();
@@ -221,7 +222,7 @@ export class ApprovalDialog {
         : `Expires in ${formatRemaining(left)} (at ${formatTime(it.current.expiresAt)}).`;
       this.expiry.classList.toggle("expired", expired);
     } else {
-      this.expiry.textContent = stateWords(it.state);
+      this.expiry.textContent = itemStateWords(it);
       this.expiry.classList.remove("expired");
     }
     const why = this.approveBlocked();
@@ -229,7 +230,8 @@ export class ApprovalDialog {
     this.declineBtn.disabled = !open || this.busy || expired;
     this.approveBtn.hidden = this.declineBtn.hidden = !open;
     this.guardNote.textContent = open && !this.busy ? why || this.hint : "";
-    this.checkBtn.hidden = it.state !== "outcome_unknown" || this.busy;
+    // Nothing more is sent for an item whose revision the Company reused (its violation).
+    this.checkBtn.hidden = it.state !== "outcome_unknown" || !!it.violation || this.busy;
     this.checkBtn.disabled = this.busy;
     if (expired && open) this.stopTick();
   }
@@ -314,7 +316,7 @@ export class ApprovalDialog {
 
   // checkNow asks the Company for the outcome of an outcome-unknown item shown in the dialog.
   checkNow(): void {
-    if (this.item?.state === "outcome_unknown") void this.checkOutcome();
+    if (this.item?.state === "outcome_unknown" && !this.item.violation) void this.checkOutcome();
   }
 
   private async checkOutcome(): Promise<void> {

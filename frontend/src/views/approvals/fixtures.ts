@@ -18,6 +18,7 @@ export function item(over: Partial<ApprovalItem> = {}, rev = "1791487200-k3Jd9Qx
     interface: "api",
     state: "pending",
     decidable: true,
+    violation: "",
     current: {
       operationId: "exc_5Rt2",
       revision: rev,

@@ -6,7 +6,7 @@
 import type { ApprovalItem, ApprovalPage } from "../../api";
 import { el } from "../../dom";
 import { VirtualList, type VirtualOptions } from "../conversations/virtual-list";
-import { formatTime, stateWords } from "./words";
+import { formatTime, itemStateWords } from "./words";
 
 export interface ListActions {
   open(id: string): void;
@@ -31,11 +31,11 @@ function rowButton(it: ApprovalItem, act: ListActions, tag: "li" | "div"): HTMLE
     { type: "button", class: "approval-row", "data-id": it.id, id: `approval-row-${it.id}` },
     el("span", { class: "row-company" }, it.companyName || it.company),
     el("span", { class: "row-summary" }, it.current.summaryText),
-    el("span", { class: "row-state" }, `${stateWords(it.state)} · ${formatTime(it.updated)}`),
+    el("span", { class: "row-state" }, `${itemStateWords(it)} · ${formatTime(it.updated)}`),
   );
   open.addEventListener("click", () => act.open(it.id));
   const row = el(tag, { class: "approval-row-item" }, open);
-  if (it.state === "outcome_unknown") {
+  if (it.state === "outcome_unknown" && !it.violation) {
     const check = el("button", { type: "button", class: "btn", "data-check": it.id }, "Check the outcome");
     check.addEventListener("click", () => act.check(it.id));
     row.appendChild(check);

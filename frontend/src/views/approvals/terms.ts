@@ -8,7 +8,7 @@ import type { ApprovalItem } from "../../api";
 import { append, el } from "../../dom";
 import { hasChanges, renderChanges } from "./changes";
 import { renderSummary } from "./summary";
-import { stateWords } from "./words";
+import { itemStateWords } from "./words";
 
 // approvalContent builds the dialog body for item; replaced says it replaces an earlier
 // revision on screen.
@@ -18,7 +18,7 @@ export function approvalContent(doc: Document, item: ApprovalItem, replaced: boo
     el(
       "header",
       { class: "approval-head" },
-      el("p", { class: "approval-kicker" }, item.decidable ? "Your approval is needed" : stateWords(item.state)),
+      el("p", { class: "approval-kicker" }, item.decidable ? "Your approval is needed" : itemStateWords(item)),
       el("h2", { id: "approval-title" }, "Approve at ", el("span", { id: "approval-company" }, item.companyName || item.company), "?"),
       el(
         "p",
@@ -37,7 +37,20 @@ export function approvalContent(doc: Document, item: ApprovalItem, replaced: boo
       ),
     );
   }
-  const warnings = item.warnings ?? [];
+  if (item.violation) {
+    // The Company broke a rule of the Operations extension (for example other terms under a
+    // version it had already used): Poppydesk's words, before anything the Company wrote.
+    nodes.push(
+      el(
+        "section",
+        { class: "approval-violation", id: "approval-violation", role: "alert", "aria-labelledby": "violation-title" },
+        el("h3", { id: "violation-title" }, "The Company broke the approval rules"),
+        el("p", { id: "approval-violation-text" }, item.violation),
+      ),
+    );
+  }
+  // The violation is shown above; the other warnings are differences to check.
+  const warnings = (item.warnings ?? []).filter((w) => !(item.violation && w.code === "revision_reused"));
   const summaryWarnings = item.current.summary?.warnings ?? [];
   if (warnings.length + summaryWarnings.length > 0) {
     const ul = el("ul", {});

@@ -34,3 +34,15 @@ const STATE_WORDS: Record<string, string> = {
 export function stateWords(state: string): string {
   return STATE_WORDS[state] ?? state;
 }
+
+// itemStateWords is an item's state in plain words: when the Company broke the Operations
+// rules for it (item.violation), that comes first, so the user never reads it as a refusal or
+// as something their agent did.
+export function itemStateWords(item: { state: string; violation?: string }): string {
+  if (item.violation) {
+    return item.state === "outcome_unknown"
+      ? "Outcome unknown: the Company broke the approval rules, so nothing more is sent"
+      : "Not done: the Company broke the approval rules, so this can’t be approved";
+  }
+  return stateWords(item.state);
+}

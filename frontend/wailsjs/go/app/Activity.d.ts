@@ -5,3 +5,5 @@ import {app} from '../models';
 export function Info():Promise<app.ActivityInfo>;
 
 export function List(arg1:number):Promise<Array<app.ActivityEntry>>;
+
+export function Reports():Promise<Array<app.FeedbackReport>>;

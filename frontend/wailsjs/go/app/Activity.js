@@ -9,3 +9,7 @@ export function Info() {
 export function List(arg1) {
   return window['go']['app']['Activity']['List'](arg1);
 }
+
+export function Reports() {
+  return window['go']['app']['Activity']['Reports']();
+}

@@ -1,4 +1,4 @@
--- Schema version 5: indexes for the window's long lists. Approvals are listed newest first,
+-- Schema version 7: indexes for the window's long lists. Approvals are listed newest first,
 -- pending ones by state and the rest by creation time, a page at a time (keyset paging on
 -- (created_at, id)); a Company's conversations most recently updated first.
 

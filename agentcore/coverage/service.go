@@ -1,0 +1,142 @@
+package coverage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+)
+
+// SettingFeedbackReports is the state setting that turns feedback reports (spec 9.3) off when
+// its value is "off". Any other value, or none, leaves them on.
+const SettingFeedbackReports = "coverage.feedback_reports"
+
+// Config configures a [Service].
+type Config struct {
+	// Engine fetches public documents and sends reports in a Session. Required.
+	Engine *engine.Engine
+	// Reports remembers the reports sent (the state database). Required.
+	Reports store.FeedbackReports
+	// Settings holds SettingFeedbackReports. Required.
+	Settings store.Settings
+	// Seen holds the identifiers seen in each Company's responses (nil: an empty one, which
+	// learns only what is given to its Observe).
+	Seen *Seen
+	// Accounts lists the account labels the user signed in with at a Company, which a report
+	// never names (nil: none).
+	Accounts func(ctx context.Context, company string) ([]string, error)
+	// Lister checks alternatives' references (nil: the engine's descriptions and tool lists).
+	Lister Lister
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service is task coverage over the engine (spec 9). Safe for concurrent use.
+type Service struct {
+	cfg    Config
+	lister Lister
+	seen   *Seen
+
+	mu      sync.Mutex
+	retryAt map[string]time.Time // Company identifier → no report before then (spec 5.6)
+}
+
+// New returns a Service.
+func New(cfg Config) (*Service, error) {
+	if cfg.Engine == nil || cfg.Reports == nil || cfg.Settings == nil {
+		return nil, errors.New("coverage: Config needs the Engine, the Reports store and the Settings (the state database)")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{cfg: cfg, lister: cfg.Lister, seen: cfg.Seen, retryAt: map[string]time.Time{}}
+	if s.lister == nil {
+		s.lister = engineLister{cfg.Engine}
+	}
+	if s.seen == nil {
+		s.seen = NewSeen(0)
+	}
+	return s, nil
+}
+
+// Seen is the Service's memory of identifiers in Companies' responses.
+func (s *Service) Seen() *Seen { return s.seen }
+
+// ReportsEnabled reports whether the user lets Poppydesk send feedback reports.
+func (s *Service) ReportsEnabled(ctx context.Context) (bool, error) {
+	v, err := s.cfg.Settings.GetSetting(ctx, SettingFeedbackReports)
+	if errors.Is(err, store.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading whether feedback reports are on: %w", err)
+	}
+	return v != "off", nil
+}
+
+// SetReportsEnabled turns feedback reports on or off (a user's setting).
+func (s *Service) SetReportsEnabled(ctx context.Context, on bool) error {
+	v := "off"
+	if on {
+		v = "on"
+	}
+	if err := s.cfg.Settings.SetSetting(ctx, SettingFeedbackReports, v); err != nil {
+		return fmt.Errorf("saving the feedback reports setting: %w", err)
+	}
+	return nil
+}
+
+// Reports lists the reports sent to company ("" for every Company), newest first.
+func (s *Service) Reports(ctx context.Context, company string) ([]store.FeedbackReport, error) {
+	return s.cfg.Reports.ListFeedbackReports(ctx, company)
+}
+
+// engineLister is the Lister over the engine: an OpenAPI description fetched without
+// credentials (agentcore/apis), an MCP server's tools listed in the signed-out Session.
+type engineLister struct{ e *engine.Engine }
+
+func (l engineLister) OperationIDs(ctx context.Context, co *discovery.Company, api discovery.API) ([]string, error) {
+	ac, err := l.e.APIClient(ctx, co.Identifier, "")
+	if err != nil {
+		return nil, err
+	}
+	d, err := ac.FetchOpenAPI(ctx, api)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(d.Operations))
+	for _, o := range d.Operations {
+		ids = append(ids, o.ID)
+	}
+	return ids, nil
+}
+
+func (l engineLister) ToolNames(ctx context.Context, co *discovery.Company, api discovery.API) ([]string, error) {
+	ac, err := l.e.APIClient(ctx, co.Identifier, "")
+	if err != nil {
+		return nil, err
+	}
+	ms, err := ac.ConnectMCP(ctx, api, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ms.Close()
+	tools, err := ms.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return names, nil
+}

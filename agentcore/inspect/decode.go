@@ -1,0 +1,221 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Hidden replaces a claim whose value is secret (a User ID or an Agent ID, spec 5.1).
+const Hidden = "(hidden)"
+
+// Where a decoded token was carried.
+const (
+	TokenSession     = "Session JWT (Poppy-Session)"
+	TokenDelegation  = "delegation (poppy_dlg)"
+	TokenAssertion   = "client assertion (client_assertion)"
+	TokenDPoP        = "DPoP proof (DPoP)"
+	TokenAccess      = "access token (Authorization)"
+	TokenIssued      = "issued access token (access_token)"
+	TokenOpaqueNotes = "opaque"
+)
+
+// Token is one decoded JWT: its header and claims, never its signature or its compact form.
+// An opaque (non-JWT) token has only Note.
+type Token struct {
+	Where  string         `json:"where"`
+	Header map[string]any `json:"header,omitempty"`
+	Claims map[string]any `json:"claims,omitempty"`
+	Note   string         `json:"note,omitempty"`
+}
+
+// Details is what the Inspector keeps of one exchange beyond its redacted headers and bodies.
+type Details struct {
+	Cause    *Cause    `json:"cause,omitempty"`
+	SID      string    `json:"sid,omitempty"`
+	Tokens   []Token   `json:"tokens,omitempty"`
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Empty reports whether d holds nothing.
+func (d *Details) Empty() bool {
+	return d == nil || d.Cause == nil && d.SID == "" && len(d.Tokens) == 0 && len(d.Findings) == 0
+}
+
+// Marshal is d as JSON (nil when empty).
+func (d *Details) Marshal() json.RawMessage {
+	if d.Empty() {
+		return nil
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// ParseDetails reads stored Details (an empty value gives empty Details).
+func ParseDetails(raw json.RawMessage) (*Details, error) {
+	d := &Details{}
+	if len(raw) == 0 {
+		return d, nil
+	}
+	if err := json.Unmarshal(raw, d); err != nil {
+		return nil, fmt.Errorf("inspect: the stored details do not parse: %w", err)
+	}
+	return d, nil
+}
+
+// maxJWT bounds what is decoded: a larger value is described, not parsed.
+const maxJWT = 16 << 10
+
+// Decode is transport.Config.Inspect: the cause from ctx, and the JWTs the request carried and
+// the token response returned, decoded without signatures or secret claims (package doc), and
+// the findings visible in this one exchange.
+func Decode(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any {
+	d := &Details{}
+	if c, ok := CauseOf(ctx); ok {
+		d.Cause = &c
+	}
+	if v := req.Header.Get("Poppy-Session"); v != "" {
+		if t, ok := decodeJWT(TokenSession, v); ok {
+			if sid, _ := t.Claims["sid"].(string); sid != "" {
+				d.SID = sid
+			}
+			hideClaims(t.Claims, "sub", "agent_id")
+			dlg, _ := t.Header["poppy_dlg"].(string)
+			if dlg != "" {
+				t.Header["poppy_dlg"] = "(decoded below)"
+			}
+			d.Tokens = append(d.Tokens, t)
+			if dlg != "" {
+				if dt, ok := decodeJWT(TokenDelegation, dlg); ok {
+					d.Tokens = append(d.Tokens, dt)
+				}
+			}
+		}
+	}
+	if v := req.Header.Get("DPoP"); v != "" {
+		if t, ok := decodeJWT(TokenDPoP, v); ok {
+			d.Tokens = append(d.Tokens, t)
+		}
+	}
+	if v := req.Header.Get("Authorization"); v != "" {
+		if scheme, tok, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "DPoP")) {
+			d.Tokens = append(d.Tokens, accessToken(TokenAccess+" "+scheme, tok))
+		}
+	}
+	if isForm(req.Header) && len(reqBody) > 0 {
+		if form, err := url.ParseQuery(string(reqBody)); err == nil {
+			if a := form.Get("client_assertion"); a != "" {
+				if t, ok := decodeJWT(TokenAssertion, a); ok {
+					d.Tokens = append(d.Tokens, t)
+				}
+			}
+		}
+	}
+	if isJSON(respHeader) && len(respBody) > 0 && bytes.Contains(respBody, []byte(`"access_token"`)) {
+		var tr struct {
+			AccessToken string `json:"access_token"`
+		}
+		if json.Unmarshal(respBody, &tr) == nil && tr.AccessToken != "" {
+			d.Tokens = append(d.Tokens, accessToken(TokenIssued, tr.AccessToken))
+		}
+	}
+	d.Findings = append(d.Findings, ExchangeFindings(req, respHeader, respBody)...)
+	if d.Empty() {
+		return nil
+	}
+	return d
+}
+
+func accessToken(where, tok string) Token {
+	if t, ok := decodeJWT(where, tok); ok {
+		hideClaims(t.Claims, "sub")
+		return t
+	}
+	return Token{Where: where, Note: fmt.Sprintf("an opaque token of %d characters (its value is never shown)", len(tok))}
+}
+
+func isForm(h http.Header) bool {
+	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "application/x-www-form-urlencoded")
+}
+
+func isJSON(h http.Header) bool {
+	ct := strings.ToLower(h.Get("Content-Type"))
+	return strings.HasPrefix(ct, "application/json") || strings.Contains(ct, "+json")
+}
+
+// decodeJWT decodes a compact JWS's header and payload (JSON objects) and drops its signature.
+// It verifies nothing: what it shows is what was sent. It is hand-written because a verifying
+// parser (jwx) needs the key, and the Inspector shows also what would not verify.
+func decodeJWT(where, s string) (Token, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) > maxJWT {
+		return Token{Where: where, Note: fmt.Sprintf("%d characters, too long to decode", len(s))}, true
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return Token{}, false
+	}
+	var hdr, claims map[string]any
+	if !decodeSegment(parts[0], &hdr) || !decodeSegment(parts[1], &claims) {
+		return Token{}, false
+	}
+	t := Token{Where: where, Header: hdr, Claims: claims}
+	scrub(t.Header)
+	scrub(t.Claims)
+	return t, true
+}
+
+func decodeSegment(seg string, v *map[string]any) bool {
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(seg, "="))
+	if err != nil {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v) == nil && *v != nil
+}
+
+// privateJWK are the members of a JWK that are private (RFC 7518 §6).
+var privateJWK = []string{"d", "p", "q", "dp", "dq", "qi", "k", "oth"}
+
+// scrub removes private JWK members anywhere in m, and replaces nested JWT-shaped strings
+// (other than poppy_dlg, which Decode handles) by a note.
+func scrub(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, isKey := x["kty"]; isKey {
+				for _, p := range privateJWK {
+					if _, ok := x[p]; ok {
+						x[p] = Hidden
+					}
+				}
+			}
+			scrub(x)
+		case string:
+			if k != "poppy_dlg" && looksLikeJWT(x) {
+				m[k] = "(a JWT, not shown)"
+			}
+		}
+	}
+}
+
+func looksLikeJWT(s string) bool {
+	return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ") && len(s) > 20
+}
+
+func hideClaims(m map[string]any, names ...string) {
+	for _, n := range names {
+		if _, ok := m[n]; ok {
+			m[n] = Hidden
+		}
+	}
+}

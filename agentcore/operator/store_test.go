@@ -1,0 +1,177 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/operator"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+)
+
+// TestMigrationsFromEmpty: both databases migrate from empty to the current schema, a second
+// open changes nothing, and PostgreSQL instances starting at once do not trip over each other.
+func TestMigrationsFromEmpty(t *testing.T) {
+	ctx := context.Background()
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "op.sqlite")
+			if db == "postgres" {
+				dsn = startPostgres(t)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 3)
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					st, err := operator.OpenStore(ctx, dsn)
+					if err == nil {
+						st.Close()
+					}
+					errs[i] = err
+				}()
+				if db == "sqlite" {
+					wg.Wait() // one instance only
+				}
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			st, err := operator.OpenStore(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if st.Postgres() != (db == "postgres") {
+				t.Fatalf("Postgres() = %v", st.Postgres())
+			}
+			rows, err := st.Dump(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var versions int
+			for _, r := range rows {
+				if strings.HasPrefix(r, "schema_migrations ") {
+					versions++
+				}
+			}
+			if versions != operator.SchemaVersion() {
+				t.Fatalf("schema_migrations has %d rows, want %d: %v", versions, operator.SchemaVersion(), rows)
+			}
+			// The schema works: a device enrolls and uses its quota.
+			now := time.Now()
+			if err := st.Enroll(ctx, "dev_x", []byte(`{}`), "", now); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Use(ctx, "dev_x", "jti-1", now.Add(time.Minute), []operator.Limit{{Window: "hour", Max: 1}}, now); err != nil {
+				t.Fatal(err)
+			}
+			var oq *operator.OverQuota
+			if err := st.Use(ctx, "dev_x", "jti-2", now.Add(time.Minute), []operator.Limit{{Window: "hour", Max: 1}}, now); !errors.As(err, &oq) {
+				t.Fatalf("over quota: %v", err)
+			}
+			if err := st.Use(ctx, "dev_x", "jti-1", now.Add(time.Minute), nil, now); !errors.Is(err, operator.ErrReplay) {
+				t.Fatalf("replayed jti: %v", err)
+			}
+			if err := st.Prune(ctx, now.Add(72*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// roundRobin is a load balancer in front of operator instances: each request goes to the next.
+type roundRobin struct {
+	backends []*httputil.ReverseProxy
+	n        atomic.Int64
+}
+
+func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rr.backends[int(rr.n.Add(1)-1)%len(rr.backends)].ServeHTTP(w, r)
+}
+
+// TestTwoInstancesShareDevicesAndQuota: two operator instances on one PostgreSQL database behind
+// a round-robin load balancer. A device enrolled through one is served by both, its requests
+// alternate between them, and its quota is one quota: together they sign exactly PerHour times,
+// then both refuse. The proof of one request is not accepted again by the other instance.
+func TestTwoInstancesShareDevicesAndQuota(t *testing.T) {
+	ctx := context.Background()
+	dsn := startPostgres(t)
+	clk := poppytest.NewFrozenClock(time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC))
+	keys := keySet(t, testKey(t, time.Time{}))
+	lb := httptest.NewUnstartedServer(nil)
+	lb.StartTLS()
+	defer lb.Close()
+	const perHour = 8
+	a := startOperator(t, opts{dsn: dsn, keys: keys, clock: clk, perHour: perHour}, lb.URL)
+	b := startOperator(t, opts{dsn: dsn, keys: keys, clock: clk, perHour: perHour}, lb.URL)
+	rr := &roundRobin{}
+	for _, inst := range []*instance{a, b} {
+		u, _ := url.Parse(inst.http.URL)
+		p := httputil.NewSingleHostReverseProxy(u)
+		p.Transport = inst.client.Transport
+		rr.backends = append(rr.backends, p)
+	}
+	lb.Config.Handler = rr
+	front := &instance{store: a.store, client: lb.Client(), url: lb.URL}
+	d := enrollDevice(t, front, nil, enrollToken(t, a.store, clk.Now()), clk.Now)
+
+	// Sign concurrently from the one device, through the load balancer.
+	var wg sync.WaitGroup
+	errs := make(chan error, perHour+4)
+	for range perHour + 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := d.agent.ClientAssertion(ctx, "https://auth.shop.example")
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var ok, over int
+	for err := range errs {
+		var qe *identity.OperatorQuotaError
+		switch {
+		case err == nil:
+			ok++
+		case errors.As(err, &qe):
+			over++
+		default:
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	if ok != perHour || over != 4 {
+		t.Fatalf("signed %d and refused %d over quota; want exactly %d and 4", ok, over, perHour)
+	}
+	sa, sb := a.srv.Stats().Signatures, b.srv.Stats().Signatures
+	if sa == 0 || sb == 0 || sa+sb != perHour {
+		t.Fatalf("instance A signed %d, B %d; want both, %d together", sa, sb, perHour)
+	}
+	// The next hour, both sign again for the device, alternately.
+	clk.Advance(time.Hour)
+	if _, err := d.agent.ClientAssertion(ctx, "https://auth.shop.example"); err != nil { // reads the schedule and keys again
+		t.Fatal(err)
+	}
+	sa, sb = a.srv.Stats().Signatures, b.srv.Stats().Signatures
+	for range 4 {
+		if _, err := d.agent.ClientAssertion(ctx, "https://auth.shop.example"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if da, db := a.srv.Stats().Signatures-sa, b.srv.Stats().Signatures-sb; da != 2 || db != 2 {
+		t.Fatalf("after the hour: A signed %d, B %d; want 2 each (round robin)", da, db)
+	}
+}

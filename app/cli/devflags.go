@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"flag"
+
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/app"
+)
+
+// devFlags are developer mode's flags, the same in every subcommand that talks to Companies
+// (discover, check, window, demo): the Companies under development and the CA trusted for
+// their hosts only (app/host_devmode.go has the host rule).
+type devFlags struct {
+	companies listFlag
+	ca        string
+}
+
+func (d *devFlags) register(fs *flag.FlagSet) {
+	fs.Var(&d.companies, "dev-company", "developer mode: a Company under development, by `domain` (host[:port]; localhost, *.localhost or 127.0.0.1), repeatable; its host and subdomains may reach loopback")
+	fs.StringVar(&d.ca, "dev-ca", "", "developer mode: PEM `file` of the CA that issued the certificates of the --dev-company Companies, trusted for their hosts only")
+}
+
+// developer is the flags as app.Developer (zero when no Company is named).
+func (d *devFlags) developer() (app.Developer, error) {
+	if len(d.companies) == 0 {
+		if d.ca != "" {
+			return app.Developer{}, usageError{"--dev-ca is trusted only for the hosts of Companies under development; name them with --dev-company DOMAIN (discover also takes --dev-allow-loopback for the reference Company)"}
+		}
+		return app.Developer{}, nil
+	}
+	dev, err := app.DeveloperFrom(app.DeveloperSettings{Companies: d.companies, CAFile: d.ca})
+	if err != nil {
+		return app.Developer{}, usageError{err.Error()}
+	}
+	return dev, nil
+}
+
+// transport is the flags as the engine's HTTP policy.
+func (d *devFlags) transport() (transport.Config, error) {
+	dev, err := d.developer()
+	if err != nil {
+		return transport.Config{}, err
+	}
+	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs}, nil
+}

@@ -1,0 +1,63 @@
+package app_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
+)
+
+// TestCompaniesShowExcludedTasks: the Companies screen lists the tasks a Company chose not to
+// offer with its alternative in plain words (spec 9.1, 9.2), the same after a restart, from the
+// RFC 9111 cache; a reference to an API poppy.json does not list never reaches the screen.
+func TestCompaniesShowExcludedTasks(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultAlternativeUnlistedAPI}})
+	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTask := map[string]app.ExcludedTaskEntry{}
+	for _, x := range e.ExcludedTasks {
+		byTask[x.Task] = x
+	}
+	if len(e.ExcludedTasks) != 4 || e.ExcludedTasksProblem != "" {
+		t.Fatalf("entry = %+v", e)
+	}
+	closeAcct := byTask["Close an account"].Alternative
+	if !strings.Contains(closeAcct, "Accounts are closed by the Shop's support team") || !strings.Contains(closeAcct, "On the web: "+f.Company.Origin()+"/account") {
+		t.Fatalf("Close an account: %q", closeAcct)
+	}
+	if gift := byTask["Pay with a gift card"].Alternative; !strings.Contains(gift, "The Company also points your agent to 3 of its API operations or tools") || strings.Contains(gift, poppytest.OtherHost) {
+		t.Fatalf("Pay with a gift card: %q", gift)
+	}
+	if byTask["Change the delivery address of a shipped order"].Alternative != "" || byTask["Buy a gift card"].Alternative != "" {
+		t.Fatalf("tasks without a usable alternative got one: %+v", byTask)
+	}
+	f.Restart(t)
+	before := len(f.Company.RequestsTo("", poppytest.ExcludedTasksPath))
+	l, err := f.Host.Fronts().Companies.List()
+	if err != nil || len(l.Companies) != 1 || len(l.Companies[0].ExcludedTasks) != 4 {
+		t.Fatalf("List = %+v, %v", l, err)
+	}
+	if n := len(f.Company.RequestsTo("", poppytest.ExcludedTasksPath)); n != before {
+		t.Fatalf("listing after a restart fetched the fresh document again (%d requests, had %d)", n, before)
+	}
+}
+
+// TestCompaniesExcludedTasksProblem: a Company whose excluded tasks cannot be read still shows,
+// with the reason.
+func TestCompaniesExcludedTasksProblem(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{})
+	f.Company.EditPoppyJSON(func(doc map[string]any) {
+		doc["excluded_tasks"] = map[string]any{"url": f.Company.Origin() + "/missing.json"}
+	})
+	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.ExcludedTasks) != 0 || !strings.Contains(e.ExcludedTasksProblem, "HTTP 404") {
+		t.Fatalf("entry = %+v", e)
+	}
+}

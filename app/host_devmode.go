@@ -1,0 +1,305 @@
+package app
+
+// Developer mode: a developer aims Poppydesk at their own Company running on this machine.
+//
+// The rule for hosts: the developer names each Company under development by its domain
+// (organization.domain, host[:port]), which must be a loopback name — localhost, a name under
+// .localhost (RFC 6761 §6.3) or 127.0.0.1 — so that nothing developer mode allows can be a
+// public host. The Company's hosts are that host and its subdomains: shop.localhost:8443 gives
+// shop.localhost and *.shop.localhost (its issuer auth.shop.localhost, its www redirect, its
+// APIs), on any port. Only these names may reach loopback (always 127.0.0.1), and the CA file
+// given is trusted for them only (agentcore/transport: DevHosts, DevRootCAs); every other host
+// keeps the production rules of spec 3. Turning developer mode off removes both.
+//
+// The settings are kept in the state database (settings key [SettingDeveloper]) and applied
+// when the Host starts: a change made in the window is saved and takes effect at the next
+// start (the Settings screen says so and offers no half-applied state), because the transport's
+// policy and the identity's client_id are fixed for the engine's life.
+//
+// While it is on, Poppydesk serves its own client metadata, JWKS and logo (spec 4.1) on
+// https://agent.localhost:PORT on loopback, with a certificate from its developer-mode CA
+// (devca.go), so the developer's Company can fetch the client_id it registers. The port is
+// chosen once and kept in the settings, so the client_id stays the same across starts.
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+)
+
+// SettingDeveloper is the state setting that holds developer mode ([DeveloperSettings], JSON).
+const SettingDeveloper = "developer.mode"
+
+// DeveloperSettings is developer mode as the user set it.
+type DeveloperSettings struct {
+	// Companies are the domains (host[:port]) of the Companies under development.
+	Companies []string `json:"companies"`
+	// CAFile is a PEM file of the CA that issued their certificates (mkcert's rootCA.pem, say).
+	CAFile string `json:"ca_file,omitempty"`
+	// AgentListen is the loopback address Poppydesk serves its client metadata on; set on the
+	// first start ("": 127.0.0.1 with a free port, then kept).
+	AgentListen string `json:"agent_listen,omitempty"`
+}
+
+// On reports whether any Company is named.
+func (s DeveloperSettings) On() bool { return len(s.Companies) > 0 }
+
+// DeveloperHosts is the host rule (file doc): for each domain, its host and its subdomains.
+// A domain that is not a loopback name is refused.
+func DeveloperHosts(domains []string) ([]string, error) {
+	var out []string
+	for _, d := range domains {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if d == "" || strings.ContainsAny(d, "/?#@ ") || strings.Contains(d, "://") {
+			return nil, fmt.Errorf("%q is not a domain; name the Company as host or host:port, such as shop.localhost:8443", d)
+		}
+		host := d
+		if h, port, err := net.SplitHostPort(d); err == nil {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return nil, fmt.Errorf("%q has no valid port", d)
+			}
+			host = h
+		}
+		if !discovery.IsLoopbackName(host) {
+			return nil, fmt.Errorf("%s is not a loopback name: developer mode reaches only localhost, names under .localhost and 127.0.0.1, so that it can never point at a public host; run the Company as, for example, shop.localhost", host)
+		}
+		out = append(out, host)
+		if host != "127.0.0.1" && host != "localhost" {
+			out = append(out, "*."+host)
+		}
+	}
+	return out, nil
+}
+
+// DeveloperFrom builds the Host's developer mode from settings: the hosts of the named
+// Companies and the CA file's certificates.
+func DeveloperFrom(s DeveloperSettings) (Developer, error) {
+	if !s.On() {
+		return Developer{}, nil
+	}
+	hosts, err := DeveloperHosts(s.Companies)
+	if err != nil {
+		return Developer{}, err
+	}
+	d := Developer{Companies: append([]string(nil), s.Companies...), Hosts: hosts, CAFile: s.CAFile, AgentListen: s.AgentListen}
+	if s.CAFile != "" {
+		certs, err := ReadPEMCerts(s.CAFile)
+		if err != nil {
+			return Developer{}, err
+		}
+		d.RootCAs = certs
+	}
+	if d.AgentListen == "" {
+		d.AgentListen = "127.0.0.1:0"
+	}
+	return d, nil
+}
+
+// LoadDeveloperSettings reads developer mode from the state database (zero when unset).
+func LoadDeveloperSettings(ctx context.Context, st store.Settings) (DeveloperSettings, error) {
+	var s DeveloperSettings
+	v, err := st.GetSetting(ctx, SettingDeveloper)
+	if errors.Is(err, store.ErrNotFound) || err == nil && v == "" {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading developer mode from the state database: %w", err)
+	}
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return s, fmt.Errorf("the developer-mode setting does not parse (%w); turn developer mode off and on again in Settings", err)
+	}
+	return s, nil
+}
+
+// SaveDeveloperSettings stores developer mode; zero settings turn it off.
+func SaveDeveloperSettings(ctx context.Context, st store.Settings, s DeveloperSettings) error {
+	if !s.On() {
+		return st.SetSetting(ctx, SettingDeveloper, "")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return st.SetSetting(ctx, SettingDeveloper, string(b))
+}
+
+// agentServer is the loopback HTTPS listener that serves Poppydesk's client metadata in
+// developer mode; its handler is set once the identity exists.
+type agentServer struct {
+	handler atomic.Pointer[http.Handler]
+	srv     *http.Server
+	port    int
+	caPath  string
+}
+
+func (a *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := a.handler.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	http.Error(w, "Poppydesk is starting", http.StatusServiceUnavailable)
+}
+
+// openDeveloper applies developer mode: the settings in the state database when the Config
+// names none, and, when it is on outside the demo, the loopback listener for Poppydesk's client
+// metadata, whose URL becomes the client_id unless the Config names one.
+func (h *Host) openDeveloper(ctx context.Context) error {
+	if h.demo != nil {
+		return nil
+	}
+	if !h.cfg.Developer.On() {
+		s, err := LoadDeveloperSettings(ctx, h.state)
+		if err != nil {
+			h.log.Warn("developer mode could not be read; it stays off", "err", err)
+			return nil
+		}
+		d, err := DeveloperFrom(s)
+		if err != nil {
+			h.log.Warn("developer mode is set but cannot be applied; it stays off", "err", err)
+			h.devProblem = err.Error()
+			return nil
+		}
+		h.cfg.Developer = d
+		h.devSaved = s
+	}
+	d := h.cfg.Developer
+	if !d.On() || d.AgentListen == "" {
+		return nil
+	}
+	a, err := startDevAgent(ctx, h.cfg.Paths, d.AgentListen, h.now())
+	if err != nil {
+		return err
+	}
+	host, _, _ := net.SplitHostPort(d.AgentListen)
+	h.agentSrv = a
+	h.onClose("developer mode's client metadata listener", func(ctx context.Context) error { return a.srv.Shutdown(ctx) })
+	if h.devSaved.On() && h.devSaved.AgentListen == "" {
+		// Keep the port, so the client_id the developer registered stays the same.
+		h.devSaved.AgentListen = net.JoinHostPort(host, strconv.Itoa(a.port))
+		if err := SaveDeveloperSettings(ctx, h.state, h.devSaved); err != nil {
+			h.log.Warn("developer mode's port could not be kept", "err", err)
+		}
+	}
+	if h.cfg.ClientID == "" {
+		h.cfg.ClientID = h.DevClientID()
+	}
+	h.log.Info("developer mode on", "companies", d.Companies, "hosts", d.Hosts, "ca_file", d.CAFile, "client_id", h.DevClientID())
+	return nil
+}
+
+// startDevAgent listens on a loopback address with a certificate from the developer-mode CA.
+func startDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*agentServer, error) {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("developer mode serves Poppydesk's client metadata only on a loopback address, not %q", listen)
+	}
+	ca, err := loadDevCA(p, now)
+	if err != nil {
+		return nil, fmt.Errorf("developer mode's CA: %w", err)
+	}
+	leaf, err := ca.leaf(now)
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("developer mode could not listen on %s for Poppydesk's client metadata: %w; free the port or change agent_listen", listen, err)
+	}
+	a := &agentServer{port: ln.Addr().(*net.TCPAddr).Port, caPath: ca.certPath}
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	go a.srv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}))
+	return a, nil
+}
+
+// DevAgent is Poppydesk's client metadata served on loopback for developer mode, for the
+// subcommands that build their own identity (`poppydesk check`).
+type DevAgent struct {
+	// ClientID is https://agent.localhost:PORT/agent.json and CAFile the CA to trust for it.
+	ClientID, CAFile string
+	a                *agentServer
+}
+
+// ServeDevAgent listens on listen (loopback) with the developer-mode CA of the data folder p.
+// Mount the identity's handler with Mount once it exists.
+func ServeDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*DevAgent, error) {
+	a, err := startDevAgent(ctx, p, listen, now)
+	if err != nil {
+		return nil, err
+	}
+	return &DevAgent{ClientID: "https://" + DevAgentHost + ":" + strconv.Itoa(a.port) + "/agent.json", CAFile: a.caPath, a: a}, nil
+}
+
+// Mount serves h.
+func (d *DevAgent) Mount(h http.Handler) { d.a.handler.Store(&h) }
+
+// Close stops serving.
+func (d *DevAgent) Close(ctx context.Context) error { return d.a.srv.Shutdown(ctx) }
+
+// DevClientID is the client_id developer mode serves ("" when it serves none).
+func (h *Host) DevClientID() string {
+	if h.agentSrv == nil {
+		return ""
+	}
+	return "https://" + DevAgentHost + ":" + strconv.Itoa(h.agentSrv.port) + "/agent.json"
+}
+
+// DevCAFile is the developer-mode CA certificate the developer's Company must trust ("" when
+// developer mode serves nothing).
+func (h *Host) DevCAFile() string {
+	if h.agentSrv == nil {
+		return ""
+	}
+	return h.agentSrv.caPath
+}
+
+// mountAgent serves the engine's identity on the developer-mode listener.
+func (h *Host) mountAgent() {
+	if h.agentSrv == nil || h.engine == nil {
+		return
+	}
+	var handler http.Handler = h.engine.Agent().Handler(h.log)
+	h.agentSrv.handler.Store(&handler)
+}
+
+// ReadPEMCerts reads the certificates of a PEM file (a CA file for developer mode).
+func ReadPEMCerts(path string) ([]*x509.Certificate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the developer CA file: %w", err)
+	}
+	var out []*x509.Certificate
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("the developer CA file %s holds an invalid certificate: %w", path, err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the developer CA file %s holds no PEM certificate", path)
+	}
+	return out, nil
+}

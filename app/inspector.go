@@ -1,0 +1,417 @@
+package app
+
+// The Inspector's service: every exchange the engine made, with its cause, Session, decoded
+// JWTs (agentcore/inspect, taken before redaction) and findings; the findings list; exports as
+// HAR 1.2 and curl; and, in the demo, the reference Company's faults.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/vault"
+)
+
+// EventInspector says an exchange or a finding was recorded; the window lists again.
+const EventInspector = "inspector:changed"
+
+// inspectorMax bounds how many exchanges one listing reads (the log itself keeps a window).
+const inspectorMax = 5000
+
+// exchangeRecorded is the engine's OnExchange: the exchange's findings go to the Host's
+// findings log, and the window hears of it.
+func (h *Host) exchangeRecorded(ex store.Exchange) {
+	h.identifiers.Observe(ex)
+	if d, err := inspect.ParseDetails(ex.Details); err == nil {
+		for _, f := range d.Findings {
+			f.Exchange, f.Company, f.At = ex.ID, ex.Company, ex.At
+			h.findings.Add(f)
+		}
+	}
+	h.relay.Emit(EventInspector)
+}
+
+// Findings is the Host's findings log (nil when the engine does not run). It is an
+// inspect.Reporter for the parts that notice a broken rule while they work.
+func (h *Host) Findings() *inspect.Log { return h.findings }
+
+// Inspector is the window's service for the Inspector screen.
+type Inspector struct{ h *Host }
+
+// InspectorQuery filters the timeline; zero fields do not filter.
+type InspectorQuery struct {
+	Company      string `json:"company"`
+	SID          string `json:"sid"`
+	ErrorsOnly   bool   `json:"errors_only"`
+	FindingsOnly bool   `json:"findings_only"`
+	// Search matches the method, URL, status, cause and findings, ignoring case.
+	Search string `json:"search"`
+	// Limit is how many of the newest matches to return (default 200).
+	Limit int `json:"limit"`
+}
+
+// InspectorRow is one exchange on the timeline.
+type InspectorRow struct {
+	ID         int64   `json:"id"`
+	At         string  `json:"at"` // RFC 3339, UTC
+	Company    string  `json:"company"`
+	Method     string  `json:"method"`
+	URL        string  `json:"url"`
+	Status     int     `json:"status"`
+	DurationMS float64 `json:"duration_ms"`
+	Cause      string  `json:"cause"`
+	CauseKind  string  `json:"cause_kind"`
+	SID        string  `json:"sid"`
+	Findings   int     `json:"findings"`
+	MustFail   bool    `json:"must_fail"`
+	Error      bool    `json:"error"`
+}
+
+// InspectorPage is the timeline with what its filters can choose from.
+type InspectorPage struct {
+	Rows      []InspectorRow `json:"rows"`
+	Total     int            `json:"total"` // matches before Limit
+	Companies []string       `json:"companies"`
+	Sessions  []string       `json:"sessions"`
+}
+
+// InspectorHeader is one header line.
+type InspectorHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// InspectorToken is a decoded JWT, as JSON text for the window to show.
+type InspectorToken struct {
+	Where  string `json:"where"`
+	Header string `json:"header"`
+	Claims string `json:"claims"`
+	Note   string `json:"note"`
+}
+
+// InspectorEntry is one exchange opened: headers and bodies (secrets masked), decoded tokens,
+// findings and the curl command.
+type InspectorEntry struct {
+	Row             InspectorRow      `json:"row"`
+	RequestHeaders  []InspectorHeader `json:"request_headers"`
+	RequestBody     string            `json:"request_body"`
+	ResponseHeaders []InspectorHeader `json:"response_headers"`
+	ResponseBody    string            `json:"response_body"`
+	Tokens          []InspectorToken  `json:"tokens"`
+	Findings        []inspect.Finding `json:"findings"`
+	Curl            string            `json:"curl"`
+}
+
+// InspectorFault is one of the demo's reference Company faults.
+type InspectorFault struct {
+	Name  string `json:"name"`
+	On    bool   `json:"on"`
+	Group string `json:"group"` // "company" or "agent" (the Company Agent)
+}
+
+func (i *Inspector) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(i.h.Context(), 30*time.Second)
+}
+
+func (i *Inspector) exchanges(ctx context.Context) ([]store.Exchange, error) {
+	var out []store.Exchange
+	var after int64
+	for len(out) < inspectorMax {
+		page, err := i.h.state.ListExchanges(ctx, vault.ExchangeQuery{AfterID: after, Limit: 500})
+		if err != nil {
+			return nil, fmt.Errorf("reading the exchange log failed: %w", err)
+		}
+		out = append(out, page...)
+		if len(page) < 500 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	return out, nil
+}
+
+func rowOf(ex store.Exchange, d *inspect.Details) InspectorRow {
+	r := InspectorRow{ID: ex.ID, At: ex.At.UTC().Format(time.RFC3339Nano), Company: ex.Company, Method: ex.Method, URL: ex.URL,
+		Status: ex.Status, DurationMS: float64(ex.Duration.Microseconds()) / 1000, SID: d.SID, Findings: len(d.Findings),
+		Error: ex.Status == 0 || ex.Status >= 400}
+	if d.Cause != nil {
+		r.Cause, r.CauseKind = d.Cause.String(), d.Cause.Kind
+	}
+	for _, f := range d.Findings {
+		r.MustFail = r.MustFail || f.Level == inspect.MUST
+	}
+	return r
+}
+
+func (q InspectorQuery) match(r InspectorRow, d *inspect.Details) bool {
+	switch {
+	case q.Company != "" && r.Company != q.Company,
+		q.SID != "" && r.SID != q.SID,
+		q.ErrorsOnly && !r.Error,
+		q.FindingsOnly && r.Findings == 0:
+		return false
+	}
+	if s := strings.ToLower(strings.TrimSpace(q.Search)); s != "" {
+		hay := strings.ToLower(fmt.Sprintf("%s %s %d %s %s", r.Method, r.URL, r.Status, r.Cause, r.Company))
+		for _, f := range d.Findings {
+			hay += " " + strings.ToLower(f.String())
+		}
+		return strings.Contains(hay, s)
+	}
+	return true
+}
+
+// List returns the newest exchanges matching q, newest first.
+func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
+	if err := i.h.refusal(); err != nil {
+		return InspectorPage{}, err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	if err := i.h.engine.FlushExchanges(ctx); err != nil {
+		return InspectorPage{}, err
+	}
+	all, err := i.exchanges(ctx)
+	if err != nil {
+		return InspectorPage{}, err
+	}
+	if q.Limit <= 0 {
+		q.Limit = 200
+	}
+	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}}
+	companies, sessions := map[string]bool{}, map[string]bool{}
+	for k := len(all) - 1; k >= 0; k-- {
+		ex := all[k]
+		d, err := inspect.ParseDetails(ex.Details)
+		if err != nil {
+			d = &inspect.Details{}
+		}
+		r := rowOf(ex, d)
+		if r.Company != "" {
+			companies[r.Company] = true
+		}
+		if r.SID != "" && (q.Company == "" || r.Company == q.Company) {
+			sessions[r.SID] = true
+		}
+		if !q.match(r, d) {
+			continue
+		}
+		page.Total++
+		if len(page.Rows) < q.Limit {
+			page.Rows = append(page.Rows, r)
+		}
+	}
+	for c := range companies {
+		page.Companies = append(page.Companies, c)
+	}
+	for s := range sessions {
+		page.Sessions = append(page.Sessions, s)
+	}
+	sort.Strings(page.Companies)
+	sort.Strings(page.Sessions)
+	return page, nil
+}
+
+func (i *Inspector) byIDs(ctx context.Context, ids []int64) ([]store.Exchange, error) {
+	if err := i.h.engine.FlushExchanges(ctx); err != nil {
+		return nil, err
+	}
+	all, err := i.exchanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Exchange
+	for _, ex := range all {
+		if slices.Contains(ids, ex.ID) {
+			out = append(out, ex)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("those exchanges are no longer in the log (it keeps a window of the latest ones)")
+	}
+	return out, nil
+}
+
+// Entry opens one exchange.
+func (i *Inspector) Entry(id int64) (InspectorEntry, error) {
+	if err := i.h.refusal(); err != nil {
+		return InspectorEntry{}, err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	exs, err := i.byIDs(ctx, []int64{id})
+	if err != nil {
+		return InspectorEntry{}, err
+	}
+	ex := exs[0]
+	d, err := inspect.ParseDetails(ex.Details)
+	if err != nil {
+		d = &inspect.Details{}
+	}
+	e := InspectorEntry{Row: rowOf(ex, d), RequestHeaders: headersOf(ex.RequestHeaders), RequestBody: string(ex.RequestBody),
+		ResponseHeaders: headersOf(ex.ResponseHeaders), ResponseBody: string(ex.ResponseBody), Tokens: []InspectorToken{},
+		Findings: d.Findings, Curl: inspect.Curl(ex)}
+	if e.Findings == nil {
+		e.Findings = []inspect.Finding{}
+	}
+	for _, t := range d.Tokens {
+		e.Tokens = append(e.Tokens, InspectorToken{Where: t.Where, Header: indentJSON(t.Header), Claims: indentJSON(t.Claims), Note: t.Note})
+	}
+	return e, nil
+}
+
+func headersOf(h http.Header) []InspectorHeader {
+	out := []InspectorHeader{}
+	for _, nv := range sortedHeaders(h) {
+		out = append(out, nv)
+	}
+	return out
+}
+
+func sortedHeaders(h http.Header) []InspectorHeader {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []InspectorHeader
+	for _, k := range keys {
+		for _, v := range h[k] {
+			out = append(out, InspectorHeader{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+func indentJSON(m map[string]any) string {
+	if m == nil {
+		return ""
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// ExportHAR returns the exchanges with these IDs as a HAR 1.2 archive (secrets masked).
+func (i *Inspector) ExportHAR(ids []int64) (string, error) {
+	if err := i.h.refusal(); err != nil {
+		return "", err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	exs, err := i.byIDs(ctx, ids)
+	if err != nil {
+		return "", err
+	}
+	b, err := inspect.HAR(exs, i.h.cfg.Version)
+	return string(b), err
+}
+
+// ExportCurl returns the exchanges with these IDs as curl commands (secrets masked).
+func (i *Inspector) ExportCurl(ids []int64) (string, error) {
+	if err := i.h.refusal(); err != nil {
+		return "", err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	exs, err := i.byIDs(ctx, ids)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, ex := range exs {
+		parts = append(parts, inspect.Curl(ex))
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// Findings lists the findings, newest first.
+func (i *Inspector) Findings() ([]inspect.Finding, error) {
+	if err := i.h.refusal(); err != nil {
+		return nil, err
+	}
+	l := i.h.findings.List()
+	slices.Reverse(l)
+	if l == nil {
+		l = []inspect.Finding{}
+	}
+	return l, nil
+}
+
+// Faults lists the demo's reference Company faults (an error outside the demo).
+func (i *Inspector) Faults() ([]InspectorFault, error) {
+	if i.h == nil || i.h.demo == nil {
+		return nil, errors.New("the reference Company's faults can be switched only in the demo (poppydesk demo)")
+	}
+	out := []InspectorFault{}
+	for _, f := range poppytest.AllFaults {
+		g := "company"
+		if slices.Contains(poppytest.AgentFaults, f) {
+			g = "agent"
+		}
+		out = append(out, InspectorFault{Name: f, On: i.h.demo.srv.FaultOn(f), Group: g})
+	}
+	return out, nil
+}
+
+// SetFault switches one of the demo's reference Company faults on or off.
+func (i *Inspector) SetFault(name string, on bool) ([]InspectorFault, error) {
+	if _, err := i.Faults(); err != nil {
+		return nil, err
+	}
+	if err := i.h.SetDemoFault(name, on); err != nil {
+		return nil, err
+	}
+	return i.Faults()
+}
+
+// SetDemoFault switches a fault of the demo's reference Company (poppytest.AllFaults).
+func (h *Host) SetDemoFault(name string, on bool) error {
+	if h.demo == nil {
+		return errors.New("the reference Company's faults can be switched only in the demo")
+	}
+	if err := h.demo.srv.SetAnyFault(name, on); err != nil {
+		return err
+	}
+	h.log.Info("demo: reference Company fault switched", "fault", name, "on", on)
+	return nil
+}
+
+// windowCause marks ctx with the window's action that called into it: the outermost exported
+// method of package app among the callers ("Companies.Discover"), so the exchanges it causes
+// name it in the Inspector.
+func windowCause(ctx context.Context) context.Context {
+	name := "window"
+	pcs := make([]uintptr, 8)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		fr, more := frames.Next()
+		fn := fr.Function
+		if i := strings.LastIndex(fn, "/"); i >= 0 {
+			fn = fn[i+1:]
+		}
+		if rest, ok := strings.CutPrefix(fn, "app.(*"); ok {
+			typ, method, _ := strings.Cut(rest, ").")
+			if method != "" && method[0] >= 'A' && method[0] <= 'Z' {
+				name = typ + "." + method
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseWindow, Name: name})
+}

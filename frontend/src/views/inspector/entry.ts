@@ -1,0 +1,65 @@
+// One exchange opened: its cause, request and response headers and bodies (secrets masked by
+// the engine), the JWTs it carried decoded (headers and claims; never a signature or a token),
+// its findings and the curl command.
+
+import type { Finding, InspectorEntry, InspectorHeader } from "../../api";
+import { el } from "../../dom";
+
+function headers(title: string, hs: readonly InspectorHeader[] | null): HTMLElement {
+  const dl = el("dl", { class: "insp-headers" });
+  for (const h of hs ?? []) dl.append(el("dt", {}, h.name), el("dd", {}, h.value));
+  return el("details", { open: true }, el("summary", {}, title), dl);
+}
+
+function body(title: string, text: string): HTMLElement | null {
+  if (!text) return null;
+  let shown = text;
+  try {
+    shown = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // not JSON: as it is
+  }
+  return el("details", {}, el("summary", {}, title), el("pre", { class: "insp-pre" }, shown));
+}
+
+export function findingView(f: Finding): HTMLElement {
+  return el(
+    "li",
+    { class: `insp-finding ${f.level === "MUST" ? "must" : f.level === "SHOULD" ? "should" : "note"}` },
+    el("p", { class: "insp-finding-head" }, el("strong", {}, `${f.level} · ${f.section}`), ` ${f.title}`),
+    el("p", {}, `Seen: ${f.seen}`),
+    el("p", {}, `Expected: ${f.expected}`),
+    el("p", { class: "insp-fix" }, `Fix: ${f.fix}`),
+  );
+}
+
+export function entryView(e: InspectorEntry): HTMLElement {
+  const r = e.row;
+  const tokens = (e.tokens ?? []).map((t) =>
+    el(
+      "section",
+      { class: "insp-token" },
+      el("h4", {}, t.where),
+      t.note ? el("p", {}, t.note) : null,
+      t.header ? el("pre", { class: "insp-pre", "aria-label": `${t.where} header` }, t.header) : null,
+      t.claims ? el("pre", { class: "insp-pre", "aria-label": `${t.where} claims` }, t.claims) : null,
+    ),
+  );
+  return el(
+    "article",
+    { class: "insp-entry", id: `insp-entry-${r.id}` },
+    el("h3", {}, `${r.method} ${r.url}`),
+    el(
+      "p",
+      { class: "insp-meta" },
+      `HTTP ${r.status || "— (no response)"} · ${r.duration_ms.toFixed(1)} ms${r.cause ? ` · caused by ${r.cause}` : ""}${r.sid ? ` · Session ${r.sid}` : ""}`,
+    ),
+    (e.findings ?? []).length > 0 ? el("ul", { class: "insp-findings" }, ...(e.findings ?? []).map(findingView)) : null,
+    tokens.length > 0 ? el("div", { class: "insp-tokens" }, el("h4", {}, "Decoded tokens (no signatures, no values)"), ...tokens) : null,
+    headers("Request headers", e.request_headers),
+    body("Request body", e.request_body),
+    headers("Response headers", e.response_headers),
+    body("Response body", e.response_body),
+    el("details", {}, el("summary", {}, "As curl"), el("pre", { class: "insp-pre" }, e.curl)),
+  );
+}

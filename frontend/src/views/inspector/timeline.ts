@@ -1,0 +1,144 @@
+// The Inspector's timeline: every exchange the engine made, newest first, with its cause,
+// filters (Company, Session, errors, findings), search, and the export of a selection as HAR
+// 1.2 or curl (both from the stored, redacted exchanges). Text is set with textContent only.
+
+import { type InspectorAPI, type InspectorPage, type InspectorQuery, type InspectorRow, EVENTS, describeError } from "../../api";
+import { el } from "../../dom";
+import { durationOf, timeOf } from "../activity";
+import { entryView } from "./entry";
+
+// statusClass groups an HTTP status for styling.
+export function statusClass(r: Pick<InspectorRow, "status">): string {
+  if (r.status === 0) return "problem";
+  if (r.status >= 400) return "problem";
+  if (r.status >= 300) return "attention";
+  return "ok";
+}
+
+// pathOf shows a URL without its scheme.
+export function pathOf(url: string): string {
+  return url.replace(/^https:\/\//, "");
+}
+
+export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: () => HTMLElement): () => void {
+  const q: InspectorQuery = { company: "", sid: "", errors_only: false, findings_only: false, search: "", limit: 200 };
+  const selected = new Set<number>();
+  const company = el("select", { id: "insp-company", "aria-label": "Company" });
+  const session = el("select", { id: "insp-session", "aria-label": "Session" });
+  const errors = el("input", { type: "checkbox", id: "insp-errors" });
+  const findings = el("input", { type: "checkbox", id: "insp-findings" });
+  const search = el("input", { type: "search", id: "insp-search", placeholder: "Search URL, status, cause, finding", "aria-label": "Search" });
+  const har = el("button", { type: "button", id: "insp-har", class: "button" }, "Export HAR");
+  const curl = el("button", { type: "button", id: "insp-curl", class: "button" }, "Copy as curl");
+  const out = el("textarea", { id: "insp-export", class: "insp-export", readonly: true, hidden: true, "aria-label": "Export", rows: 8 });
+  const summary = el("p", { class: "insp-summary", id: "insp-summary" });
+  const list = el("ol", { class: "insp-list", id: "insp-list" });
+  const detail = el("div", { class: "insp-detail", id: "insp-detail" });
+  const bar = el(
+    "div",
+    { class: "insp-filters" },
+    company,
+    session,
+    el("label", {}, errors, " Errors"),
+    el("label", {}, findings, " Findings"),
+    search,
+    har,
+    curl,
+  );
+  host.replaceChildren(bar, summary, out, el("div", { class: "insp-split" }, list, detail));
+
+  const options = (sel: HTMLSelectElement, all: string, values: readonly string[] | null, cur: string) => {
+    const opts = [el("option", { value: "" }, all), ...(values ?? []).map((v) => el("option", { value: v }, v))];
+    sel.replaceChildren(...opts);
+    sel.value = cur;
+  };
+
+  let gen = 0;
+  const load = () => {
+    const g = ++gen;
+    backend.list(q).then(
+      (p) => {
+        if (g === gen) render(p);
+      },
+      (err) => {
+        summary.textContent = `The exchange log could not be read: ${describeError(err)}`;
+      },
+    );
+  };
+
+  const render = (p: InspectorPage) => {
+    options(company, "All Companies", p.companies, q.company ?? "");
+    options(session, "All Sessions", p.sessions, q.sid ?? "");
+    const rows = p.rows ?? [];
+    const filtered = !!(q.company || q.sid || q.errors_only || q.findings_only || q.search);
+    if (empty && p.total === 0 && !filtered) {
+      // Nothing recorded at all: the section's own empty state says what will appear.
+      summary.replaceChildren(empty());
+      list.replaceChildren();
+      return;
+    }
+    summary.textContent =
+      p.total === 0
+        ? "No exchange matches. Every request Poppydesk makes to a Company appears here as it happens."
+        : `${p.total} exchange${p.total === 1 ? "" : "s"}${p.total > rows.length ? `, the newest ${rows.length} shown` : ""}. Select rows to export them.`;
+    list.replaceChildren(
+      ...rows.map((r) => {
+        const box = el("input", { type: "checkbox", "aria-label": `Select exchange ${r.id}`, checked: selected.has(r.id) });
+        box.addEventListener("change", () => (box.checked ? selected.add(r.id) : selected.delete(r.id)));
+        const open = el(
+          "button",
+          { type: "button", class: "insp-open", "data-id": r.id },
+          el("span", { class: `insp-status ${statusClass(r)}` }, r.status === 0 ? "—" : String(r.status)),
+          el("span", { class: "insp-method" }, r.method),
+          el("span", { class: "insp-url" }, pathOf(r.url)),
+          el("span", { class: "insp-meta" }, `${timeOf(r.at)} · ${durationOf(r.duration_ms)}${r.cause ? ` · ${r.cause}` : ""}`),
+          r.findings > 0 ? el("span", { class: `insp-flag ${r.must_fail ? "must" : "should"}` }, `${r.findings} finding${r.findings === 1 ? "" : "s"}`) : null,
+        );
+        open.addEventListener("click", () => {
+          for (const b of list.querySelectorAll(".insp-open[aria-current]")) b.removeAttribute("aria-current");
+          open.setAttribute("aria-current", "true");
+          backend.entry(r.id).then(
+            (e) => detail.replaceChildren(entryView(e)),
+            (err) => detail.replaceChildren(el("p", { class: "problem" }, describeError(err))),
+          );
+        });
+        return el("li", { class: "insp-row" }, box, open);
+      }),
+    );
+  };
+
+  company.addEventListener("change", () => ((q.company = company.value), (q.sid = ""), load()));
+  session.addEventListener("change", () => ((q.sid = session.value), load()));
+  errors.addEventListener("change", () => ((q.errors_only = errors.checked), load()));
+  findings.addEventListener("change", () => ((q.findings_only = findings.checked), load()));
+  search.addEventListener("input", () => ((q.search = search.value), load()));
+  const exportWith = (fn: (ids: number[]) => Promise<string>) => () => {
+    const ids = [...selected];
+    if (ids.length === 0) {
+      summary.textContent = "Select one or more exchanges to export first.";
+      return;
+    }
+    fn(ids).then(
+      (text) => {
+        out.hidden = false;
+        out.value = text;
+        out.select();
+      },
+      (err) => (summary.textContent = `Export failed: ${describeError(err)}`),
+    );
+  };
+  har.addEventListener("click", exportWith(backend.exportHAR));
+  curl.addEventListener("click", exportWith(backend.exportCurl));
+
+  let pending = false;
+  const off = backend.on(EVENTS.inspectorChanged, () => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => ((pending = false), load()), 250);
+  });
+  load();
+  return () => {
+    gen++;
+    if (typeof off === "function") off();
+  };
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Reads `go test -bench` output (stdin or files) and prints one table of the benchmarks that
+# compare against a baseline in the same run (internal/benchratio: names SUBJECT/vs=BASELINE,
+# metric x-baseline) or against a floor (metric x-floor: the signed request against a plain
+# request plus one bare signature): package, benchmark, ratio, baseline, and both times.
+set -euo pipefail
+awk '
+/^pkg: / { pkg = $2; sub(/^github.com\/poppydesk\/poppydesk\//, "", pkg) }
+/^Benchmark/ && / x-baseline/ {
+	name = $1; sub(/-[0-9]+$/, "", name)
+	base = name; sub(/.*\/vs=/, "", base); sub(/\/vs=[^\/]*$/, "", name)
+	ratio = ""; ns = ""; bns = ""
+	for (i = 3; i < NF; i++) {
+		if ($(i+1) == "x-baseline") ratio = $i
+		if ($(i+1) == "ns/op") ns = $i
+		if ($(i+1) == "baseline-ns/op") bns = $i
+	}
+	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %12s %12s", pkg, name, ratio, base, ns, bns)
+}
+/^Benchmark/ && / x-floor/ {
+	name = $1; sub(/-[0-9]+$/, "", name)
+	ratio = ""; ns = ""; pns = ""; sns = ""
+	for (i = 3; i < NF; i++) {
+		if ($(i+1) == "x-floor") ratio = $i
+		if ($(i+1) == "engine-ns/op") ns = $i
+		if ($(i+1) == "plain-ns/op") pns = $i
+		if ($(i+1) == "bare-sig-ns/op") sns = $i
+	}
+	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %12s %12s", pkg, name, ratio, "plain + bare signature", ns, pns + sns)
+}
+END {
+	printf "%-22s %-58s %10s  %-26s %12s %12s\n", "package", "benchmark", "ratio", "baseline", "ns/op", "baseline ns/op"
+	for (i = 1; i <= n; i++) print rows[i]
+	if (n == 0) { print "no benchmark with a baseline ratio (x-baseline) in the input"; exit 1 }
+}' "$@"
