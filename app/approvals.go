@@ -147,7 +147,9 @@ func (a *Approvals) Status() ApprovalsStatus {
 	return st
 }
 
-// List returns every approval, pending first, newest first. Without a queue it is empty (the
+// List returns the approvals still open (waiting for the user, approved and being sent, or with
+// an unknown outcome) and the newest decided ones (at most ApprovalsListDecided), pending first,
+// newest first; Earlier pages through every decided one. Without a queue it is empty (the
 // window shows Status().Problem).
 func (a *Approvals) List() ([]ApprovalItem, error) {
 	ctx, cancel, err := a.call()
@@ -159,10 +161,54 @@ func (a *Approvals) List() ([]ApprovalItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the approvals failed: %w", err)
 	}
+	decided, _, err := a.h.queue.ListPage(ctx, nil, openStates, "", ApprovalsListDecided)
+	if err != nil {
+		return nil, fmt.Errorf("reading the approvals failed: %w", err)
+	}
+	items = append(items, decided...)
 	now := a.h.now()
 	out := make([]ApprovalItem, 0, len(items))
 	for i := range items {
 		out = append(out, approvalItemOf(&items[i], now))
+	}
+	return out, nil
+}
+
+// ApprovalsPageMax is the most decided approvals one page of Earlier holds; List holds the
+// newest ApprovalsListDecided of them.
+const (
+	ApprovalsPageMax     = 100
+	ApprovalsListDecided = 20
+)
+
+// ApprovalPage is a page of decided approvals, newest first; Next continues it ("" on the last
+// page).
+type ApprovalPage struct {
+	Items []ApprovalItem `json:"items"`
+	Next  string         `json:"next"`
+}
+
+// Earlier returns a page of the decided approvals (succeeded, failed, declined, expired,
+// superseded), newest first, from cursor ("" for the newest; Next of the previous page), at most
+// limit of them (1 to ApprovalsPageMax). Long histories are read a page at a time: one range
+// scan of an index of the state database.
+func (a *Approvals) Earlier(cursor string, limit int) (ApprovalPage, error) {
+	ctx, cancel, err := a.call()
+	if err != nil {
+		return ApprovalPage{Items: []ApprovalItem{}}, nil
+	}
+	defer cancel()
+	if limit <= 0 || limit > ApprovalsPageMax {
+		limit = ApprovalsPageMax
+	}
+	items, next, err := a.h.queue.ListPage(ctx, nil, openStates, cursor, limit)
+	if err != nil {
+		return ApprovalPage{}, fmt.Errorf("reading the approvals failed: %w", err)
+	}
+	now := a.h.now()
+	out := ApprovalPage{Items: make([]ApprovalItem, 0, len(items)), Next: next}
+	for i := range items {
+		out.Items = append(out.Items, approvalItemOf(&items[i], now))
 	}
 	return out, nil
 }

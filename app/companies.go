@@ -96,22 +96,45 @@ func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(windowCause(c.h.Context()), d)
 }
 
-func (c *Companies) entry(ctx context.Context, co *discovery.Company) CompanyEntry {
+// entry is co's entry on the Companies screen; with readAccounts false (the keyring holds no
+// account of it) its accounts are not asked for. With fetch false (the list of every Company)
+// the excluded tasks come from the cache only, and a Company whose copy is missing or stale is
+// read again in the background ([Host.refreshExcludedTasks]), so the list never waits on one
+// Company's server; with fetch true (a Company just discovered) they are fetched now.
+func (c *Companies) entry(ctx context.Context, co *discovery.Company, readAccounts, fetch bool) CompanyEntry {
 	e := CompanyEntry{Company: cardOf(co), Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}, ScopeWords: map[string]string{}}
 	if d, ok := c.h.Demo(); ok && d.Identifier == co.Identifier {
 		e.Demo = true
 	}
 	if c.h.coverage != nil && co.Channels.ExcludedTasks != nil {
+		var opts []discovery.Option
+		if !fetch {
+			opts = append(opts, discovery.CacheOnly())
+		}
 		xctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		x, err := c.h.coverage.ExcludedTasks(xctx, co)
+		x, err := c.h.coverage.ExcludedTasks(xctx, co, opts...)
 		cancel()
-		if err != nil {
+		if errors.Is(err, discovery.ErrNotCached) {
+			// A document the cache may not keep (no-store) or a read that failed: the last
+			// background read's result, for a while, so the list does not ask again at once.
+			if last, ok := c.h.lastExcludedTasks(co.Identifier); ok {
+				x, err = last.x, last.err
+			}
+		}
+		switch {
+		case errors.Is(err, discovery.ErrNotCached):
+			e.ExcludedTasksProblem = "Poppydesk is reading the tasks this Company does not offer."
+			c.h.refreshExcludedTasks(co)
+		case err != nil:
 			e.ExcludedTasksProblem = "Poppydesk could not read the tasks this Company does not offer: " + err.Error()
-		} else {
+		default:
 			e.ExcludedTasks = excludedTaskEntries(x)
+			if x.Stale {
+				c.h.refreshExcludedTasks(co)
+			}
 		}
 	}
-	if co.Issuer == "" {
+	if co.Issuer == "" || !readAccounts {
 		return e
 	}
 	accts, err := c.h.oauth.Accounts(ctx, co.Identifier)
@@ -143,8 +166,23 @@ func (c *Companies) List() (CompanyList, error) {
 	if err != nil {
 		return CompanyList{}, fmt.Errorf("reading the known Companies failed: %w", err)
 	}
+	// One listing of the keyring says which Companies have a signed-in account; only those are
+	// asked for their accounts (each asks the keyring again), so 200 Companies cost one listing.
+	pairs, perr := c.h.secrets.Companies(ctx)
+	withAccount := map[string]bool{}
+	for _, p := range pairs {
+		if p[1] != "" {
+			withAccount[p[0]] = true
+		}
+	}
 	out := CompanyList{Companies: []CompanyEntry{}}
 	for _, id := range ids {
+		if perr == nil && !withAccount[id] {
+			if co, err := c.h.engine.Company(ctx, id); err == nil {
+				out.Companies = append(out.Companies, c.entry(ctx, co, false, false))
+				continue
+			}
+		}
 		co, err := c.h.engine.Company(ctx, id)
 		if err != nil {
 			c.h.log.Warn("a stored Company could not be read", "company", id, "error", err.Error())
@@ -152,7 +190,7 @@ func (c *Companies) List() (CompanyList, error) {
 				Accounts: []oauth.AccountStatus{}, Problem: "Poppydesk could not read what it stored about this Company; discover its domain again. (" + err.Error() + ")"})
 			continue
 		}
-		out.Companies = append(out.Companies, c.entry(ctx, co))
+		out.Companies = append(out.Companies, c.entry(ctx, co, true, false))
 	}
 	slices.SortFunc(out.Companies, func(a, b CompanyEntry) int {
 		return strings.Compare(strings.ToLower(a.Company.Name+"\x00"+a.Company.Identifier), strings.ToLower(b.Company.Name+"\x00"+b.Company.Identifier))
@@ -189,7 +227,7 @@ func (c *Companies) Discover(domain string) (CompanyEntry, error) {
 		return CompanyEntry{}, fmt.Errorf("Poppydesk could not verify %s as a Company: %w", domain, err)
 	}
 	c.h.relay.Emit(EventCompaniesChanged)
-	return c.entry(ctx, co), nil
+	return c.entry(ctx, co, true, true), nil
 }
 
 // SignOut revokes every refresh token held for the account at the Company and deletes its
@@ -308,4 +346,90 @@ func (l *LogoFetcher) fetch(ctx context.Context, logoURI string) (string, error)
 	b.WriteString("data:" + declared + ";base64,")
 	b.WriteString(base64.StdEncoding.EncodeToString(body))
 	return b.String(), nil
+}
+
+// refreshExcludedTasks reads co's excluded tasks again in the background (spec 9.1, through the
+// RFC 9111 cache, which then holds the fresh copy) and tells the window the Companies changed.
+// One read per Company at a time; the reads run one after another, so a list of 200 Companies
+// opens at most one connection at a time for them.
+func (h *Host) refreshExcludedTasks(co *discovery.Company) {
+	h.excluded.mu.Lock()
+	defer h.excluded.mu.Unlock()
+	if h.excluded.queued == nil {
+		h.excluded.queued = map[string]bool{}
+	}
+	if h.excluded.queued[co.Identifier] {
+		return
+	}
+	h.excluded.queued[co.Identifier] = true
+	h.excluded.queue = append(h.excluded.queue, co)
+	if h.excluded.running {
+		return
+	}
+	h.excluded.running = true
+	if err := h.life.Go("reading Companies' excluded tasks", h.readExcludedTasks); err != nil {
+		h.excluded.running = false
+	}
+}
+
+func (h *Host) readExcludedTasks(ctx context.Context) {
+	for {
+		h.excluded.mu.Lock()
+		if len(h.excluded.queue) == 0 || ctx.Err() != nil {
+			h.excluded.queue, h.excluded.queued, h.excluded.running = nil, nil, false
+			h.excluded.mu.Unlock()
+			return
+		}
+		co := h.excluded.queue[0]
+		h.excluded.queue = h.excluded.queue[1:]
+		h.excluded.mu.Unlock()
+
+		xctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		x, err := h.coverage.ExcludedTasks(xctx, co)
+		cancel()
+		h.excluded.mu.Lock()
+		delete(h.excluded.queued, co.Identifier)
+		if h.excluded.last == nil {
+			h.excluded.last = map[string]excludedRead{}
+		}
+		h.excluded.last[co.Identifier] = excludedRead{x: x, err: err, at: h.now()}
+		h.excluded.mu.Unlock()
+		if err != nil {
+			h.log.Info("a Company's excluded tasks could not be read", "company", co.Identifier, "error", err.Error())
+		}
+		h.relay.Emit(EventCompaniesChanged)
+	}
+}
+
+// excludedTasksReads are the background reads of Companies' excluded tasks: the Companies
+// waiting (queue, queued), whether a reader runs, and the last result per Company.
+type excludedTasksReads struct {
+	mu      sync.Mutex
+	queue   []*discovery.Company
+	queued  map[string]bool
+	running bool
+	last    map[string]excludedRead
+}
+
+// excludedRead is the result of a background read of a Company's excluded tasks.
+type excludedRead struct {
+	x   *coverage.ExcludedTasks
+	err error
+	at  time.Time
+}
+
+// excludedReadKept is how long the Companies screen shows a background read's result when the
+// cache holds no copy (the Company forbids storing it, or the read failed) before reading again.
+const excludedReadKept = 5 * time.Minute
+
+// lastExcludedTasks returns the last background read of the Company's excluded tasks, if it is
+// recent.
+func (h *Host) lastExcludedTasks(company string) (excludedRead, bool) {
+	h.excluded.mu.Lock()
+	defer h.excluded.mu.Unlock()
+	r, ok := h.excluded.last[company]
+	if !ok || h.now().Sub(r.at) > excludedReadKept {
+		return excludedRead{}, false
+	}
+	return r, true
 }

@@ -1,8 +1,12 @@
 package app_test
 
 import (
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/app"
@@ -59,5 +63,90 @@ func TestCompaniesExcludedTasksProblem(t *testing.T) {
 	}
 	if len(e.ExcludedTasks) != 0 || !strings.Contains(e.ExcludedTasksProblem, "HTTP 404") {
 		t.Fatalf("entry = %+v", e)
+	}
+}
+
+// TestCompaniesListDoesNotWaitOnACompany: the Companies screen reads excluded tasks from the
+// cache only; a Company whose copy is missing is read in the background, so a server that never
+// answers keeps no list waiting, and once that read failed the list says so instead of reading
+// again at every redraw.
+func TestCompaniesListDoesNotWaitOnACompany(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// The first connection (Discover's read) is closed at once; the next ones are held without
+	// a word until release is closed.
+	held, release := make(chan struct{}, 8), make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if n == 0 {
+				c.Close()
+				continue
+			}
+			held <- struct{}{}
+			go func() { <-release; c.Close() }()
+		}
+	}()
+	u, _ := url.Parse(f.Company.Origin())
+	hang := "https://" + u.Hostname() + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/excluded.json"
+	f.Company.EditPoppyJSON(func(doc map[string]any) { doc["excluded_tasks"] = map[string]any{"url": hang} })
+	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.ExcludedTasksProblem, "could not read") {
+		t.Fatalf("Discover: %+v", e)
+	}
+
+	listed := make(chan app.CompanyList, 1)
+	go func() {
+		l, err := f.Host.Fronts().Companies.List()
+		if err != nil {
+			t.Error(err)
+		}
+		listed <- l
+	}()
+	var l app.CompanyList
+	sawHeld := false
+	select {
+	case l = <-listed:
+	case <-held:
+		sawHeld = true
+		select {
+		case l = <-listed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Companies.List waits on a Company's server that does not answer")
+		}
+	}
+	if len(l.Companies) != 1 || !strings.Contains(l.Companies[0].ExcludedTasksProblem, "is reading") {
+		t.Fatalf("List while the read runs: %+v", l)
+	}
+	if !sawHeld {
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no background read of the excluded tasks")
+		}
+	}
+	close(release)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		l, err := f.Host.Fronts().Companies.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := l.Companies[0].ExcludedTasksProblem; strings.Contains(p, "could not read") {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("after the background read failed the list says %q", p)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

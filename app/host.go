@@ -210,6 +210,7 @@ type Host struct {
 	// identifiers are the values seen in Companies' responses, kept out of feedback reports.
 	identifiers   *coverage.Seen
 	coverage      *coverage.Service
+	excluded      excludedTasksReads // the Companies screen's background reads (spec 9.1)
 	queue         *approvals.Queue
 	conversations *conversation.Manager
 	browsers      *browser.Manager

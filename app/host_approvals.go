@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/operations"
 )
 
 // approvalChanged is the queue's OnChange. It never blocks for long: the window's event goes
@@ -49,11 +50,33 @@ func approvalNotice(kind, companyName string) (title, body string) {
 	return "Approval needed: " + name, name + " needs your approval before it acts. Open Poppydesk to read the terms and decide."
 }
 
-// listApprovals lists the queue's items and counts again those waiting for a decision.
+// openStates are the approval states that are not final (operations.State.Final): the window
+// lists them whole, and the decided ones a page at a time.
+var openStates = []string{string(operations.StatePending), string(operations.StateApproved), string(operations.StateSending),
+	string(operations.StateRetrying), string(operations.StateOutcomeUnknown)}
+
+// listApprovals lists the queue's open items (pending first, newest first) and counts again
+// those waiting for a decision. Decided items are never read here, so a long history costs
+// nothing at start or after a change.
 func (h *Host) listApprovals(ctx context.Context) ([]approvals.Item, error) {
-	items, err := h.queue.List(ctx)
-	if err != nil {
-		return nil, err
+	var items []approvals.Item
+	for _, pending := range []bool{true, false} {
+		states := openStates[:1]
+		if !pending {
+			states = openStates[1:]
+		}
+		cursor := ""
+		for {
+			page, next, err := h.queue.ListPage(ctx, states, nil, cursor, ApprovalsPageMax)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, page...)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
 	}
 	h.pending.Store(int64(countDecidable(items, h.now())))
 	return items, nil

@@ -120,18 +120,14 @@ func (h *Host) WaitStarted(ctx context.Context) error {
 // resumeConversations sends again what was persisted but not accepted, for every Company with
 // conversations (spec 8.3). A failure is logged: the messages stay persisted for the next start.
 func (h *Host) resumeConversations(ctx context.Context) {
-	cos, err := h.state.ListCompanies(ctx)
+	cos, err := h.state.ConversationCompanies(ctx)
 	if err != nil {
 		h.log.Warn("listing Companies to resume conversations failed; unsent messages are sent at the next start", "err", err)
 		return
 	}
 	for _, co := range cos {
-		convs, err := h.state.ListConversations(ctx, co.Identifier)
-		if err != nil || len(convs) == 0 {
-			continue
-		}
-		if err := h.conversations.Resume(ctx, co.Identifier); err != nil && !errors.Is(err, context.Canceled) {
-			h.log.Warn("resuming conversations failed; the unsent messages stay saved and are sent again at the next start", "company", co.Identifier, "err", err)
+		if err := h.conversations.Resume(ctx, co); err != nil && !errors.Is(err, context.Canceled) {
+			h.log.Warn("resuming conversations failed; the unsent messages stay saved and are sent again at the next start", "company", co, "err", err)
 		}
 	}
 }

@@ -12,4 +12,9 @@
 // scans everything Poppydesk writes or gives away for every secret of the run, in several
 // encodings; it skips without a Secret Service unless POPPYDESK_REQUIRE_KEYRING=1
 // (scripts/with-keyring.sh sets it).
+//
+// The soak test (soak_test.go) drives the Host through its MCP socket in cycles (an approved API
+// operation, an MCP tool, a conversation, website pages in Chromium) and checks that heap after
+// GC, goroutines and open files return to their level after each cycle and that the debug log
+// rotates within its limits: 20 cycles by default (seconds), or for POPPYDESK_SOAK (e.g. 10m).
 package e2e

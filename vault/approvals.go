@@ -165,6 +165,93 @@ func (s *State) ListApprovals(ctx context.Context, states ...string) ([]store.Ap
 	return out, s.fillRevisions(ctx, ptrs)
 }
 
+// ListApprovalsPage returns a page of approvals, newest first, with their revisions: one range
+// scan of the approvals_created or approvals_state_created index (migration 0005), and one
+// query for the page's revisions.
+func (s *State) ListApprovalsPage(ctx context.Context, q store.ApprovalQuery) ([]store.Approval, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	var where []string
+	var args []any
+	in := func(col string, not bool, vals []string) {
+		op := " IN ("
+		if not {
+			op = " NOT IN ("
+		}
+		where = append(where, col+op+"?"+strings.Repeat(", ?", len(vals)-1)+")")
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	if len(q.States) > 0 {
+		in("state", false, q.States)
+	}
+	if len(q.NotStates) > 0 {
+		in("state", true, q.NotStates)
+	}
+	if q.BeforeID != "" {
+		at := q.BeforeCreated.UnixNano()
+		where = append(where, "(created_at < ? OR created_at = ? AND id < ?)")
+		args = append(args, at, at, q.BeforeID)
+	}
+	query := `SELECT ` + approvalCols + ` FROM approvals`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY created_at DESC, id DESC LIMIT ?"
+	args = append(args, q.Limit)
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list a page of approvals: %w", err)
+	}
+	var out []store.Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list a page of approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list a page of approvals: %w", err)
+	}
+	return out, s.fillPageRevisions(ctx, out)
+}
+
+// fillPageRevisions reads the revisions of a page of approvals in one query.
+func (s *State) fillPageRevisions(ctx context.Context, page []store.Approval) error {
+	if len(page) == 0 {
+		return nil
+	}
+	idx := make(map[string]int, len(page))
+	args := make([]any, 0, len(page))
+	for i := range page {
+		idx[page[i].ID] = i
+		args = append(args, page[i].ID)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT approval_id, revision, operation, received_at FROM approval_revisions
+		WHERE approval_id IN (?`+strings.Repeat(", ?", len(page)-1)+`) ORDER BY approval_id, revision`, args...)
+	if err != nil {
+		return fmt.Errorf("revisions of a page of approvals: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, op string
+		var r store.Revision
+		var at sql.NullInt64
+		if err := rows.Scan(&id, &r.Revision, &op, &at); err != nil {
+			return fmt.Errorf("revisions of a page of approvals: %w", err)
+		}
+		r.Operation, r.Received = json.RawMessage(op), fromNS(at)
+		a := &page[idx[id]]
+		a.Revisions = append(a.Revisions, r)
+	}
+	return rows.Err()
+}
+
 func (s *State) fillRevisions(ctx context.Context, as []*store.Approval) error {
 	for _, a := range as {
 		rows, err := s.r.QueryContext(ctx, `SELECT revision, operation, received_at FROM approval_revisions WHERE approval_id = ? ORDER BY revision`, a.ID)

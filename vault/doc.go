@@ -55,7 +55,11 @@
 // before it returns, so [State.TransitionApproval] is the write-before-send step of Operations
 // extension v2 section 7 (an approval is durable before it is sent). The exchange log keeps a
 // window (default 30 days or 200 MB of stored fields, whichever is smaller), pruned by an injected
-// clock on open and every 64 inserts.
+// clock on open and every 64 inserts; when nothing is out of the window, pruning reads two index
+// entries and the page counts and writes nothing. Long lists are read a page at a time on
+// indexes (migration 0005): [State.ListApprovalsPage] is keyset paging newest first over
+// (created_at, id), with a page's revisions in one query; a Company's conversations come from
+// (company, updated_at).
 //
 // The keyring code is hand-written over go-keyring because no maintained library adds timeouts,
 // caching and an index to it; SQL is written directly against database/sql, as the schema is small.

@@ -253,6 +253,25 @@ func (s *State) GetConversation(ctx context.Context, company, id string) (store.
 	return c, nil
 }
 
+// ConversationCompanies lists the identifiers of the Companies that have conversations (one
+// query, for resuming them at start).
+func (s *State) ConversationCompanies(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT company FROM conversations ORDER BY company`)
+	if err != nil {
+		return nil, fmt.Errorf("list the Companies with conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("list the Companies with conversations: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 // ListConversations returns the conversations with company, most recently updated first.
 func (s *State) ListConversations(ctx context.Context, company string) ([]store.Conversation, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT company, id, account, cursor, state, updated_at FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, company)
@@ -537,6 +556,27 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 // the oldest ones until the rest fits the window's size. It returns how many were deleted.
 func (s *State) PruneExchanges(ctx context.Context) (int64, error) {
 	cutoff := s.opts.Now().Add(-s.opts.ExchangeMaxAge).UnixNano()
+	// Nothing to do costs two reads and no write: no exchange older than the window (the
+	// exchanges_at index), and a database whose used pages could not hold more than the
+	// window's bytes (every counted byte is stored, so the log cannot be larger than that).
+	var aged bool
+	if err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, cutoff).Scan(&aged); err != nil {
+		return 0, fmt.Errorf("prune the exchange log: %w", err)
+	}
+	if !aged {
+		var pages, free, size int64
+		for _, p := range []struct {
+			pragma string
+			v      *int64
+		}{{"page_count", &pages}, {"freelist_count", &free}, {"page_size", &size}} {
+			if err := s.r.QueryRowContext(ctx, "PRAGMA "+p.pragma).Scan(p.v); err != nil {
+				return 0, fmt.Errorf("prune the exchange log: %w", err)
+			}
+		}
+		if (pages-free)*size <= s.opts.ExchangeMaxBytes {
+			return 0, nil
+		}
+	}
 	var n int64
 	err := s.tx(ctx, "prune the exchange log", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM exchanges WHERE at < ?`, cutoff)
@@ -544,13 +584,22 @@ func (s *State) PruneExchanges(ctx context.Context) (int64, error) {
 			return err
 		}
 		a, _ := res.RowsAffected()
-		res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
-			SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id DESC) AS kept FROM exchanges) WHERE kept > ?)`,
-			s.opts.ExchangeMaxBytes)
-		if err != nil {
+		// The total comes from the covering index exchanges_size (migration 0005); only a log
+		// over its size is walked newest first to find what to drop.
+		var total int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`).Scan(&total); err != nil {
 			return err
 		}
-		b, _ := res.RowsAffected()
+		var b int64
+		if total > s.opts.ExchangeMaxBytes {
+			res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
+				SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id DESC) AS kept FROM exchanges INDEXED BY exchanges_size) WHERE kept > ?)`,
+				s.opts.ExchangeMaxBytes)
+			if err != nil {
+				return err
+			}
+			b, _ = res.RowsAffected()
+		}
 		n = a + b
 		return nil
 	})

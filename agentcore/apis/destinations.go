@@ -33,14 +33,9 @@ func NewDescribed(c *discovery.Company) *Described {
 	return d
 }
 
-// record replaces the destinations of the entry apiURL with the request URLs its description
-// describes and returns them. A URL the transport cannot match safely is left out.
-func (d *Described) record(apiURL string, urls []string) *transport.Destinations {
-	var b transport.DestinationsBuilder
-	for _, u := range urls {
-		b.Template(u)
-	}
-	dest := b.Build()
+// record replaces the destinations of the entry apiURL with dest, the request URLs its
+// description describes (nil: none), and returns them.
+func (d *Described) record(apiURL string, dest *transport.Destinations) *transport.Destinations {
 	d.mu.Lock()
 	d.sets[apiURL] = dest
 	d.mu.Unlock()

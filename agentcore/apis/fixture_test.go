@@ -25,6 +25,7 @@ type fixture struct {
 	clk     *poppytest.Clock
 	tr      *transport.Transport
 	company *discovery.Company
+	cache   *discovery.MemoryCache // the discovery's cache, with the description it read
 	dest    *transport.Destinations
 	agent   *poppytest.TestAgent
 
@@ -58,7 +59,8 @@ func newFixture(t testing.TB, faults ...string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.tr.Close)
-	disc, err := discovery.New(discovery.Config{Transport: f.tr, Now: f.clk.Now})
+	f.cache = discovery.NewMemoryCache()
+	disc, err := discovery.New(discovery.Config{Transport: f.tr, Now: f.clk.Now, Cache: f.cache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package apis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,16 +9,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
-
-	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// Description is a Company's OpenAPI description, as the engine uses it (spec 7).
+// Description is a Company's OpenAPI description, as the engine uses it (spec 7): the index of
+// one parsed document (shared, read-only) seen through one Company's Session destinations.
 type Description struct {
 	URL         string // where it was fetched
 	OpenAPI     string // "3.0.3", "3.1.0", ...
@@ -25,8 +24,12 @@ type Description struct {
 	Version     string
 	APIDescribe string // the poppy.json entry's description
 	// Schemes are the security schemes, by name.
-	Schemes    map[string]SecurityScheme
+	Schemes map[string]SecurityScheme
+	// Tags are the document's tags, in its order (operations name theirs in Operation.Tags).
+	Tags       []Tag
 	Operations []Operation
+
+	p *parsed // the parsed document this view shares (nil for a Description built by hand)
 }
 
 // SecurityScheme is one security scheme. For OAuth2, Scopes holds every scope of its flows with
@@ -45,8 +48,11 @@ type Operation struct {
 	Summary     string
 	Description string
 	Deprecated  bool
+	Tags        []string
 	Parameters  []Parameter
 	RequestBody *RequestBody
+	// Responses are the documented responses by status code ("200", "4XX", "default"), sorted.
+	Responses []Response
 	// Security lists the alternatives (any one suffices); each alternative lists requirements
 	// that all apply. Empty: no security requirement (callable signed out).
 	Security [][]SecurityRequirement
@@ -82,8 +88,18 @@ type Parameter struct {
 // RequestBody is the operation's request body.
 type RequestBody struct {
 	Required     bool
+	Description  string
 	ContentTypes []string
-	Schema       json.RawMessage // of application/json when present
+	// Schema is the JSON schema of application/json (or another JSON media type) when present,
+	// as the description writes it: local $refs to components.schemas stay references
+	// (Description.Detail lists the schemas they name).
+	Schema json.RawMessage
+}
+
+// Response is one documented response of an operation.
+type Response struct {
+	Status, Description string
+	Schema              json.RawMessage // of a JSON media type, when present (local $refs kept)
 }
 
 // SecurityRequirement is one scheme of a requirement with the scopes it needs.
@@ -100,6 +116,12 @@ type Scope struct {
 
 // Operation returns the operation with this ID.
 func (d *Description) Operation(id string) (*Operation, bool) {
+	if d.p != nil {
+		if i, ok := d.p.byID[id]; ok && i < len(d.Operations) && d.Operations[i].ID == id {
+			return &d.Operations[i], true
+		}
+		return nil, false
+	}
 	for i := range d.Operations {
 		if d.Operations[i].ID == id {
 			return &d.Operations[i], true
@@ -126,53 +148,98 @@ func (e *descError) Error() string {
 func (e *descError) Unwrap() error        { return e.err }
 func (e *descError) Is(target error) bool { return target == ErrDescription }
 
-// FetchOpenAPI fetches and reads the description of an openapi entry of poppy.json. The request
-// carries no Session header and no credentials (a description is not a Session destination,
-// spec 5.2) and is never redirected; the body is read up to 4 MiB. The request URLs the
-// description describes become Session destinations of this Client (and of every Client sharing
-// its Config.Described) in place of those of the entry's earlier reads: Send may sign requests
-// to them from now on (spec 5.2, 7).
+// MaxDescription is the largest OpenAPI description the engine reads (discovery.MaxDescription:
+// 32 MiB, more than twice GitHub's 13 MB REST API description). A larger one is refused with an
+// error naming the limit.
+const MaxDescription = discovery.MaxDescription
+
+// FetchOpenAPI returns the description of an openapi entry of poppy.json. With
+// Config.Descriptions (the engine's), the document is fetched once per version and kept by the
+// RFC 9111 rules over the cache discovery fetched it through, so it is usually not downloaded
+// again (Descriptions); without, it is fetched and parsed on every call. The request carries no
+// Session header and no credentials (a description is not a Session destination, spec 5.2) and
+// is never redirected; at most MaxDescription bytes are read. The request URLs the description
+// describes become Session destinations of this Client (and of every Client sharing its
+// Config.Described) in place of those of the entry's earlier reads: Send may sign requests to
+// them from now on (spec 5.2, 7). Each operation whose URL is neither one of Config.Destinations
+// nor, unless they refuse it, described is Unavailable with the reason.
 func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Description, error) {
 	if api.Type != "openapi" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not openapi", api.URL, api.Type)
 	}
-	u, err := transport.CheckURL(api.URL)
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "is not an HTTPS URL (spec 3)", err: err}
+	var p *parsed
+	if c.cfg.Descriptions != nil {
+		var err error
+		if p, err = c.cfg.Descriptions.parsed(ctx, api.URL); err != nil {
+			return nil, err
+		}
+	} else {
+		res, err := fetchDescription(ctx, c.cfg.Transport, api.URL, "")
+		if err != nil {
+			return nil, err
+		}
+		if p, err = parseOpenAPI(ctx, api.URL, res.body); err != nil {
+			return nil, err
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "cannot be requested", err: err}
-	}
-	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.1")
-	resp, err := c.cfg.Transport.NoRedirectClient().Do(req)
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "could not be fetched", err: err}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return nil, &descError{url: api.URL, msg: fmt.Sprintf("answered a redirect (HTTP %d to %q), which the engine does not follow; the Company should list the final URL in poppy.json", resp.StatusCode, resp.Header.Get("Location"))}
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &descError{url: api.URL, msg: fmt.Sprintf("answered HTTP %d instead of the description", resp.StatusCode)}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, &descError{url: api.URL, msg: "could not be read", err: err}
-	}
-	if len(body) > maxBody {
-		return nil, &descError{url: api.URL, msg: "is larger than the 4 MiB the engine reads"}
-	}
-	d, urls, err := parseOpenAPI(ctx, api.URL, body, nil)
-	if err != nil {
-		return nil, err
-	}
-	dest := c.described.record(api.URL, urls)
-	markUnavailable(d, func(u *url.URL) bool {
+	dest := c.described.record(api.URL, p.destinations())
+	d := p.view(func(u *url.URL) bool {
 		return c.cfg.Destinations.Allows(u) || !c.cfg.Destinations.Refuses(u) && dest.Allows(u)
 	})
 	d.APIDescribe = api.Description
 	return d, nil
+}
+
+// fetched is one answer to a description request.
+type fetchedDesc struct {
+	notModified bool
+	body        []byte
+	header      http.Header
+}
+
+// fetchDescription GETs a description without the Session header, never redirected, with
+// If-None-Match when etag is set.
+func fetchDescription(ctx context.Context, tr *transport.Transport, raw, etag string) (*fetchedDesc, error) {
+	u, err := transport.CheckURL(raw)
+	if err != nil {
+		return nil, &descError{url: raw, msg: "is not an HTTPS URL (spec 3)", err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &descError{url: raw, msg: "cannot be requested", err: err}
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.1")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	resp, err := tr.NoRedirectClient().Do(req)
+	if err != nil {
+		return nil, &descError{url: raw, msg: "could not be fetched", err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && etag != "" {
+		return &fetchedDesc{notModified: true, header: resp.Header}, nil
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("answered a redirect (HTTP %d to %q), which the engine does not follow; the Company should list the final URL in poppy.json", resp.StatusCode, resp.Header.Get("Location"))}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("answered HTTP %d instead of the description", resp.StatusCode)}
+	}
+	if resp.ContentLength > MaxDescription {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("is %d bytes, larger than the %d MiB the engine reads (apis.MaxDescription); the Company should split its API into smaller descriptions", resp.ContentLength, MaxDescription>>20)}
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxDescription+1)); err != nil {
+		return nil, &descError{url: raw, msg: "could not be read", err: err}
+	}
+	if buf.Len() > MaxDescription {
+		return nil, &descError{url: raw, msg: fmt.Sprintf("is larger than the %d MiB the engine reads (apis.MaxDescription); the Company should split its API into smaller descriptions", MaxDescription>>20)}
+	}
+	return &fetchedDesc{body: buf.Bytes(), header: resp.Header}, nil
 }
 
 // ParseOpenAPI reads an OpenAPI 3.0 or 3.1 description (JSON or YAML) fetched from descURL.
@@ -180,131 +247,29 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 // with Unavailable set (dest: Session destinations such as discovery.Company.SessionDestinations,
 // which hold the request URLs of the description read at discovery, spec 5.2).
 func ParseOpenAPI(ctx context.Context, descURL string, data []byte, dest *transport.Destinations) (*Description, error) {
-	d, _, err := parseOpenAPI(ctx, descURL, data, dest.Allows)
-	return d, err
+	p, err := parseOpenAPI(ctx, descURL, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.view(dest.Allows), nil
 }
 
-// parseOpenAPI is ParseOpenAPI with the destinations check as a function, and the request URLs
-// the description describes (discovery.OpenAPIRequestURLs). A nil allows leaves Unavailable for
-// markUnavailable.
-func parseOpenAPI(ctx context.Context, descURL string, data []byte, allows func(*url.URL) bool) (*Description, []string, error) {
+func parseOpenAPI(ctx context.Context, descURL string, data []byte) (*parsed, error) {
 	base, err := transport.CheckURL(descURL)
 	if err != nil {
-		return nil, nil, &descError{url: descURL, msg: "is not an HTTPS URL (spec 3)", err: err}
+		return nil, &descError{url: descURL, msg: "is not an HTTPS URL (spec 3)", err: err}
 	}
-	doc, err := discovery.LoadOpenAPI(ctx, data)
-	if err != nil {
-		var oe *discovery.OpenAPIError
-		if errors.As(err, &oe) {
-			return nil, nil, &descError{url: descURL, msg: oe.Msg, err: oe.Err}
-		}
-		return nil, nil, &descError{url: descURL, msg: "is not a readable OpenAPI document", err: err}
-	}
-	d := &Description{URL: descURL, OpenAPI: doc.OpenAPI, Schemes: map[string]SecurityScheme{}}
-	if doc.Info != nil {
-		d.Title, d.Version = doc.Info.Title, doc.Info.Version
-	}
-	if doc.Components != nil {
-		for name, ref := range doc.Components.SecuritySchemes {
-			if ref == nil || ref.Value == nil {
-				continue
-			}
-			v := ref.Value
-			ss := SecurityScheme{Name: name, Type: v.Type, Description: v.Description}
-			if v.Flows != nil {
-				ss.Scopes = map[string]string{}
-				for _, f := range []*openapi3.OAuthFlow{v.Flows.AuthorizationCode, v.Flows.Implicit, v.Flows.Password, v.Flows.ClientCredentials} {
-					if f == nil {
-						continue
-					}
-					for k, desc := range f.Scopes {
-						if _, seen := ss.Scopes[k]; !seen {
-							ss.Scopes[k] = desc
-						}
-					}
-				}
-			}
-			d.Schemes[name] = ss
-		}
-	}
-	if doc.Paths == nil {
-		return d, nil, nil
-	}
-	paths := doc.Paths.Map()
-	keys := make([]string, 0, len(paths))
-	for k := range paths {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, p := range keys {
-		item := paths[p]
-		if item == nil {
-			continue
-		}
-		ops := item.Operations()
-		methods := make([]string, 0, len(ops))
-		for m := range ops {
-			methods = append(methods, m)
-		}
-		sort.Strings(methods)
-		for _, m := range methods {
-			op := ops[m]
-			if op == nil {
-				continue
-			}
-			o := Operation{ID: op.OperationID, Method: strings.ToUpper(m), Path: p, Summary: op.Summary, Description: op.Description, Deprecated: op.Deprecated}
-			if o.ID == "" {
-				o.ID = o.Method + " " + p
-			}
-			o.ServerURL, o.Unavailable = discovery.OpenAPIServer(base, doc, item, op)
-			if o.Unavailable == "" && !strings.HasPrefix(p, "/") {
-				o.Unavailable = fmt.Sprintf("its path %q does not start with \"/\" (OpenAPI 3.1 §4.8.8)", p)
-			}
-			o.Parameters = parameters(item.Parameters, op.Parameters)
-			if op.RequestBody != nil && op.RequestBody.Value != nil {
-				rb := &RequestBody{Required: op.RequestBody.Value.Required}
-				for ct, mt := range op.RequestBody.Value.Content {
-					rb.ContentTypes = append(rb.ContentTypes, ct)
-					if isJSON(ct) && mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
-						rb.Schema, _ = json.Marshal(mt.Schema.Value)
-					}
-				}
-				sort.Strings(rb.ContentTypes)
-				o.RequestBody = rb
-			}
-			sec := doc.Security
-			if op.Security != nil {
-				sec = *op.Security
-			}
-			for _, alt := range sec {
-				var reqs []SecurityRequirement
-				names := make([]string, 0, len(alt))
-				for n := range alt {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				for _, n := range names {
-					ss := d.Schemes[n]
-					r := SecurityRequirement{Scheme: n, Type: ss.Type}
-					for _, sc := range alt[n] {
-						r.Scopes = append(r.Scopes, Scope{Name: sc, Description: ss.Scopes[sc]})
-					}
-					reqs = append(reqs, r)
-				}
-				if len(reqs) == 0 {
-					// {} is an alternative without any requirement: the operation is optional-auth.
-					o.Security = nil
-					break
-				}
-				o.Security = append(o.Security, reqs)
-			}
-			d.Operations = append(d.Operations, o)
-		}
-	}
-	if allows != nil {
-		markUnavailable(d, allows)
-	}
-	return d, discovery.OpenAPIRequestURLs(base, doc), nil
+	return parse(ctx, descURL, base, data)
+}
+
+// view is the Description of p for a Company whose Session destinations allows accepts: every
+// operation whose URL it refuses is Unavailable (spec 5.2).
+func (p *parsed) view(allows func(*url.URL) bool) *Description {
+	d := &Description{URL: p.url, OpenAPI: p.openAPI, Title: p.title, Version: p.version, Schemes: p.schemes, Tags: p.tags,
+		Operations: make([]Operation, len(p.operations)), p: p}
+	copy(d.Operations, p.operations)
+	markUnavailable(d, allows)
+	return d
 }
 
 // markUnavailable sets Unavailable on each operation whose URL allows refuses (spec 5.2).
@@ -323,31 +288,6 @@ func markUnavailable(d *Description, allows func(*url.URL) bool) {
 func isJSON(ct string) bool {
 	ct = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
 	return ct == "application/json" || strings.HasSuffix(ct, "+json")
-}
-
-func parameters(lists ...openapi3.Parameters) []Parameter {
-	var out []Parameter
-	idx := map[string]int{}
-	for _, l := range lists { // operation parameters override path-item ones (OpenAPI 3.1 §4.8.9)
-		for _, ref := range l {
-			if ref == nil || ref.Value == nil {
-				continue
-			}
-			v := ref.Value
-			p := Parameter{Name: v.Name, In: v.In, Description: v.Description, Required: v.Required || v.In == "path"}
-			if v.Schema != nil && v.Schema.Value != nil {
-				p.Schema, _ = json.Marshal(v.Schema.Value)
-			}
-			k := v.In + "\x00" + v.Name
-			if i, ok := idx[k]; ok {
-				out[i] = p
-				continue
-			}
-			idx[k] = len(out)
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // placeholderPath fills path parameters with "x" to check a template against the destinations.

@@ -35,6 +35,9 @@ paths:
       operationId: t
       parameters: [{name: id, in: path, required: true}]
       responses: {"200": {description: ok}}`), "%2e%2e")
+	// A field of the wrong type outside the servers: discovery and apis read descriptions with
+	// the same decoder, so both refuse it.
+	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":5,"version":"1"},"paths":{"/a":{"get":{"operationId":"a","summary":7,"responses":{"200":{"description":"ok"}}}}}}`), "a")
 	const descURL = "https://api.example/openapi.json"
 	base, _ := url.Parse(descURL)
 	f.Fuzz(func(t *testing.T, data []byte, value string) {

@@ -20,7 +20,7 @@ import (
 
 // Limits.
 const (
-	maxBody        = 4 << 20 // bytes of a response body or description kept
+	maxBody        = 4 << 20 // bytes of a response body kept
 	max429Retries  = 3
 	maxRetryAfter  = 60 * time.Second
 	headerApproval = "Poppy-Approval"
@@ -60,6 +60,9 @@ type Config struct {
 	// OnResponse, when set, sees every response before it is handled (a DPoP-Nonce to keep,
 	// RFC 9449 §9), as transport.Hooks.OnResponse. It must not read the body.
 	OnResponse func(ctx context.Context, resp *http.Response)
+	// Descriptions, when set, is the shared cache FetchOpenAPI reads OpenAPI descriptions through
+	// (the engine's: one per engine). Nil: FetchOpenAPI fetches and parses on every call.
+	Descriptions *Descriptions
 	// Now is the clock (nil: the Transport's).
 	Now func() time.Time
 	// Logger (nil: slog.Default()). Secrets are never logged.

@@ -289,21 +289,10 @@ func findAPI(c *discovery.Company, typ, u string) (discovery.API, error) {
 	return discovery.API{}, fmt.Errorf("approvals: %s lists no %s API at %q in poppy.json (spec 3.1, 7); its %s APIs are: %s", c.Identifier, typ, u, typ, strings.Join(have, ", "))
 }
 
+// description is the API's OpenAPI description through the engine's shared cache (parsed once,
+// revalidated when stale; apis.Descriptions).
 func (q *Queue) description(ctx context.Context, ac *apis.Client, api discovery.API) (*apis.Description, error) {
-	q.descMu.Lock()
-	d := q.descs[api.URL]
-	q.descMu.Unlock()
-	if d != nil {
-		return d, nil
-	}
-	d, err := ac.FetchOpenAPI(ctx, api)
-	if err != nil {
-		return nil, err
-	}
-	q.descMu.Lock()
-	q.descs[api.URL] = d
-	q.descMu.Unlock()
-	return d, nil
+	return ac.FetchOpenAPI(ctx, api)
 }
 
 // mcpConn is one cached connection to an MCP server in one Session.

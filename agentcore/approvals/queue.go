@@ -120,9 +120,6 @@ type Queue struct {
 	log *slog.Logger
 	now func() time.Time
 
-	descMu sync.Mutex
-	descs  map[string]*apis.Description // OpenAPI descriptions by URL
-
 	locksMu sync.Mutex
 	locks   map[string]*keyLock
 
@@ -167,8 +164,7 @@ func New(cfg Config) (*Queue, error) {
 	if cfg.Reporter == nil {
 		cfg.Reporter = inspect.Discard
 	}
-	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, descs: map[string]*apis.Description{},
-		locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil
+	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -450,6 +446,55 @@ func (q *Queue) List(ctx context.Context) ([]Item, error) {
 		return out[i].Created.After(out[j].Created)
 	})
 	return out, nil
+}
+
+// ListPage returns a page of items, newest first, for histories too long to list whole: those
+// in one of states (any state when empty) and in none of notStates. cursor is the next cursor of
+// the previous page ("" for the first); next is "" on the last page.
+func (q *Queue) ListPage(ctx context.Context, states, notStates []string, cursor string, limit int) (items []Item, next string, err error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	sq := store.ApprovalQuery{Limit: limit + 1, States: states, NotStates: notStates}
+	if cursor != "" {
+		at, id, ok := strings.Cut(cursor, ".")
+		ns, perr := strconv.ParseInt(at, 10, 64)
+		if !ok || perr != nil || id == "" {
+			return nil, "", fmt.Errorf("approvals: %q is not a cursor of the approvals list; list again from the start", cursor)
+		}
+		sq.BeforeCreated, sq.BeforeID = time.Unix(0, ns), id
+	}
+	var recs []store.Approval
+	if ps, ok := q.cfg.Store.(store.ApprovalPages); ok {
+		recs, err = ps.ListApprovalsPage(ctx, sq)
+	} else {
+		var all []store.Approval
+		all, err = q.cfg.Store.ListApprovals(ctx)
+		for i := range all {
+			if sq.Match(&all[i]) {
+				recs = append(recs, all[i])
+			}
+		}
+		slices.SortFunc(recs, func(a, b store.Approval) int { return store.NewestFirst(&a, &b) })
+		recs = recs[:min(len(recs), sq.Limit)]
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("approvals: reading the approval queue: %w", err)
+	}
+	if len(recs) > limit {
+		last := recs[limit-1]
+		next = strconv.FormatInt(last.Created.UnixNano(), 10) + "." + last.ID
+		recs = recs[:limit]
+	}
+	items = make([]Item, 0, len(recs))
+	for i := range recs {
+		it, err := q.item(ctx, &recs[i])
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, *it)
+	}
+	return items, next, nil
 }
 
 // Get returns one item; an unknown ID is an error matching fs.ErrNotExist.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -35,6 +36,8 @@ type ExcludedTasks struct {
 	URL     string    `json:"url,omitempty"`
 	Tasks   []Task    `json:"tasks"`
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Stale is true when a CacheOnly read found a copy past its freshness lifetime.
+	Stale bool `json:"-"`
 }
 
 // Lists returns the listed task whose phrase is the same as task once both are normalised
@@ -121,13 +124,17 @@ func ParseExcludedTasks(body []byte, apis []discovery.API) (*ExcludedTasks, erro
 // or Session header, under spec 3's HTTPS and address rules, through the engine's RFC 9111
 // cache. The alternatives are checked without the network (ParseAlternative); [Service.Verify]
 // checks their references against the Company's descriptions. A Company without excluded_tasks
-// gives Listed false and no error.
-func (s *Service) ExcludedTasks(ctx context.Context, co *discovery.Company) (*ExcludedTasks, error) {
+// gives Listed false and no error. opts are discovery's (discovery.CacheOnly reads only the
+// cache: a document not cached yet is an error matching discovery.ErrNotCached).
+func (s *Service) ExcludedTasks(ctx context.Context, co *discovery.Company, opts ...discovery.Option) (*ExcludedTasks, error) {
 	et := co.Channels.ExcludedTasks
 	if et == nil || et.URL == "" {
 		return &ExcludedTasks{Tasks: []Task{}}, nil
 	}
-	res, err := s.cfg.Engine.FetchPublic(ctx, et.URL, "application/json", MaxExcludedTasksBytes)
+	res, err := s.cfg.Engine.FetchPublic(ctx, et.URL, "application/json", MaxExcludedTasksBytes, opts...)
+	if errors.Is(err, discovery.ErrNotCached) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, &Error{Code: CodeFetchFailed, Section: "9.1, 3", URL: et.URL, Detail: "Poppydesk could not fetch the Company's excluded tasks", Err: err}
 	}
@@ -139,7 +146,7 @@ func (s *Service) ExcludedTasks(ctx context.Context, co *discovery.Company) (*Ex
 		err.(*Error).URL = res.FinalURL
 		return nil, err
 	}
-	x.URL = res.FinalURL
+	x.URL, x.Stale = res.FinalURL, res.Stale
 	return x, nil
 }
 

@@ -62,6 +62,14 @@ func (c *MemoryCache) Delete(_ context.Context, url string) error {
 	return nil
 }
 
+// Freshness reads a response's caching directives as the discovery cache does (RFC 9111
+// §5.2.2, §4.2.1), for other documents the engine keeps by the same rules (OpenAPI
+// descriptions): store reports whether the response may be stored, expires when it stops being
+// fresh.
+func Freshness(h http.Header, now time.Time) (store bool, expires time.Time) {
+	return freshness(h, now)
+}
+
 // freshness reads the response's caching directives (RFC 9111 §5.2.2, §4.2.1): store reports
 // whether the response may be stored; expires is when it stops being fresh (now, for no-cache or
 // when the response gives no explicit lifetime, so it is revalidated on next use).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -117,4 +118,71 @@ func TestDiscoveryReadsDescriptions(t *testing.T) {
 			t.Fatalf("described = %v", c.Described)
 		}
 	})
+}
+
+// TestDiscoveryReadsLargeDescriptions: discovery reads descriptions up to MaxDescription (32
+// MiB), so a Company's real API description is not refused: one of 5 MiB, and GitHub's REST API
+// description (13 MB, 1,223 operations; installed by scripts/bootstrap.sh) whose request URLs
+// are all on the server the Company names. A larger one is refused with the limit in words, and
+// the rest of the Company stays usable.
+func TestDiscoveryReadsLargeDescriptions(t *testing.T) {
+	s, d := startCompany(t)
+	pad := `{"openapi":"3.0.3","info":{"title":"Padded","version":"1"},"x-padding":"` + strings.Repeat("a", 5<<20) +
+		`","paths":{"/things/{id}":{"get":{"operationId":"getThing","responses":{"200":{"description":"ok"}}}}}}`
+	padded, err := s.AddOpenAPI("/padded", []byte(pad), "5 MiB", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"openapi":"3.0.3","info":{"title":"Big","version":"1"},"x-padding":"` + strings.Repeat("a", discovery.MaxDescription) + `","paths":{}}`
+	tooBig, err := s.AddOpenAPI("/big", []byte(big), "too big", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var github string
+	data, gerr := poppytest.GitHubDescription()
+	switch {
+	case gerr == nil:
+		if github, err = s.AddOpenAPI("/github", data, "GitHub's REST API", nil); err != nil {
+			t.Fatal(err)
+		}
+	case os.Getenv("POPPYDESK_REQUIRE_E2E") == "1":
+		t.Fatal(gerr)
+	default:
+		t.Logf("GitHub's description is not installed, so only the padded one is read: %v", gerr)
+	}
+	c, err := d.Discover(context.Background(), s.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Described[padded], []string{s.Origin() + "/padded/things/{id}"}; !slices.Equal(got, want) || c.DescriptionErrors[padded] != "" {
+		t.Fatalf("the 5 MiB description: described %v (want %v), error %q", got, want, c.DescriptionErrors[padded])
+	}
+	if e := c.DescriptionErrors[tooBig]; !strings.Contains(e, "32 MiB") {
+		t.Fatalf("the description over 32 MiB: error %q, described %d URLs", e, len(c.Described[tooBig]))
+	}
+	if github != "" {
+		urls := c.Described[github]
+		if c.DescriptionErrors[github] != "" || len(urls) < 700 {
+			t.Fatalf("GitHub's description: %d request URLs, error %q", len(urls), c.DescriptionErrors[github])
+		}
+		for _, u := range urls {
+			// The one operation with servers of its own (uploads.github.com) is described there.
+			if !strings.HasPrefix(u, s.Origin()+"/github/") && !strings.HasPrefix(u, "https://uploads.github.com/") {
+				t.Fatalf("GitHub's description describes %s", u)
+			}
+		}
+		dest, err := c.SessionDestinations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for raw, want := range map[string]bool{
+			s.Origin() + "/github/repos/octocat/hello-world/issues": true,
+			s.Origin() + "/github/openapi.json":                     false,
+			s.Origin() + "/github/no/such/path/anywhere":            false,
+		} {
+			if u, _ := url.Parse(raw); dest.Allows(u) != want {
+				t.Errorf("Allows(%s) = %v, want %v", raw, !want, want)
+			}
+		}
+	}
 }

@@ -68,13 +68,22 @@ func New(cfg Config) (*Discoverer, error) {
 type Option func(*options)
 
 type options struct {
-	noCache bool
-	report  *Report
+	noCache   bool
+	cacheOnly bool
+	report    *Report
 }
 
 // NoCache fetches every document again without using a cached copy (spec 3.4, after
 // version_unsupported). Fresh results are still stored.
 func NoCache() Option { return func(o *options) { o.noCache = true } }
+
+// CacheOnly answers [Discoverer.FetchPublic] from the RFC 9111 cache alone, without the network:
+// the cached copy, fresh or not (Public.Stale says which), or ErrNotCached. A screen that lists
+// many Companies reads their documents this way, so it never waits on one Company's server.
+func CacheOnly() Option { return func(o *options) { o.cacheOnly = true } }
+
+// ErrNotCached: a CacheOnly read found no copy of the document.
+var ErrNotCached = errors.New("the document is not in Poppydesk's cache yet")
 
 // Company is a verified Company (spec 3, 3.2).
 type Company struct {
@@ -605,6 +614,8 @@ type Public struct {
 	Status   int    // the HTTP status (200 also for a copy from the cache or after a 304)
 	Body     []byte // the body, at most the limit given
 	FinalURL string // the URL the body came from, after redirects
+	// Stale is true for a CacheOnly copy past its freshness lifetime (RFC 9111 §4.2).
+	Stale bool
 }
 
 // FetchPublic GETs a public document a Company publishes besides its discovery documents, such
@@ -612,7 +623,7 @@ type Public struct {
 // through the transport's discovery client (every redirect to HTTPS only, no credentials and no
 // Session header, the address policy at connection time: spec 3) and through the same RFC 9111
 // cache. accept is the Accept header; a body longer than limit bytes is an error. NoCache()
-// fetches again without the cached copy.
+// fetches again without the cached copy; CacheOnly() reads only the cache.
 func (d *Discoverer) FetchPublic(ctx context.Context, rawURL, accept string, limit int, opts ...Option) (Public, error) {
 	var o options
 	for _, f := range opts {
@@ -620,6 +631,16 @@ func (d *Discoverer) FetchPublic(ctx context.Context, rawURL, accept string, lim
 	}
 	if _, err := transport.CheckURL(rawURL); err != nil {
 		return Public{}, err
+	}
+	if o.cacheOnly {
+		entry, cached, err := d.cache.Get(ctx, rawURL)
+		switch {
+		case err != nil:
+			return Public{}, fmt.Errorf("reading the cached copy of %s failed: %w", rawURL, err)
+		case !cached || len(entry.Body) > limit:
+			return Public{}, ErrNotCached
+		}
+		return Public{Status: http.StatusOK, Body: entry.Body, FinalURL: entry.FinalURL, Stale: !d.now().Before(entry.Expires)}, nil
 	}
 	res, err := d.get(ctx, rawURL, fetchFollow, o.noCache, accept, limit)
 	if err != nil {
@@ -691,7 +712,7 @@ func (d *Discoverer) get(ctx context.Context, raw string, how fetchHow, noCache 
 		return fetched{}, fmt.Errorf("reading %s: %w", raw, err)
 	}
 	if len(body) > limit {
-		return fetched{}, fmt.Errorf("%s is larger than %d bytes", raw, limit)
+		return fetched{}, &tooLargeError{url: raw, limit: limit}
 	}
 	if resp.StatusCode == http.StatusOK {
 		if store, exp := freshness(resp.Header, d.now()); store {
@@ -701,6 +722,16 @@ func (d *Discoverer) get(ctx context.Context, raw string, how fetchHow, noCache 
 		}
 	}
 	return fetched{status: resp.StatusCode, body: body, finalURL: final}, nil
+}
+
+// tooLargeError is a document longer than the bytes the engine reads of it.
+type tooLargeError struct {
+	url   string
+	limit int
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %d bytes", e.url, e.limit)
 }
 
 func (d *Discoverer) put(ctx context.Context, key string, e CacheEntry) {

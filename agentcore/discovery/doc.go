@@ -44,11 +44,15 @@
 // are not cached.
 //
 //  8. The OpenAPI descriptions (spec 5.2, 7): each openapi entry's description is fetched like
-//     the metadata (no credentials, no redirects, through the cache), at most MaxDescription
-//     bytes, read with kin-openapi (LoadOpenAPI, external $refs refused), and the request URLs it
-//     describes, its servers joined with its paths (OpenAPIServer, OpenAPIRequestURLs), are kept
-//     in Company.Described. A description that cannot be read doesn't stop discovery: its API has
-//     no destinations and Company.DescriptionErrors says why.
+//     the metadata (no credentials, no redirects, through the cache, where agentcore/apis reads
+//     it again without a second download), at most MaxDescription (32 MiB) bytes, read with
+//     LoadOpenAPI (one typed encoding/json pass that keeps schemas raw, external $refs refused:
+//     GitHub's 13 MB description in a fraction of a second, where kin-openapi's loader would
+//     take seconds and a gigabyte), and the request URLs it describes, its servers joined with
+//     its paths (OpenAPIServer, OpenAPIRequestURLs), are kept in Company.Described.
+//     agentcore/apis reads descriptions with the same LoadOpenAPI and OpenAPIServer, so both
+//     agree on what a description describes. A description that cannot be read doesn't stop
+//     discovery: its API has no destinations and Company.DescriptionErrors says why.
 //
 // Company.SessionDestinations derives the Session destinations of spec 5.2 from the chosen
 // document and the descriptions for agentcore/transport: the described request URLs as

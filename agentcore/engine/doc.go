@@ -18,6 +18,13 @@
 //     its own Session, signed by the User's delegated key for that Company, sent only to the
 //     Company's Session destinations. A signed-in Client takes the account's access token from
 //     the keyring itself, so no caller handles a token.
+//   - 5.2, 7: OpenAPI descriptions. Discovery reads each one through the state store's RFC 9111
+//     cache to know the request URLs it describes (the Company's Session destinations); the
+//     engine's one apis.Descriptions reads them through the same cache, so the copy discovery
+//     fetched is used without a second download while fresh, parsed once and shared by every
+//     Client, the approval queue, the model's tools and the window. The descriptions read later
+//     in a run are recorded per Company (describedOf, one apis.Described shared by the Clients
+//     of all its accounts).
 //   - 5.5: session_ended starts a new Session with a new sid and sends the request again once.
 //     Every Session is recorded in the state store (sid, account, version, extensions, start
 //     and end); sids are never reused. Close records the end of the Sessions it started.

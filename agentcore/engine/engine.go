@@ -83,6 +83,7 @@ type Engine struct {
 	oauth    *oauth.Client
 	sessions *session.Manager
 	sink     *exchangeSink
+	descs    *apis.Descriptions // OpenAPI descriptions, shared by every Client (spec 7)
 
 	mu        sync.Mutex
 	companies map[string]*discovery.Company // by identifier
@@ -152,6 +153,13 @@ func New(cfg Config) (*Engine, error) {
 	e.disc, err = discovery.New(discovery.Config{Transport: e.tr, Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost},
 		Known: knownAdapter{st: cfg.State}, Now: cfg.Now, Logger: log, Versions: cfg.Versions})
 	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	// OpenAPI descriptions are kept like discovery documents: the same RFC 9111 cache over the
+	// state database, parsed once and shared (spec 7).
+	if e.descs, err = apis.NewDescriptions(apis.DescriptionsConfig{Transport: e.tr, Now: cfg.Now, Logger: log,
+		Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost}}); err != nil {
 		e.close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -405,7 +413,7 @@ func (c *Client) apiClient() (*apis.Client, error) {
 		return s.SignRequest(ctx, req, token)
 	})
 	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Described: c.e.describedOf(comp), Version: sess.Version, Extensions: hdr,
-		Authorize: c.authorize, OnResponse: c.onResponse, Now: c.e.now, Logger: c.e.log}
+		Authorize: c.authorize, OnResponse: c.onResponse, Now: c.e.now, Logger: c.e.log, Descriptions: c.e.descs}
 	if c.account != "" {
 		cfg.AccessToken = c.accessToken
 		cfg.Refresh = func(ctx context.Context, rejected string) (string, error) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,7 @@ func (a cacheAdapter) Get(ctx context.Context, url string) (discovery.CacheEntry
 		return discovery.CacheEntry{}, false, err
 	}
 	e := discovery.CacheEntry{FinalURL: url, Body: r.Body, ETag: r.ETag, Expires: r.Expires}
-	if strings.HasPrefix(string(r.Body), `{"poppydesk_final_url":`) {
+	if bytes.HasPrefix(r.Body, []byte(`{"poppydesk_final_url":`)) {
 		var env cacheEnvelope
 		if json.Unmarshal(r.Body, &env) == nil && env.FinalURL != "" {
 			e.FinalURL, e.Body = env.FinalURL, env.Raw
@@ -56,7 +57,7 @@ func (a cacheAdapter) Get(ctx context.Context, url string) (discovery.CacheEntry
 
 func (a cacheAdapter) Put(ctx context.Context, url string, e discovery.CacheEntry) error {
 	body := e.Body
-	if e.FinalURL != url || strings.HasPrefix(string(body), `{"poppydesk_final_url":`) {
+	if e.FinalURL != url || bytes.HasPrefix(body, []byte(`{"poppydesk_final_url":`)) {
 		env := cacheEnvelope{FinalURL: e.FinalURL}
 		if json.Valid(body) {
 			env.JSON = body

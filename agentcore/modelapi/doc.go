@@ -14,15 +14,23 @@
 // Company's website in the controlled browser joined to the Session (spec 6; browser_tools.go),
 // talk with Company Agents (spec 8; conversation_tools.go), and read the tasks a Company does not
 // offer, report a task they could not do and read a Company's skills (spec 9;
-// coverage_tools.go). NewServer adds these four groups from one list; nothing registers tools
-// from init.
+// coverage_tools.go). A large API (GitHub's REST API has 1,223 operations) is read a page at a
+// time: list_api_operations returns one compact line per operation, filtered by tag, path prefix
+// or words, in pages of at most ListPageBytes with a cursor to the next, and
+// describe_api_operation gives one operation in full with the component schemas its $refs name,
+// within DescribeSchemaBytes (operations_tools.go; both read the engine's shared description
+// cache, apis.Descriptions). NewServer adds these five groups from one list; nothing registers
+// tools from init.
 //
 // The tools and their MCP annotations (readOnly, destructive, idempotent, openWorld):
 //
 //	list_companies       -                               ro  -   idem  closed
 //	discover_company     domain                          ro  -   idem  open
 //	describe_company     company                         ro  -   idem  open
-//	list_api_operations  company, api?                   ro  -   idem  open
+//	list_api_operations  company, api?, tag?, path_prefix?, query?, cursor?, limit?
+//	                                                     ro  -   idem  open
+//	describe_api_operation company, operation_id, api?, schemas?
+//	                                                     ro  -   idem  open
 //	list_mcp_tools       company, server?, account?      ro  -   idem  open
 //	call_api_operation   company, operation_id, body?... -   dst -     open   (queue.CallAPI)
 //	call_mcp_tool        company, tool, arguments?, ...  -   dst -     open   (queue.CallTool)

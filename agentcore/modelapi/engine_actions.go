@@ -109,7 +109,8 @@ func (a *EngineActions) Accounts(ctx context.Context, company string) ([]string,
 	return out, nil
 }
 
-// Operations fetches the description (without the Session header, spec 5.2) and reads it.
+// Operations is the description from the engine's shared cache (apis.Descriptions: fetched without
+// the Session header, spec 5.2, once per version; parsed once).
 func (a *EngineActions) Operations(ctx context.Context, company string, api discovery.API) (*apis.Description, error) {
 	cl, err := a.engine.Client(ctx, company, "")
 	if err != nil {

@@ -101,10 +101,11 @@ func ExampleAgent(ctx context.Context, cs *mcp.ClientSession, company string, ma
 	if r.isError {
 		return fmt.Errorf("cannot continue: %s", r.message)
 	}
-	if r, err = step(ToolListAPIOperations, map[string]any{"company": company}); err != nil {
+	if r, err = step(ToolListAPIOperations, map[string]any{"company": company, "query": "exchange"}); err != nil {
 		return err
 	}
-	if r.isError || !strings.Contains(r.companyData(), `"exchangeItem"`) {
+	// Each operation is one line, "operationId METHOD /path — summary".
+	if r.isError || !strings.Contains(r.companyData(), `"exchangeItem `) {
 		return errors.New("the Company lists no exchangeItem operation, so this example cannot continue")
 	}
 	r, err = step(ToolCallAPIOperation, map[string]any{"company": company, "operation_id": "exchangeItem",

@@ -95,8 +95,12 @@ func TestJacketExchange(t *testing.T) {
 	}
 	checkEnvelope(t, r, f.s.Identifier())
 	r = f.mustCall(t, modelapi.ToolListAPIOperations, map[string]any{"company": f.s.Domain})
-	if r.IsError || !strings.Contains(r.Raw, `"exchangeItem"`) || !strings.Contains(r.Raw, `"replacement_sku"`) {
+	if r.IsError || !strings.Contains(r.Raw, `exchangeItem POST /orders/{id}/exchanges`) {
 		t.Fatalf("operations: %s", r.Raw)
+	}
+	r = f.mustCall(t, modelapi.ToolDescribeAPIOperation, map[string]any{"company": f.s.Domain, "operation_id": "exchangeItem"})
+	if r.IsError || !strings.Contains(r.Raw, `"replacement_sku"`) || !strings.Contains(r.Raw, `"orders:write"`) {
+		t.Fatalf("describe operation: %s", r.Raw)
 	}
 	r = f.mustCall(t, modelapi.ToolCallAPIOperation, f.exchangeArgs(nil))
 	if r.IsError || r.status() != "waiting_for_user" || r.approvalID() == "" || !strings.Contains(r.message(), "not performed; waiting for the user's decision in Poppydesk") {

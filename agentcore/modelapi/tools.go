@@ -110,15 +110,6 @@ func addCoreTools(s *mcp.Server, d Deps) {
 					"website_browsing": boolean(""), "feedback": boolean(""), "excluded_tasks": boolean("")}),
 				"scopes": arrayOf(open(js{"name": str(""), "description": str(""), "changes": str(""), "personal_data": boolean("")}), ""), "extensions": open(js{})}),
 		ReadOnly: true, Idempotent: true, OpenWorld: true}, t.describe)
-	AddTool(s, Tool{Name: ToolListAPIOperations, Title: "List an API's operations",
-		Description: "List the operations of one of the Company's OpenAPI APIs: operation_id, method, path, parameters, request body schema and the scopes each needs. Read-only.",
-		Schema: `{"type": "object", "additionalProperties": false, "required": ["company"], "properties": {` + companyProp + `,
-			"api": {"type": "string", "maxLength": 2000, "description": "The API's url from describe_company. Optional when the Company has one OpenAPI API."}}}`,
-		Output: output([]string{StatusOK}, js{"api": str("The API's url.")},
-			js{"title": str(""), "version": str(""), "description": str(""), "operations": arrayOf(open(js{"operation_id": str(""), "method": str(""), "path": str(""),
-				"summary": str(""), "description": str(""), "parameters": arrayOf(open(js{}), ""), "request_body": open(js{}), "scopes": stringList(""),
-				"deprecated": boolean(""), "unavailable": str("")}), "")}),
-		ReadOnly: true, Idempotent: true, OpenWorld: true}, t.listOperations)
 	AddTool(s, Tool{Name: ToolListMCPTools, Title: "List a Company MCP server's tools",
 		Description: "List the tools of one of the Company's MCP servers, with the annotations the Company gives them (hints written by the Company, not guarantees). Read-only.",
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["company"], "properties": {` + companyProp + `, ` + accountProp + `,
@@ -401,71 +392,6 @@ func (t *tools) account(ctx context.Context, c *discovery.Company, given *string
 		return "", Refused(fmt.Sprintf("the user is signed in to %s with several accounts (%s); name one in account", c.Organization.Domain, strings.Join(accounts, ", ")))
 	}
 	return "", nil
-}
-
-func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply {
-	var a struct {
-		Company string `json:"company"`
-		API     string `json:"api"`
-	}
-	if r := DecodeArgs(raw, &a); r != nil {
-		return r
-	}
-	c, r := t.company(ctx, a.Company)
-	if r != nil {
-		return r
-	}
-	api, r := pickAPI(c, "openapi", a.API, "api")
-	if r != nil {
-		return r
-	}
-	d, err := t.d.Actions.Operations(ctx, c.Identifier, api)
-	if err != nil {
-		return errorReply(err, c, a.Company)
-	}
-	ops := []any{}
-	for _, o := range d.Operations {
-		m := map[string]any{"operation_id": o.ID, "method": o.Method, "path": o.Path, "summary": o.Summary}
-		if o.Description != "" {
-			m["description"] = o.Description
-		}
-		var params []any
-		for _, p := range o.Parameters {
-			pm := map[string]any{"name": p.Name, "in": p.In, "required": p.Required}
-			if p.Description != "" {
-				pm["description"] = p.Description
-			}
-			if len(p.Schema) > 0 {
-				pm["schema"] = p.Schema
-			}
-			params = append(params, pm)
-		}
-		if params != nil {
-			m["parameters"] = params
-		}
-		if b := o.RequestBody; b != nil {
-			bm := map[string]any{"required": b.Required, "content_types": b.ContentTypes}
-			if len(b.Schema) > 0 {
-				bm["schema"] = b.Schema
-			}
-			m["request_body"] = bm
-		}
-		if sc := o.Scopes(); len(sc) > 0 {
-			m["scopes"] = sc
-		}
-		if o.Deprecated {
-			m["deprecated"] = true
-		}
-		if o.Unavailable != "" {
-			m["unavailable"] = o.Unavailable
-		}
-		ops = append(ops, m)
-	}
-	return &Reply{Status: StatusOK,
-		Message: fmt.Sprintf("%d operations. Call one with call_api_operation (company, operation_id, path_params, query, body). Operations that change something may need the user's approval in Poppydesk; operations listed with \"unavailable\" cannot be called.", len(ops)),
-		Fields:  map[string]any{"api": api.URL},
-		Company: c.Identifier, CompanyName: c.Organization.Name,
-		Data: map[string]any{"title": d.Title, "version": d.Version, "description": d.APIDescribe, "operations": ops}}
 }
 
 func (t *tools) listTools(ctx context.Context, raw json.RawMessage) *Reply {

@@ -79,6 +79,7 @@ func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 		doc["supported_versions"] = sv
 	}
 	s.editHostilePoppy(doc) // hostile.go
+	s.listExtraAPIs(doc)    // extra_api.go
 	s.mu.Lock()
 	edit := s.editPoppy
 	s.mu.Unlock()
@@ -135,6 +136,10 @@ func (s *Server) serveWWW(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 	o := s.Origin()
 	p := r.URL.Path
+	if x := s.extraAPIAt(p); x != nil {
+		x.serve(s, w, r) // extra_api.go
+		return
+	}
 	switch {
 	case p == "/.well-known/poppy.json":
 		if s.fault(FaultRedirectOtherPath) {

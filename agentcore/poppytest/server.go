@@ -101,6 +101,8 @@ type Server struct {
 	apiOwnResource bool
 	// feedback holds the reports the feedback endpoint accepted (coverage.go).
 	feedback []FeedbackReport
+	// extraAPIs are the OpenAPI descriptions AddOpenAPI serves besides the Shop API (extra_api.go).
+	extraAPIs []*extraAPI
 
 	// The state of the authorization server, the Operations extension, the browser-session
 	// endpoint and the Company Agent belong to this Server, so they end with it (stateOnce

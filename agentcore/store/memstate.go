@@ -168,6 +168,7 @@ type MemoryApprovals struct {
 }
 
 var _ Approvals = (*MemoryApprovals)(nil)
+var _ ApprovalPages = (*MemoryApprovals)(nil)
 
 // NewMemoryApprovals returns an empty MemoryApprovals.
 func NewMemoryApprovals() *MemoryApprovals {
@@ -274,6 +275,26 @@ func (m *MemoryApprovals) ListApprovals(_ context.Context, states ...string) ([]
 		}
 		return out[i].ID < out[j].ID
 	})
+	return out, nil
+}
+
+// ListApprovalsPage implements [ApprovalPages].
+func (m *MemoryApprovals) ListApprovalsPage(_ context.Context, q ApprovalQuery) ([]Approval, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Approval
+	for _, a := range m.approvals {
+		if q.Match(a) {
+			out = append(out, cloneApproval(a))
+		}
+	}
+	slices.SortFunc(out, func(a, b Approval) int { return NewestFirst(&a, &b) })
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
 	return out, nil
 }
 

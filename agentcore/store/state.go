@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -120,6 +122,52 @@ type Approvals interface {
 	ListApprovals(ctx context.Context, states ...string) ([]Approval, error)
 	// Decisions returns the decision log of one approval ("" for all), in order.
 	Decisions(ctx context.Context, id string) ([]Decision, error)
+}
+
+// ApprovalPages lists approvals a page at a time, newest first, for long histories (the window
+// shows thousands of decided approvals). vault.State and MemoryApprovals implement it; a store
+// without it is listed whole (Approvals.ListApprovals) and paged in memory.
+type ApprovalPages interface {
+	// ListApprovalsPage returns at most q.Limit approvals matching q, newest first (Created,
+	// then ID, descending), with their revisions.
+	ListApprovalsPage(ctx context.Context, q ApprovalQuery) ([]Approval, error)
+}
+
+// ApprovalQuery selects a page of approvals.
+type ApprovalQuery struct {
+	// States, when set, keeps only approvals in one of them; NotStates drops those in one of
+	// them.
+	States, NotStates []string
+	// BeforeCreated and BeforeID, when BeforeID is set, keep only approvals older than that one
+	// (the last of the previous page).
+	BeforeCreated time.Time
+	BeforeID      string
+	// Limit is the page size (default 50).
+	Limit int
+}
+
+// Match reports whether a passes q's filters and cursor (not its limit).
+func (q ApprovalQuery) Match(a *Approval) bool {
+	if len(q.States) > 0 && !slices.Contains(q.States, a.State) {
+		return false
+	}
+	if slices.Contains(q.NotStates, a.State) {
+		return false
+	}
+	if q.BeforeID != "" {
+		if a.Created.After(q.BeforeCreated) || a.Created.Equal(q.BeforeCreated) && a.ID >= q.BeforeID {
+			return false
+		}
+	}
+	return true
+}
+
+// NewestFirst orders approvals as ListApprovalsPage returns them.
+func NewestFirst(a, b *Approval) int {
+	if c := b.Created.Compare(a.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(b.ID, a.ID)
 }
 
 // Approval is a pending or finished approval (Operations extension v2): the request that got

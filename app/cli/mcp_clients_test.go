@@ -335,6 +335,17 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	want(call("describe_company", "company="+dom), "ok")
 	want(call("list_api_operations", "company="+dom), "ok")
+	// A listing a page at a time: filtered by path prefix, one operation a page, then the next.
+	res = call("list_api_operations", "company="+dom, "path_prefix=/orders", "limit=1")
+	want(res, "ok")
+	cursor, _ := sc(res)["next_cursor"].(string)
+	if cursor == "" || sc(res)["matched"] != float64(3) {
+		t.Fatalf("list_api_operations by path prefix: %v", sc(res))
+	}
+	want(call("list_api_operations", "company="+dom, "path_prefix=/orders", "limit=1", "cursor="+cursor), "ok")
+	want(call("list_api_operations", "company="+dom, "tag=orders", "query=exchange"), "ok")
+	want(call("describe_api_operation", "company="+dom, "operation_id=exchangeItem", "api="+f.Company.URL(poppytest.ShopHost, "/api/openapi.json")), "ok")
+	want(call("describe_api_operation", "company="+dom, "operation_id=getOrder", `schemas=["Order","Money"]`), "ok")
 	want(call("list_mcp_tools", "company="+dom), "ok")
 	want(call("call_api_operation", "company="+dom, "operation_id=listOrders"), "performed")
 	// The body as the Inspector sends it: a key=value whose value it parses as JSON because the
@@ -442,9 +453,18 @@ func TestTypeScriptSDKClientOnHost(t *testing.T) {
 	call("discover_company", map[string]any{"domain": dom}, "ok")
 	call("describe_company", map[string]any{"company": dom}, "ok")
 	call("list_api_operations", map[string]any{"company": dom}, "ok")
+	res := call("list_api_operations", map[string]any{"company": dom, "path_prefix": "/orders", "limit": 2}, "ok")
+	cursor, _ := sc(res)["next_cursor"].(string)
+	if cursor == "" {
+		t.Fatalf("list_api_operations by path prefix: %v", sc(res))
+	}
+	call("list_api_operations", map[string]any{"company": dom, "path_prefix": "/orders", "limit": 2, "cursor": cursor}, "ok")
+	call("list_api_operations", map[string]any{"company": dom, "tag": "orders", "query": "exchange item"}, "ok")
+	call("describe_api_operation", map[string]any{"company": dom, "api": f.Company.URL(poppytest.ShopHost, "/api/openapi.json"), "operation_id": "getOrder"}, "ok")
+	call("describe_api_operation", map[string]any{"company": dom, "operation_id": "getOrder", "schemas": []any{"Order", "Money"}}, "ok")
 	call("list_mcp_tools", map[string]any{"company": dom}, "ok")
 	call("call_api_operation", map[string]any{"company": dom, "operation_id": "listProducts"}, "performed")
-	res := call("call_api_operation", map[string]any{"company": dom, "operation_id": "exchangeItem", "path_params": map[string]any{"id": "ord_7Hk2"},
+	res = call("call_api_operation", map[string]any{"company": dom, "operation_id": "exchangeItem", "path_params": map[string]any{"id": "ord_7Hk2"},
 		"body": map[string]any{"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"}}, "waiting_for_user")
 	id, _ := sc(res)["approval_id"].(string)
 	call("get_approval", map[string]any{"approval_id": id}, "waiting_for_user")

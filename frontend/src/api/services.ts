@@ -49,6 +49,9 @@ const approvalsCalls = {
       : Promise.resolve({ available: false, problem: "", demo: false, demoCompany: "" }),
   list: (): Promise<T.ApprovalItem[] | null> => (isBound("Approvals") ? call("Approvals", () => Approvals.List()) : Promise.resolve([])),
   get: (id: string): Promise<T.ApprovalItem> => call("Approvals", () => Approvals.Get(id)),
+  // earlier pages through the decided approvals, newest first ("" for the first page).
+  earlier: (cursor: string, limit: number): Promise<T.ApprovalPage> =>
+    isBound("Approvals") ? call("Approvals", () => Approvals.Earlier(cursor, limit)) : Promise.resolve({ items: [], next: "" }),
   // approve sends the decision for the revision and digest the user saw.
   approve: (id: string, revision: string, digest: string): Promise<T.Outcome> =>
     call("Approvals", () => Approvals.Approve(id, revision, digest)),

@@ -49,8 +49,18 @@ export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
   status() {
     return Promise.resolve({ available: true, problem: "", demo: this.demo, demoCompany: "Poppy Outfitters" });
   }
+  // earlierItems are the decided approvals app.Approvals.Earlier pages through (cursor: an index).
+  earlierItems: ApprovalItem[] = [];
+  earlierCalls: string[] = [];
   list() {
     return Promise.resolve(this.items);
+  }
+  earlier(cursor: string, limit: number) {
+    this.earlierCalls.push(cursor);
+    const from = cursor ? Number(cursor) : 0;
+    const items = this.earlierItems.slice(from, from + limit);
+    const next = from + limit < this.earlierItems.length ? String(from + limit) : "";
+    return Promise.resolve({ items, next });
   }
   get(id: string) {
     const it = this.items.find((i) => i.id === id);

@@ -1,14 +1,97 @@
 // The Approvals list: the items waiting for the user, those whose outcome is unknown (with
-// "Check the outcome"), and earlier ones, each a row that opens the dialog.
+// "Check the outcome"), and earlier ones, each a row that opens the dialog. The earlier ones can
+// be thousands: they are a virtualized list (only the rows in and near view are in the DOM,
+// conversations/virtual-list.ts) that reads the next page from Go when scrolled near its end.
 
-import type { ApprovalItem } from "../../api";
+import type { ApprovalItem, ApprovalPage } from "../../api";
 import { el } from "../../dom";
+import { VirtualList, type VirtualOptions } from "../conversations/virtual-list";
 import { formatTime, itemStateWords } from "./words";
 
 export interface ListActions {
   open(id: string): void;
   // check opens the item and asks the Company for its outcome.
   check(id: string): void;
+  // more reads the page of earlier items after cursor (app.Approvals.Earlier); next is the cursor
+  // after the earlier items given ("" when they are all).
+  more?: (cursor: string) => Promise<ApprovalPage>;
+  next?: string;
+  virtual?: VirtualOptions;
+}
+
+interface EarlierRow {
+  key: string;
+  item: ApprovalItem;
+}
+
+// rowButton is one item's row: the button that opens it, and "Check the outcome" when unknown.
+function rowButton(it: ApprovalItem, act: ListActions, tag: "li" | "div"): HTMLElement {
+  const open = el(
+    "button",
+    { type: "button", class: "approval-row", "data-id": it.id, id: `approval-row-${it.id}` },
+    el("span", { class: "row-company" }, it.companyName || it.company),
+    el("span", { class: "row-summary" }, it.current.summaryText),
+    el("span", { class: "row-state" }, `${itemStateWords(it)} · ${formatTime(it.updated)}`),
+  );
+  open.addEventListener("click", () => act.open(it.id));
+  const row = el(tag, { class: "approval-row-item" }, open);
+  if (it.state === "outcome_unknown" && !it.violation) {
+    const check = el("button", { type: "button", class: "btn", "data-check": it.id }, "Check the outcome");
+    check.addEventListener("click", () => act.check(it.id));
+    row.appendChild(check);
+  }
+  return row;
+}
+
+// earlierList is the virtualized group of earlier items, paging in more as it is scrolled.
+function earlierList(items: ApprovalItem[], act: ListActions): HTMLElement {
+  const scroller = el("div", { class: "approval-earlier", tabindex: "0" });
+  scroller.style.maxHeight = "60vh";
+  scroller.style.overflowY = "auto";
+  const vlist = new VirtualList<EarlierRow>(
+    scroller,
+    (r) => {
+      const row = rowButton(r.item, act, "div");
+      row.style.display = "flex";
+      row.style.gap = "8px";
+      row.style.paddingBottom = "8px";
+      return row;
+    },
+    { estimate: 56, ...act.virtual },
+  );
+  const seen = new Set<string>();
+  const rows: EarlierRow[] = [];
+  const add = (list: ApprovalItem[]) => {
+    for (const it of list) {
+      if (seen.has(it.id)) continue;
+      seen.add(it.id);
+      rows.push({ key: it.id, item: it });
+    }
+    scroller.dataset.rows = String(rows.length);
+  };
+  add(items);
+  vlist.setRows(rows, false);
+  let next = act.next ?? "";
+  let loading = false;
+  const more = async () => {
+    if (loading || !next || !act.more) return;
+    const h = scroller.clientHeight || 600;
+    if (scroller.scrollTop + h < scroller.scrollHeight - 4 * h && rows.length > 0 && scroller.scrollHeight > 0) return;
+    loading = true;
+    try {
+      const page = await act.more(next);
+      next = page.next;
+      add(page.items ?? []);
+      vlist.setRows(rows, false);
+    } catch (err) {
+      console.error("reading more approvals failed", err);
+      next = "";
+    } finally {
+      loading = false;
+    }
+  };
+  scroller.addEventListener("scroll", () => void more(), { passive: true });
+  return scroller;
 }
 
 // approvalGroups builds the list's groups (nothing for an empty list).
@@ -21,25 +104,14 @@ export function approvalGroups(items: ApprovalItem[], act: ListActions): HTMLEle
   const nodes: HTMLElement[] = [];
   for (const [key, title, list] of groups) {
     if (list.length === 0) continue;
-    const ul = el("ul", { class: "approval-rows" });
-    for (const it of list) {
-      const open = el(
-        "button",
-        { type: "button", class: "approval-row", "data-id": it.id, id: `approval-row-${it.id}` },
-        el("span", { class: "row-company" }, it.companyName || it.company),
-        el("span", { class: "row-summary" }, it.current.summaryText),
-        el("span", { class: "row-state" }, `${itemStateWords(it)} · ${formatTime(it.updated)}`),
-      );
-      open.addEventListener("click", () => act.open(it.id));
-      const li = el("li", {}, open);
-      if (it.state === "outcome_unknown" && !it.violation) {
-        const check = el("button", { type: "button", class: "btn", "data-check": it.id }, "Check the outcome");
-        check.addEventListener("click", () => act.check(it.id));
-        li.appendChild(check);
-      }
-      ul.appendChild(li);
+    let body: HTMLElement;
+    if (key === "earlier") {
+      body = earlierList(list, act);
+    } else {
+      body = el("ul", { class: "approval-rows" });
+      for (const it of list) body.appendChild(rowButton(it, act, "li"));
     }
-    nodes.push(el("section", { class: `approval-group group-${key}`, "aria-label": title }, el("h2", { class: "group-title" }, title), ul));
+    nodes.push(el("section", { class: `approval-group group-${key}`, "aria-label": title }, el("h2", { class: "group-title" }, title), body));
   }
   return nodes;
 }

@@ -21,6 +21,9 @@ export interface ApprovalsOptions extends DialogOptions {
   raise?: () => void;
 }
 
+// EARLIER_PAGE is how many decided approvals one read of the Earlier list brings.
+const EARLIER_PAGE = 50;
+
 const isFresh = (ev: ApprovalChange): boolean => ev.kind === "created" || ev.kind === "revision";
 
 export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions = {}): SectionView {
@@ -84,10 +87,16 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
     };
     dlg.onClosed = () => void load();
 
+    // next is the cursor after the earlier items read so far (app.Approvals.Earlier).
+    let next = "";
     const load = async (): Promise<ApprovalItem[]> => {
       let items: ApprovalItem[] = [];
       try {
-        items = (await backend.list()) ?? [];
+        const [listed, page] = await Promise.all([backend.list(), backend.earlier("", EARLIER_PAGE)]);
+        items = listed ?? [];
+        const have = new Set(items.map((i) => i.id));
+        for (const it of page.items ?? []) if (!have.has(it.id)) items.push(it);
+        next = page.next;
       } catch (err) {
         if (!gone) listHost.replaceChildren(el("p", { class: "result-error", role: "alert" }, `Could not read the approvals: ${describeError(err)}`));
         return [];
@@ -114,6 +123,8 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
       const nodes: Node[] = approvalGroups(items, {
         open: (id) => void openItem(id),
         check: (id) => void openItem(id).then(() => dlg.checkNow()),
+        more: (cursor) => backend.earlier(cursor, EARLIER_PAGE),
+        next,
       });
       if (status.demo) nodes.push(demo.card(status.demoCompany));
       listHost.replaceChildren(...nodes);

@@ -11,9 +11,10 @@ export interface VirtualOptions {
   viewport?: number; // px when the scroller has no layout (jsdom)
 }
 
-// VirtualList renders only the rows in and near the visible part of scroller.
-export class VirtualList {
-  rows: Row[] = [];
+// VirtualList renders only the rows in and near the visible part of scroller. Rows are the
+// transcript's by default; any row with a stable key will do (the Approvals list's earlier items).
+export class VirtualList<R extends { key: string } = Row> {
+  rows: R[] = [];
   private heights = new Map<string, number>();
   private offsets: number[] = [0];
   private dirty = true;
@@ -27,7 +28,7 @@ export class VirtualList {
 
   constructor(
     private scroller: HTMLElement,
-    private draw: (r: Row) => HTMLElement,
+    private draw: (r: R) => HTMLElement,
     o: VirtualOptions = {},
   ) {
     this.estimate = o.estimate ?? 64;
@@ -68,7 +69,7 @@ export class VirtualList {
     const h = this.scroller.clientHeight || this.fallback;
     return this.scroller.scrollTop + h >= this.scroller.scrollHeight - 24;
   }
-  setRows(rows: Row[], stick: boolean): void {
+  setRows(rows: R[], stick: boolean): void {
     this.rows = rows;
     this.dirty = true;
     this.render();

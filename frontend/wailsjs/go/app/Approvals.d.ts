@@ -10,6 +10,8 @@ export function Decline(arg1:string,arg2:string):Promise<void>;
 
 export function DialogShown(arg1:string,arg2:Array<app.DialogStep>):Promise<void>;
 
+export function Earlier(arg1:string,arg2:number):Promise<app.ApprovalPage>;
+
 export function ExampleAgent():Promise<app.ExampleAgentRun>;
 
 export function Get(arg1:string):Promise<app.ApprovalItem>;

@@ -18,6 +18,10 @@ export function DialogShown(arg1, arg2) {
   return window['go']['app']['Approvals']['DialogShown'](arg1, arg2);
 }
 
+export function Earlier(arg1, arg2) {
+  return window['go']['app']['Approvals']['Earlier'](arg1, arg2);
+}
+
 export function ExampleAgent() {
   return window['go']['app']['Approvals']['ExampleAgent']();
 }

@@ -1,0 +1,159 @@
+package apis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// OperationDetail is one operation described in full: the operation with its parameters,
+// request body, responses and security, and every component schema its parameters and request
+// body reference, directly or through other schemas.
+type OperationDetail struct {
+	Operation
+	// Schemas are the referenced components.schemas by name; SchemaNames lists them in the
+	// order they are reached (breadth-first from the parameters and the request body).
+	Schemas     map[string]json.RawMessage
+	SchemaNames []string
+}
+
+// detailOf is what Detail computes once per operation of a parsed document.
+type detailOf struct {
+	names []string
+	err   error
+}
+
+// Detail describes the operation id in full. The first time an operation is described, it is
+// loaded with kin-openapi (external $refs off, as every description is read) together with the
+// component schemas it references, so a schema that does not resolve or is not a valid OpenAPI
+// schema object is reported here, before the model builds a request from it.
+func (d *Description) Detail(ctx context.Context, id string) (*OperationDetail, error) {
+	op, ok := d.Operation(id)
+	if !ok {
+		return nil, fmt.Errorf("apis: the description at %s has no operation %q", d.URL, id)
+	}
+	out := &OperationDetail{Operation: *op, Schemas: map[string]json.RawMessage{}}
+	if d.p == nil {
+		return out, nil
+	}
+	det := d.p.detail(ctx, op)
+	if det.err != nil {
+		return nil, det.err
+	}
+	out.SchemaNames = det.names
+	for _, n := range det.names {
+		out.Schemas[n] = d.p.schemas[n]
+	}
+	return out, nil
+}
+
+// Schema returns the component schema name (components.schemas) as the description writes it.
+func (d *Description) Schema(name string) (json.RawMessage, bool) {
+	if d.p == nil {
+		return nil, false
+	}
+	s, ok := d.p.schemas[name]
+	return s, ok
+}
+
+func (p *parsed) detail(ctx context.Context, op *Operation) detailOf {
+	p.detailMu.Lock()
+	det, ok := p.details[op.ID]
+	p.detailMu.Unlock()
+	if ok {
+		return det
+	}
+	det = p.loadDetail(ctx, op)
+	p.detailMu.Lock()
+	if p.details == nil {
+		p.details = map[string]detailOf{}
+	}
+	p.details[op.ID] = det
+	p.detailMu.Unlock()
+	return det
+}
+
+// loadDetail finds the schemas op references and loads op with them through kin-openapi.
+func (p *parsed) loadDetail(ctx context.Context, op *Operation) detailOf {
+	var queue []string
+	for _, prm := range op.Parameters {
+		queue = schemaRefs(prm.Schema, queue)
+	}
+	if op.RequestBody != nil {
+		queue = schemaRefs(op.RequestBody.Schema, queue)
+	}
+	seen := map[string]bool{}
+	var names []string
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		raw, ok := p.schemas[n]
+		if !ok {
+			return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with a reference to the schema %q, which its components do not define; the Company must fix its description", op.ID, n)}}
+		}
+		names = append(names, n)
+		queue = schemaRefs(raw, queue)
+	}
+	schemas := make(map[string]json.RawMessage, len(names))
+	for _, n := range names {
+		schemas[n] = p.schemas[n]
+	}
+	params := make([]map[string]any, 0, len(op.Parameters))
+	for _, prm := range op.Parameters {
+		m := map[string]any{"name": prm.Name, "in": prm.In, "required": prm.Required}
+		if len(prm.Schema) > 0 {
+			m["schema"] = json.RawMessage(prm.Schema)
+		}
+		params = append(params, m)
+	}
+	o := map[string]any{"parameters": params, "responses": map[string]any{"default": map[string]any{"description": "any"}}}
+	if rb := op.RequestBody; rb != nil && len(rb.Schema) > 0 {
+		o["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": rb.Schema}}}
+	}
+	frag, err := json.Marshal(map[string]any{"openapi": p.openAPI, "info": map[string]any{"title": p.title, "version": "1"},
+		"paths": map[string]any{op.Path: map[string]any{strings.ToLower(op.Method): o}}, "components": map[string]any{"schemas": schemas}})
+	if err != nil {
+		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with schemas that are not JSON", op.ID), err: err}}
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	if _, err := loader.LoadFromData(frag); err != nil {
+		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with parameters or a request body that are not valid OpenAPI", op.ID), err: err}}
+	}
+	return detailOf{names: names}
+}
+
+// TagCounts counts the operations of each tag, sorted by tag name; operations without a tag are
+// counted under "".
+func (d *Description) TagCounts() []TagCount {
+	n := map[string]int{}
+	for _, o := range d.Operations {
+		if len(o.Tags) == 0 {
+			n[""]++
+		}
+		for _, t := range o.Tags {
+			n[t]++
+		}
+	}
+	out := make([]TagCount, 0, len(n))
+	for t, c := range n {
+		out = append(out, TagCount{Tag: t, Operations: c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	return out
+}
+
+// TagCount is a tag with how many operations carry it.
+type TagCount struct {
+	Tag        string
+	Operations int
+}

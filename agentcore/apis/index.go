@@ -1,0 +1,275 @@
+package apis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
+)
+
+// This file indexes an OpenAPI description: its operations with their parameters, request
+// bodies, responses and security, and the document's component schemas kept as raw JSON for
+// describing one operation in full (Description.Detail). The document is read with
+// discovery.LoadOpenAPI, the one reader of descriptions (typed encoding/json, schemas kept raw,
+// external $refs refused), which discovery also uses to know the request URLs a description
+// describes; each operation's server is discovery.OpenAPIServer, so an operation's URL is exactly
+// the request URL discovery made a Session destination. For GitHub's REST description (13 MB,
+// 1,223 operations) this costs about as much as decoding the same bytes into `any`, where
+// kin-openapi's loader, which builds and resolves the whole schema graph, costs about ten times
+// more in time and allocates about 1 GB (see BenchmarkGitHubDescription). kin-openapi still
+// loads each operation that is described in full, with the component schemas it references
+// (Description.Detail).
+
+// parsed is a description read once, independent of any Company's Session destinations: each
+// operation's server is resolved, and Unavailable only says why it has no usable server.
+// Immutable once built (but for the memos of Detail and destinations); shared by every
+// Description made from it.
+type parsed struct {
+	url        string
+	openAPI    string
+	title      string
+	version    string
+	schemes    map[string]SecurityScheme
+	tags       []Tag
+	operations []Operation
+	byID       map[string]int
+	schemas    map[string]json.RawMessage // components.schemas, for Detail
+	size       int                        // bytes of the document
+	base       *url.URL                   // the description's URL, servers resolve against it
+	// requestURLs are the request URLs the description describes (discovery.OpenAPIRequestURLs),
+	// as discovery computes the Company's Session destinations from the same document.
+	requestURLs []string
+
+	destOnce sync.Once
+	dest     *transport.Destinations
+
+	detailMu sync.Mutex
+	details  map[string]detailOf // by operation ID
+}
+
+// Tag is one tag of the description (OpenAPI 3.1 §4.8.22).
+type Tag struct {
+	Name, Description string
+}
+
+// parse reads a description into the index (the format checks of ParseOpenAPI, without the
+// Session destinations).
+func parse(ctx context.Context, descURL string, base *url.URL, data []byte) (*parsed, error) {
+	doc, err := discovery.LoadOpenAPI(ctx, data)
+	if err != nil {
+		var oe *discovery.OpenAPIError
+		if errors.As(err, &oe) {
+			return nil, &descError{url: descURL, msg: oe.Msg, err: oe.Err}
+		}
+		return nil, &descError{url: descURL, msg: "could not be read", err: err}
+	}
+	p := &parsed{url: descURL, base: base, openAPI: doc.OpenAPI, schemes: map[string]SecurityScheme{}, byID: map[string]int{}, size: len(data),
+		requestURLs: discovery.OpenAPIRequestURLs(base, doc)}
+	if doc.Info != nil {
+		p.title, p.version = doc.Info.Title, doc.Info.Version
+	}
+	for _, t := range doc.Tags {
+		p.tags = append(p.tags, Tag{Name: t.Name, Description: t.Description})
+	}
+	comp := doc.Components
+	if comp == nil {
+		comp = &discovery.OpenAPIComponents{}
+	}
+	p.schemas = comp.Schemas
+	for name, v := range comp.SecuritySchemes {
+		if v != nil && v.Ref != "" {
+			v = comp.SecuritySchemes[discovery.OpenAPIComponentName(v.Ref, "securitySchemes")]
+		}
+		if v == nil {
+			continue
+		}
+		ss := SecurityScheme{Name: name, Type: v.Type, Description: v.Description}
+		if len(v.Flows) > 0 {
+			ss.Scopes = map[string]string{}
+			for _, flow := range []string{"authorizationCode", "implicit", "password", "clientCredentials"} {
+				f := v.Flows[flow]
+				if f == nil {
+					continue
+				}
+				for k, desc := range f.Scopes {
+					if _, seen := ss.Scopes[k]; !seen {
+						ss.Scopes[k] = desc
+					}
+				}
+			}
+		}
+		p.schemes[name] = ss
+	}
+	keys := make([]string, 0, len(doc.Paths))
+	for k := range doc.Paths {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, path := range keys {
+		item := doc.Paths[path] // path item $refs resolved by LoadOpenAPI
+		if item == nil {
+			continue
+		}
+		for _, m := range item.Operations() {
+			p.add(doc, comp, path, item, m.Method, m.Op)
+		}
+	}
+	return p, nil
+}
+
+// add indexes one operation.
+func (p *parsed) add(doc *discovery.OpenAPI, comp *discovery.OpenAPIComponents, path string, item *discovery.OpenAPIPathItem, method string, op *discovery.OpenAPIOperation) {
+	o := Operation{ID: op.OperationID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
+		Deprecated: op.Deprecated, Tags: op.Tags}
+	if o.ID == "" {
+		o.ID = method + " " + path
+	}
+	o.ServerURL, o.Unavailable = discovery.OpenAPIServer(p.base, doc, item, op)
+	if o.Unavailable == "" && !strings.HasPrefix(path, "/") {
+		o.Unavailable = fmt.Sprintf("its path %q does not start with \"/\" (OpenAPI 3.1 §4.8.8)", path)
+	}
+	var broken []string
+	o.Parameters, broken = resolveParameters(comp, item.Parameters, op.Parameters)
+	if rb := op.RequestBody; rb != nil {
+		if rb.Ref != "" {
+			if rb = comp.RequestBodies[discovery.OpenAPIComponentName(rb.Ref, "requestBodies")]; rb == nil {
+				broken = append(broken, fmt.Sprintf("request body %q", op.RequestBody.Ref))
+			}
+		}
+		if rb != nil {
+			b := &RequestBody{Required: rb.Required, Description: rb.Description}
+			for ct, mt := range rb.Content {
+				b.ContentTypes = append(b.ContentTypes, ct)
+				if isJSON(ct) && mt != nil && len(mt.Schema) > 0 && (len(b.Schema) == 0 || ct == "application/json") {
+					b.Schema = mt.Schema
+				}
+			}
+			sort.Strings(b.ContentTypes)
+			o.RequestBody = b
+		}
+	}
+	codes := make([]string, 0, len(op.Responses))
+	for c := range op.Responses {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		r := op.Responses[c]
+		if r != nil && r.Ref != "" {
+			r = comp.Responses[discovery.OpenAPIComponentName(r.Ref, "responses")]
+		}
+		if r == nil {
+			continue
+		}
+		resp := Response{Status: c, Description: r.Description}
+		for ct, mt := range r.Content {
+			if isJSON(ct) && mt != nil && len(mt.Schema) > 0 {
+				resp.Schema = mt.Schema
+			}
+		}
+		o.Responses = append(o.Responses, resp)
+	}
+	if len(broken) > 0 && o.Unavailable == "" {
+		o.Unavailable = "its " + strings.Join(broken, " and ") + " cannot be resolved in the description's components; the Company must fix its description"
+	}
+	sec := doc.Security
+	if op.Security != nil {
+		sec = *op.Security
+	}
+	for _, alt := range sec {
+		var reqs []SecurityRequirement
+		names := make([]string, 0, len(alt))
+		for n := range alt {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			ss := p.schemes[n]
+			r := SecurityRequirement{Scheme: n, Type: ss.Type}
+			for _, sc := range alt[n] {
+				r.Scopes = append(r.Scopes, Scope{Name: sc, Description: ss.Scopes[sc]})
+			}
+			reqs = append(reqs, r)
+		}
+		if len(reqs) == 0 {
+			// {} is an alternative without any requirement: the operation is optional-auth.
+			o.Security = nil
+			break
+		}
+		o.Security = append(o.Security, reqs)
+	}
+	if _, dup := p.byID[o.ID]; !dup {
+		p.byID[o.ID] = len(p.operations)
+	}
+	p.operations = append(p.operations, o)
+}
+
+// destinations are the request URLs the description describes (discovery.OpenAPIRequestURLs)
+// as Session destination templates, built once. A URL the transport cannot match safely (a
+// dot-segment, a backslash) is left out: its operations are unavailable.
+func (p *parsed) destinations() *transport.Destinations {
+	p.destOnce.Do(func() {
+		var b transport.DestinationsBuilder
+		for _, u := range p.requestURLs {
+			b.Template(u)
+		}
+		p.dest = b.Build()
+	})
+	return p.dest
+}
+
+// resolveParameters merges path-item and operation parameters (operation ones override,
+// OpenAPI 3.1 §4.8.9), resolving references to components.parameters; broken lists those that
+// do not resolve.
+func resolveParameters(comp *discovery.OpenAPIComponents, lists ...[]*discovery.OpenAPIParameter) (out []Parameter, broken []string) {
+	idx := map[string]int{}
+	for _, l := range lists {
+		for _, v := range l {
+			if v != nil && v.Ref != "" {
+				ref := v.Ref
+				if v = comp.Parameters[discovery.OpenAPIComponentName(ref, "parameters")]; v == nil {
+					broken = append(broken, fmt.Sprintf("parameter %q", ref))
+					continue
+				}
+			}
+			if v == nil {
+				continue
+			}
+			p := Parameter{Name: v.Name, In: v.In, Description: v.Description, Required: v.Required || v.In == "path", Schema: v.Schema}
+			k := v.In + "\x00" + v.Name
+			if i, ok := idx[k]; ok {
+				out[i] = p
+				continue
+			}
+			idx[k] = len(out)
+			out = append(out, p)
+		}
+	}
+	return out, broken
+}
+
+// schemaRefs appends the names of the components.schemas that raw references directly.
+func schemaRefs(raw []byte, out []string) []string {
+	const prefix = `"#/components/schemas/`
+	for {
+		i := bytes.Index(raw, []byte(prefix))
+		if i < 0 {
+			return out
+		}
+		raw = raw[i+len(prefix):]
+		j := bytes.IndexByte(raw, '"')
+		if j < 0 {
+			return out
+		}
+		out = append(out, discovery.OpenAPIComponentName("#/components/schemas/"+string(raw[:j]), "schemas"))
+		raw = raw[j:]
+	}
+}

@@ -1,0 +1,242 @@
+package app_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/vault"
+	"github.com/poppydesk/poppydesk/vault/vaulttest"
+)
+
+// A long-used Poppydesk: 200 discovered Companies, 10,000 decided approvals and 100,000 recorded
+// exchanges spread over 45 days (the exchange log keeps 30 days and 200 MiB).
+const (
+	scaleCompanies = 200
+	scaleApprovals = 10000
+	scaleExchanges = 100000
+	scaleSpan      = 45 * 24 * time.Hour
+)
+
+// longHistory runs the product once for real (sign in, the model's request, the user's approval
+// in the window's Approvals service, so the records are the product's own), closes the Host and
+// grows its state database to the scale above. The returned fixture's Host is closed.
+func longHistory(tb testing.TB) *apptest.Fixture {
+	tb.Helper()
+	f := apptest.Start(tb, apptest.Options{})
+	f.SignIn(tb, "personal", "orders:read", "orders:write")
+	co := f.Discover(tb)
+	out := requestExchangeTB(tb, f, co.Identifier)
+	a := f.Host.Fronts().Approvals
+	it, err := a.Get(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if res, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest); err != nil || res.Status != "done" {
+		tb.Fatalf("Approve = %+v, %v", res, err)
+	}
+	if err := f.Host.Engine().FlushExchanges(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	if err := vaulttest.Grow(context.Background(), statePath(f), vaulttest.Scale{Companies: scaleCompanies, Approvals: scaleApprovals,
+		Exchanges: scaleExchanges, Now: f.Clock.Now(), Span: scaleSpan}); err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+func statePath(f *apptest.Fixture) string { return filepath.Join(f.Config.Paths.Data, app.StateFile) }
+
+// requestExchangeTB asks for the spec's jacket exchange as the model would (requestExchange, for
+// benchmarks too); it returns the approval's ID.
+func requestExchangeTB(tb testing.TB, f *apptest.Fixture, company string) string {
+	tb.Helper()
+	co, err := f.Host.Engine().Company(context.Background(), company)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var api string
+	for _, a := range co.Document.APIs {
+		if a.Type == "openapi" {
+			api = a.URL
+		}
+	}
+	out, err := f.Host.Queue().CallAPI(context.Background(), approvals.APICall{Company: co.Identifier, Account: "personal", API: api, OperationID: "exchangeItem",
+		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
+		Intent: map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"}})
+	if err != nil || out.Status != "waiting_for_user" || out.ApprovalID == "" {
+		tb.Fatalf("the exchange request: %+v, %v", out, err)
+	}
+	return out.ApprovalID
+}
+
+// firstLists builds a Host from cfg and makes the first calls of each of the window's services
+// (what the window does when it opens), then closes the Host. It returns how long the start
+// (app.New and its start-up work), the start with the first screen (what the window calls when
+// it opens: the header, the sections, the status line and the Approvals list, its default
+// section) and the start with the calls of every section took, and what they listed.
+func firstLists(tb testing.TB, cfg app.Config) (startup, first, took time.Duration, l listed) {
+	tb.Helper()
+	start := time.Now()
+	h, err := app.New(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.WaitStarted(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	startup = time.Since(start)
+	fr := h.Fronts()
+	fr.Shell.Info()
+	l.sections = len(fr.Shell.Sections())
+	fr.Approvals.Status()
+	items, err := fr.Approvals.List()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	page, err := fr.Approvals.Earlier("", earlierPage) // as the window's Approvals list reads it
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fr.Shell.Status()
+	first = time.Since(start)
+	cos, err := fr.Companies.List()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	convCos, err := fr.Conversations.Companies()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(convCos) > 0 {
+		if _, err := fr.Conversations.List(convCos[0].Identifier); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := fr.SignIn.Requests(); err != nil {
+		tb.Fatal(err)
+	}
+	fr.Activity.List(100)
+	fr.Browser.State()
+	took = time.Since(start)
+	l.approvals, l.earlier, l.next, l.companies = len(items), len(page.Items), page.Next, len(cos.Companies)
+	if err := h.CloseWithin(app.ShutdownGrace); err != nil {
+		tb.Fatal(err)
+	}
+	return startup, first, took, l
+}
+
+// earlierPage is the page the window's Approvals list reads first (EARLIER_PAGE in
+// frontend/src/views/approvals/view.ts).
+const earlierPage = 50
+
+type listed struct {
+	sections, approvals, earlier, companies int
+	next                                    string
+}
+
+// TestLongHistory: with 200 Companies, 10,000 decided approvals and 100,000 exchanges, the window's
+// first lists are pages (List holds the open approvals and at most ApprovalsListDecided decided ones;
+// Earlier pages through every decided one exactly once), the Companies screen lists all 200, and
+// the exchange log is within its retention window (30 days, 200 MiB) once the state database is
+// opened.
+func TestLongHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a long history")
+	}
+	f := longHistory(t)
+	_, _, _, l := firstLists(t, f.Config)
+	if l.approvals > app.ApprovalsListDecided || l.earlier != earlierPage || l.next == "" || l.companies != scaleCompanies {
+		t.Fatalf("first lists: %+v", l)
+	}
+	// Every decided approval, a page at a time, once each.
+	h, err := app.New(context.Background(), f.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.CloseWithin(app.ShutdownGrace)
+	seen := map[string]bool{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := h.Fronts().Approvals.Earlier(cursor, app.ApprovalsPageMax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Items) > app.ApprovalsPageMax {
+			t.Fatalf("a page of %d", len(p.Items))
+		}
+		for _, it := range p.Items {
+			if seen[it.ID] {
+				t.Fatalf("%s listed twice", it.ID)
+			}
+			seen[it.ID] = true
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+		if pages > scaleApprovals {
+			t.Fatal("the pages do not end")
+		}
+	}
+	if len(seen) != scaleApprovals {
+		t.Fatalf("%d decided approvals paged, want %d", len(seen), scaleApprovals)
+	}
+	// The exchange log within its window after the open (vault.OpenState prunes).
+	db, err := sql.Open("sqlite", "file:"+statePath(f)+"?_pragma=query_only(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rows, bytes int64
+	var oldest sql.NullInt64
+	if err := db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(size), 0), MIN(at) FROM exchanges`).Scan(&rows, &bytes, &oldest); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := f.Clock.Now().Add(-vault.DefaultExchangeMaxAge).UnixNano()
+	if rows == 0 || rows >= scaleExchanges || bytes > vault.DefaultExchangeMaxBytes || oldest.Int64 < cutoff {
+		t.Fatalf("the exchange log holds %d rows, %d bytes, the oldest at %v: not within 30 days and %d bytes",
+			rows, bytes, time.Unix(0, oldest.Int64), vault.DefaultExchangeMaxBytes)
+	}
+	t.Logf("exchange log after the open: %d of %d rows kept, %d bytes", rows, scaleExchanges, bytes)
+}
+
+// BenchmarkStartLongHistory: app.New with its start-up work, then the window's first calls, over
+// the long history, against the same over an empty state database, in the same run
+// (interleaved). start-ratio is the long history's time to a started Host over the empty
+// state's; first-screen-ratio the same up to the window's first screen (the header, sections,
+// status and the Approvals list: the open approvals, ApprovalsListDecided and earlierPage
+// decided ones); every-section-ratio with the first call of every other section too, the 200
+// Company cards included, which the empty state does not have.
+func BenchmarkStartLongHistory(b *testing.B) {
+	big := longHistory(b)
+	empty := apptest.Start(b, apptest.Options{})
+	empty.Close()
+	firstLists(b, big.Config) // the first open prunes the exchange log to its window
+	var sBig, sEmpty, fBig, fEmpty, tBig, tEmpty time.Duration
+	for b.Loop() {
+		s, f, d, _ := firstLists(b, empty.Config)
+		sEmpty, fEmpty, tEmpty = sEmpty+s, fEmpty+f, tEmpty+d
+		s, f, d, _ = firstLists(b, big.Config)
+		sBig, fBig, tBig = sBig+s, fBig+f, tBig+d
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(float64(sBig)/float64(sEmpty), "start-ratio")
+	b.ReportMetric(float64(fBig)/float64(fEmpty), "first-screen-ratio")
+	b.ReportMetric(float64(tBig)/float64(tEmpty), "every-section-ratio")
+	b.ReportMetric(ms(sEmpty), "empty-start-ms")
+	b.ReportMetric(ms(sBig), "long-start-ms")
+	b.ReportMetric(ms(fEmpty), "empty-first-ms")
+	b.ReportMetric(ms(fBig), "long-first-ms")
+	b.ReportMetric(ms(tEmpty), "empty-window-ms")
+	b.ReportMetric(ms(tBig), "long-window-ms")
+}

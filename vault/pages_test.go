@@ -1,0 +1,138 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
+)
+
+// TestApprovalPages: pages of approvals, newest first, filtered by state and continued after the
+// last of the previous page, the same from the vault and from the in-memory store; each with its
+// revisions.
+func TestApprovalPages(t *testing.T) {
+	ctx := context.Background()
+	mem := store.NewMemoryApprovals()
+	stores := map[string]interface {
+		store.Approvals
+		store.ApprovalPages
+	}{"vault": openTest(t, StateOptions{}), "memory": mem}
+	states := []string{"pending", "succeeded", "declined", "succeeded", "outcome_unknown"}
+	for name, st := range stores {
+		for i := range 25 {
+			// Two approvals share each creation time, so the ID breaks the tie.
+			a := store.Approval{ID: fmt.Sprintf("ap-%02d", i), Company: "https://shop.example", Interface: "api",
+				Request: json.RawMessage(`{}`), State: states[i%len(states)], Created: t0.Add(time.Duration(i/2) * time.Minute)}
+			for r := 1; r <= 1+i%2; r++ {
+				if r == 1 {
+					must(t, st.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: json.RawMessage(`{"r":1}`), Received: t0}))
+				} else {
+					must(t, st.AddRevision(ctx, a.ID, store.Revision{Revision: 2, Operation: json.RawMessage(`{"r":2}`), Received: t0}, a.State))
+				}
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			tests := []struct {
+				name string
+				q    store.ApprovalQuery
+				want []string // every ID over all pages, in order
+			}{
+				{"all", store.ApprovalQuery{Limit: 7}, ids(24, 0, nil)},
+				{"pending", store.ApprovalQuery{States: []string{"pending"}, Limit: 2}, ids(24, 0, func(i int) bool { return i%5 == 0 })},
+				{"decided", store.ApprovalQuery{NotStates: []string{"pending", "outcome_unknown"}, Limit: 4}, ids(24, 0, func(i int) bool { return i%5 != 0 && i%5 != 4 })},
+			}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					var got []string
+					q := tc.q
+					for range 30 {
+						page, err := st.ListApprovalsPage(ctx, q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(page) > q.Limit {
+							t.Fatalf("a page of %d, limit %d", len(page), q.Limit)
+						}
+						for _, a := range page {
+							n := 1
+							if strings.HasSuffix(a.ID, "1") || strings.HasSuffix(a.ID, "3") || strings.HasSuffix(a.ID, "5") || strings.HasSuffix(a.ID, "7") || strings.HasSuffix(a.ID, "9") {
+								n = 2
+							}
+							if len(a.Revisions) != n || a.Revisions[n-1].Revision != n {
+								t.Fatalf("%s has revisions %+v", a.ID, a.Revisions)
+							}
+							got = append(got, a.ID)
+						}
+						if len(page) < q.Limit {
+							break
+						}
+						last := page[len(page)-1]
+						q.BeforeCreated, q.BeforeID = last.Created, last.ID
+					}
+					if !slices.Equal(got, tc.want) {
+						t.Fatalf("pages = %v\nwant    %v", got, tc.want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// ids lists ap-HI down to ap-LO that keep passes (nil: all).
+func ids(hi, lo int, keep func(int) bool) []string {
+	var out []string
+	for i := hi; i >= lo; i-- {
+		if keep == nil || keep(i) {
+			out = append(out, fmt.Sprintf("ap-%02d", i))
+		}
+	}
+	return out
+}
+
+// TestListQueriesUseIndexes: the window's list queries are range scans of an index (migration
+// 0005), never a scan of a table or a sort of all its rows, so they stay fast over long
+// histories.
+func TestListQueriesUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	tests := []struct {
+		name, query string
+		args        []any
+		index       string
+	}{
+		{"decided approvals, first page", `SELECT id FROM approvals WHERE state NOT IN (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51`, []any{"pending", "sending"}, "approvals_created"},
+		{"decided approvals, next page", `SELECT id FROM approvals WHERE state NOT IN (?) AND (created_at < ? OR created_at = ? AND id < ?) ORDER BY created_at DESC, id DESC LIMIT 51`, []any{"pending", 5, 5, "x"}, "approvals_created"},
+		{"pending approvals", `SELECT id FROM approvals WHERE state IN (?) ORDER BY created_at DESC, id DESC LIMIT 101`, []any{"pending"}, "approvals_state_created"},
+		{"a Company's conversations", `SELECT id FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, []any{"c"}, "conversations_updated"},
+		{"the exchange log's size", `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`, nil, "exchanges_size"},
+		{"aged exchanges", `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, []any{5}, "exchanges_at"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tc.query, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				must(t, rows.Scan(&id, &parent, &unused, &detail))
+				plan = append(plan, detail)
+			}
+			all := strings.Join(plan, "; ")
+			if !strings.Contains(all, "INDEX "+tc.index) || strings.Contains(all, "SCAN approvals ") && !strings.Contains(all, "USING") {
+				t.Fatalf("plan %q does not use the index %s", all, tc.index)
+			}
+			if strings.Contains(tc.query, "ORDER BY") && strings.Contains(all, "TEMP B-TREE FOR ORDER BY") {
+				t.Fatalf("plan %q sorts the rows", all)
+			}
+		})
+	}
+}
