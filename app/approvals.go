@@ -34,7 +34,7 @@ const EventApprovalsChanged = "approvals:changed"
 const approvalsTimeout = 3 * time.Minute
 
 // Approvals is the window's service for approvals (Operations extension v2, sections 5 to 7;
-// DESIGN.md invariants 1 and 2), over the Host's approval queue. It is bound to the window and
+// docs/DESIGN.md invariants 1 and 2), over the Host's approval queue. It is bound to the window and
 // only to the window: Approve and Decline are the user's decisions, taken with the window's own
 // buttons; the model's side of the queue (CallAPI, CallTool, Wait) is not reachable from here.
 // It converts the queue's items into JSON-friendly values and holds no protocol logic.
@@ -229,7 +229,7 @@ func (a *Approvals) Get(id string) (ApprovalItem, error) {
 
 // Approve approves the revision the user saw, named by its revision and digest (from the item
 // the dialog displayed). The queue refuses anything but the latest, unexpired revision with
-// that digest (DESIGN.md invariant 2), persists the approval, sends it and returns the outcome.
+// that digest (docs/DESIGN.md invariant 2), persists the approval, sends it and returns the outcome.
 func (a *Approvals) Approve(id, revision, digest string) (Outcome, error) {
 	ctx, cancel, err := a.call()
 	if err != nil {

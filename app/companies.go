@@ -266,7 +266,7 @@ func (c *Companies) Forget(company string) error {
 }
 
 // LogoFetcher turns a Company's logo_uri into a data: URL the window may show. The window's
-// Content-Security-Policy forbids remote loads (DESIGN.md invariant 4), so Poppydesk fetches the
+// Content-Security-Policy forbids remote loads (docs/DESIGN.md invariant 4), so Poppydesk fetches the
 // logo itself through the engine's safe transport (HTTPS only, address policy, no redirects:
 // spec 3) and passes the bytes. Only raster images are accepted (PNG, JPEG, GIF, WebP, checked
 // by both Content-Type and content sniffing), up to MaxLogoBytes; SVG is refused because it is

@@ -1,7 +1,7 @@
 package app
 
 // Demo mode: the Host runs the reference Company (agentcore/poppytest) on loopback and connects
-// to it as a Company under development (DESIGN.md "Demo and test networking"): its host names
+// to it as a Company under development (docs/DESIGN.md "Demo and test networking"): its host names
 // map to 127.0.0.1 and its generated CA is trusted for them only; the Personal Agent's client
 // metadata and JWKS are served on agent.localhost by the same listener, with client_id
 // https://agent.localhost:PORT/agent.json.

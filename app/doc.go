@@ -11,7 +11,7 @@
 // the model's browser showed (host_browser.go), the demo and its example agent (demo.go),
 // forgetting a Company ([Host.ForgetCompany]). When the engine does not run ([Host.Problem]),
 // every service answers with the Problem's words. No service holds protocol logic (that lives in
-// agentcore/). The window is the only place where a decision is taken (DESIGN.md "Trust
+// agentcore/). The window is the only place where a decision is taken (docs/DESIGN.md "Trust
 // boundaries"; spec 10.1 "Text from a Company is never the User's approval or consent"), so only
 // structs meant to be called by the window are bound, and every exported method of a bound struct
 // is callable from it.
@@ -20,7 +20,7 @@
 //
 //   - [Paths]: per-user directories (XDG Base Directory specification on Linux).
 //   - [RotatingFile] and [NewLogger]: JSON logs with secrets masked by agentcore/redact
-//     (DESIGN.md invariant 5, spec 10.2), in a file rotated by size (5 MB, 3 old files). The
+//     (docs/DESIGN.md invariant 5, spec 10.2), in a file rotated by size (5 MB, 3 old files). The
 //     writer is hand-written (about 80 lines) because only size rotation is needed and a small
 //     dependency-free writer is easier to audit than a general logging library.
 //   - [Lifecycle]: the root context, cancelled on shutdown, and the in-flight work it waits for.

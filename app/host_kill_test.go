@@ -299,7 +299,7 @@ func approvalsOnWire(s *poppytest.Server) map[string]int {
 //
 // What reached the wire is counted against the decision log, whatever the Company's own
 // deduplication: every request carrying the approval (Poppy-Approval or the MCP _meta key) must
-// have its own durable send record written before it left (DESIGN.md invariant 3), each
+// have its own durable send record written before it left (docs/DESIGN.md invariant 3), each
 // attempt sends at most one request, and nothing reaches the Company before the approval is
 // durable. Half the operations run with the Company's replay switched off (SetNoReplay), so
 // that every performing request is performed again: there each operation is performed exactly
@@ -467,10 +467,10 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 			}
 		}
 		if !approved && w != 0 {
-			t.Fatalf("op %d (%s process): %d requests carrying the approval reached the Company before the approval was durable (DESIGN.md invariant 3)\n%s", opN, role, w, r.out)
+			t.Fatalf("op %d (%s process): %d requests carrying the approval reached the Company before the approval was durable (docs/DESIGN.md invariant 3)\n%s", opN, role, w, r.out)
 		}
 		if sends == 0 && w != 0 {
-			t.Fatalf("op %d (%s process): %d requests carrying the approval reached the Company before any send was recorded (write before send, DESIGN.md invariant 3)\n%s", opN, role, w, r.out)
+			t.Fatalf("op %d (%s process): %d requests carrying the approval reached the Company before any send was recorded (write before send, docs/DESIGN.md invariant 3)\n%s", opN, role, w, r.out)
 		}
 		answered, noAnswer, open := 0, 0, 0
 		for i, d := range delta {

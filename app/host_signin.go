@@ -1,6 +1,6 @@
 package app
 
-// The sign-ins the user started in the window (spec 4.2, 4.3; DESIGN.md invariant 1): the Host
+// The sign-ins the user started in the window (spec 4.2, 4.3; docs/DESIGN.md invariant 1): the Host
 // keeps each from its start to its end, waits for its end under its lifecycle, and cancels it
 // when the user asks. Only the window's Sign-in service starts one (SignIn.StartDirect and
 // StartDevice, after the user's click): the methods here are unexported, so nothing outside

@@ -16,7 +16,7 @@ var ErrShuttingDown = errors.New("Poppydesk is shutting down; the work was not s
 
 // Lifecycle owns the application's root context and the work running under it. Shutdown
 // cancels the context and waits, up to a deadline, for that work to finish (for example an
-// approval being written to disk before it is sent, DESIGN.md invariant 3).
+// approval being written to disk before it is sent, docs/DESIGN.md invariant 3).
 type Lifecycle struct {
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -116,7 +116,7 @@ func (r *RotatingFile) Close() error {
 
 // NewLogger returns a JSON slog logger writing to w. Every attribute goes through
 // [redact.ReplaceAttr], so secrets under known names or with the shape of a JWT are masked
-// before they reach the file (DESIGN.md invariant 5).
+// before they reach the file (docs/DESIGN.md invariant 5).
 func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr}))
 }

@@ -40,7 +40,7 @@ const (
 type DesktopNotifierConfig struct {
 	// BusAddress is the session bus address; "" reads $DBUS_SESSION_BUS_ADDRESS. With no
 	// address (or "disabled:") the notifier does nothing: it never autolaunches a bus (a
-	// dbus-launch daemon would outlive Poppydesk, PLATFORM-NOTES.md).
+	// dbus-launch daemon would outlive Poppydesk, docs/PLATFORM.md).
 	BusAddress string
 	// AppName is the application name the notification server shows ("Poppydesk").
 	AppName string

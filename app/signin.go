@@ -1,6 +1,6 @@
 package app
 
-// The Sign-in screen's service (spec 4.2, 4.3, 4.7; DESIGN.md "Trust boundaries", invariants 1
+// The Sign-in screen's service (spec 4.2, 4.3, 4.7; docs/DESIGN.md "Trust boundaries", invariants 1
 // and 5).
 //
 // A sign-in starts ONLY from a call the window makes after a user gesture: StartDirect and
@@ -70,7 +70,7 @@ func (f OpenerFunc) OpenURL(url string) error { return f(url) }
 // SignIn is the window's service for the Sign-in screen, over the Host's sign-in layer and its
 // sign-in flows (host_signin.go). It is bound to the window: every exported method is callable
 // from it, and StartDirect / StartDevice are the only ways a sign-in starts in Poppydesk
-// (DESIGN.md invariant 1).
+// (docs/DESIGN.md invariant 1).
 type SignIn struct{ h *Host }
 
 // signInTimeout bounds one call from the Sign-in screen.

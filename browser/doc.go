@@ -1,4 +1,4 @@
-// Package browser is Poppydesk's controlled Chrome (DESIGN.md "Browser join"): it launches and
+// Package browser is Poppydesk's controlled Chrome (docs/DESIGN.md "Main flows": browser join): it launches and
 // owns a Chrome of its own, joins it to a Company Session (Poppy 0.4 spec 6), and gives the model
 // what it may see of the Company's website. It holds no token or key: the engine's
 // authorization of a join code arrives as a function (agentcore/browserjoin.Authorizer), and

@@ -1,6 +1,6 @@
 package e2e
 
-// The canary (DESIGN.md invariant 5; spec 10.2): no secret leaves the keyring. Poppydesk is
+// The canary (docs/DESIGN.md invariant 5; spec 10.2): no secret leaves the keyring. Poppydesk is
 // built as `poppydesk` builds it (apptest: app.New over the reference Company) with the REAL OS
 // keyring, SQLite on disk and a debug-level JSON log in rotated files, and runs a scenario
 // through the Host's parts and the window's services. Then every secret — planted markers, the

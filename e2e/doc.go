@@ -5,10 +5,10 @@
 // --e2e-listen` does, driven in Debian's headless Chromium with chromedp.
 //
 // The window tests skip when frontend/dist/index.html or Chromium is missing, unless
-// POPPYDESK_REQUIRE_E2E=1, in which case they fail. They check DESIGN.md invariant 4's window
+// POPPYDESK_REQUIRE_E2E=1, in which case they fail. They check docs/DESIGN.md invariant 4's window
 // half: the Content-Security-Policy is sent and enforced (an inline script is refused).
 //
-// The canary (canary_test.go, DESIGN.md invariant 5) runs the Host with the real OS keyring and
+// The canary (canary_test.go, docs/DESIGN.md invariant 5) runs the Host with the real OS keyring and
 // scans everything Poppydesk writes or gives away for every secret of the run, in several
 // encodings; it skips without a Secret Service unless POPPYDESK_REQUIRE_KEYRING=1
 // (scripts/with-keyring.sh sets it).

@@ -10,7 +10,7 @@ const devStyles: Plugin = {
   transformIndexHtml: (html) => html.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'"),
 };
 
-// The window's Content-Security-Policy forbids inline script (DESIGN.md invariant 4), so the
+// The window's Content-Security-Policy forbids inline script (docs/DESIGN.md invariant 4), so the
 // build must emit only external files: no module-preload polyfill (Vite would add it to the
 // entry, which is fine, but nothing here needs it) and no inlined assets that become scripts.
 export default defineConfig(({ mode }) => ({

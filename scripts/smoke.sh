@@ -63,7 +63,7 @@ now_ms() { date +%s%3N; }
 build_ms="skipped"
 if [ "${SMOKE_SKIP_BUILD:-0}" != 1 ]; then
 	WAILS=${WAILS:-$(command -v wails || echo "$(go env GOPATH)/bin/wails")}
-	[ -x "$WAILS" ] || fail "the Wails CLI is missing ($WAILS); build it as PLATFORM-NOTES.md says"
+	[ -x "$WAILS" ] || fail "the Wails CLI is missing ($WAILS); build it as docs/PLATFORM.md says"
 	t0=$(now_ms)
 	if ! "$WAILS" build -m -tags webkit2_41 >"$OUT/build.log" 2>&1; then
 		tail -40 "$OUT/build.log" >&2

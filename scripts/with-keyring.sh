@@ -11,7 +11,7 @@
 #
 # Needs the Debian packages dbus-daemon, gnome-keyring and libsecret-tools (secret-tool, used by
 # the tests to cross-check an item). Do not install dbus-x11: without a session bus, programs
-# would autolaunch D-Bus daemons that outlive the run (PLATFORM-NOTES.md).
+# would autolaunch D-Bus daemons that outlive the run (docs/PLATFORM.md).
 set -euo pipefail
 
 if [ "$#" -eq 0 ]; then

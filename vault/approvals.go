@@ -40,7 +40,7 @@ func (s *State) CreateApproval(ctx context.Context, a store.Approval, first stor
 }
 
 // AddRevision records a newer revision of the operation and sets the approval's state to
-// newState (a new revision needs a new decision: DESIGN.md invariant 2). The revision number must
+// newState (a new revision needs a new decision: docs/DESIGN.md invariant 2). The revision number must
 // be greater than every stored one.
 func (s *State) AddRevision(ctx context.Context, id string, r store.Revision, newState string) error {
 	if !json.Valid(r.Operation) || newState == "" {

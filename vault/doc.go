@@ -1,6 +1,6 @@
 // Package vault keeps what Poppydesk must remember: secrets in the OS keyring, everything else
 // in one SQLite file. It implements the storage interfaces of agentcore/store with that
-// package's records, and imports nothing else of Poppydesk (DESIGN.md): [Keyring] is a
+// package's records, and imports nothing else of Poppydesk (docs/DESIGN.md): [Keyring] is a
 // store.KV, and [State] is the store.EngineState, store.Approvals, store.Transcripts and
 // store.FeedbackReports that the engine, the approval queue, the conversation manager and task
 // coverage use as it is. Other packages test with
@@ -12,7 +12,7 @@
 // every secret: the self-operated operator's root private key; and, per (Company identifier,
 // account), the User ID and Agent ID, the delegated private keys with their delegations, the DPoP
 // key, and the access and refresh tokens with their scopes, resources and expiries. Spec 10.2
-// (Secrets and the model) and DESIGN.md invariant 5 require keys and tokens to stay out of
+// (Secrets and the model) and docs/DESIGN.md invariant 5 require keys and tokens to stay out of
 // anything the model or a log can read; the keyring is the place the desktop encrypts and unlocks
 // with the user's session. The User IDs and Agent IDs sit there too, not in SQLite, because spec
 // 5.1 requires the mapping from each User to their IDs at every Company to stay confidential:

@@ -138,7 +138,7 @@ func (s *State) DeleteCacheEntry(ctx context.Context, url string) error {
 	})
 }
 
-// AddSession records a new Session. A sid is never reused (DESIGN.md invariant 7): adding an
+// AddSession records a new Session. A sid is never reused (docs/DESIGN.md invariant 7): adding an
 // existing sid fails with an error matching store.ErrExists.
 func (s *State) AddSession(ctx context.Context, ss store.Session) error {
 	if ss.SID == "" || ss.Company == "" {

@@ -20,7 +20,7 @@ var (
 	_ store.FeedbackReports = (*vault.State)(nil)
 )
 
-// TestImportsOnlyStore checks the import rule of DESIGN.md: of Poppydesk's own packages, the
+// TestImportsOnlyStore checks the import rule of docs/DESIGN.md: of Poppydesk's own packages, the
 // vault imports only agentcore/store, directly or through other packages.
 func TestImportsOnlyStore(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}", ".").Output()
@@ -40,7 +40,7 @@ func TestImportsOnlyStore(t *testing.T) {
 	for _, l := range lines {
 		pkg, mod, _ := strings.Cut(l, " ")
 		if mod == module && !allowed[pkg] {
-			t.Errorf("vault imports %s; of Poppydesk it may import only agentcore/store (DESIGN.md)", pkg)
+			t.Errorf("vault imports %s; of Poppydesk it may import only agentcore/store (docs/DESIGN.md)", pkg)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // Approve records the user's approval of exactly the revision they saw and sends it (Operations
-// 5, 6; DESIGN.md invariants 1-3). It is for the window only: revision and digest come from the
+// 5, 6; docs/DESIGN.md invariants 1-3). It is for the window only: revision and digest come from the
 // Item the user saw. It refuses anything but the latest, unexpired, pending revision whose digest
 // (approvalDigest: the operation AND the request it would send) matches (operations.CanApprove;
 // ErrRequestChanged when the user saw an earlier request under the same operation), a Session
@@ -69,7 +69,7 @@ func (q *Queue) Approve(ctx context.Context, id, revision, digest string) (*Outc
 	}
 	// The window presents the digest of the operation AND the request of the item's latest stored
 	// revision (approvalDigest): a repeated call with another body under the same operation makes
-	// an older digest stale (DESIGN.md invariant 2). CanApprove then checks the operation part.
+	// an older digest stale (docs/DESIGN.md invariant 2). CanApprove then checks the operation part.
 	opDigest := ""
 	if digest == approvalDigest(op, env.Request) {
 		opDigest = operations.Digest(op)
@@ -374,7 +374,7 @@ func (q *Queue) sendApproved(ctx context.Context, id string) (*Outcome, error) {
 		if state == operations.StateOutcomeUnknown {
 			to, decision = operations.StateRetrying, decisionResend
 		}
-		// Write before send (DESIGN.md invariant 3).
+		// Write before send (docs/DESIGN.md invariant 3).
 		if err := q.transition(ctx, &rec, rec.State, to, decision, fmt.Sprintf("approval of revision %s (attempt %d)", op.Revision, attempts+1)); err != nil {
 			return nil, fmt.Errorf("approvals: recording the send of %s failed, so it was not sent: %w", id, err)
 		}

@@ -58,7 +58,7 @@ type Outcome struct {
 var ErrRefused = errors.New("approvals: request refused")
 
 // forbiddenHeaders may never come from the model: they carry approvals, credentials or Session
-// headers, which only the engine sets (DESIGN.md invariants 1 and 5).
+// headers, which only the engine sets (docs/DESIGN.md invariants 1 and 5).
 var forbiddenHeaders = []string{"Poppy-Approval", "Authorization", "Poppy-Session", "Poppy-Version", "Poppy-Extensions", "Idempotency-Key", "DPoP", "Cookie"}
 
 // CallAPI calls an OpenAPI operation in the Session of (Company, Account). An ordinary answer is
@@ -69,11 +69,11 @@ var forbiddenHeaders = []string{"Poppy-Approval", "Authorization", "Poppy-Sessio
 // has an unknown outcome, nothing is sent and the call is held (Operations 7).
 func (q *Queue) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
 	if c.Input.AccessToken != "" {
-		return nil, fmt.Errorf("%w: the model never handles access tokens; Poppydesk adds the account's token itself (DESIGN.md invariant 5)", ErrRefused)
+		return nil, fmt.Errorf("%w: the model never handles access tokens; Poppydesk adds the account's token itself (docs/DESIGN.md invariant 5)", ErrRefused)
 	}
 	for _, h := range forbiddenHeaders {
 		if c.Input.Header.Get(h) != "" {
-			return nil, fmt.Errorf("%w: header %s is set only by Poppydesk, never by the model; an approval comes only from the user in the window (DESIGN.md invariant 1)", ErrRefused, h)
+			return nil, fmt.Errorf("%w: header %s is set only by Poppydesk, never by the model; an approval comes only from the user in the window (docs/DESIGN.md invariant 1)", ErrRefused, h)
 		}
 	}
 	cl, comp, err := q.client(ctx, c.Company, c.Account)
@@ -246,7 +246,7 @@ func rawToolOperation(sc json.RawMessage) json.RawMessage {
 }
 
 // checkArguments refuses tool arguments that try to carry an approval or MCP metadata: _meta is
-// set only by Poppydesk, with an approval only after the user's decision (DESIGN.md invariant 1).
+// set only by Poppydesk, with an approval only after the user's decision (docs/DESIGN.md invariant 1).
 func checkArguments(args json.RawMessage) error {
 	if len(args) == 0 {
 		return nil
@@ -257,7 +257,7 @@ func checkArguments(args json.RawMessage) error {
 	}
 	for k := range m {
 		if k == "_meta" || k == operations.MetaKey {
-			return fmt.Errorf("%w: argument %q is not allowed: Poppydesk alone sets _meta, and an approval comes only from the user in the window (DESIGN.md invariant 1)", ErrRefused, k)
+			return fmt.Errorf("%w: argument %q is not allowed: Poppydesk alone sets _meta, and an approval comes only from the user in the window (docs/DESIGN.md invariant 1)", ErrRefused, k)
 		}
 	}
 	return nil
@@ -440,7 +440,7 @@ type proposal struct {
 }
 
 // propose stores an operation as a pending approval (or a new revision of one) durably, then
-// emits, then returns "waiting_for_user" (Operations 5, DESIGN.md invariant 3). The caller holds
+// emits, then returns "waiting_for_user" (Operations 5, docs/DESIGN.md invariant 3). The caller holds
 // the target lock.
 func (q *Queue) propose(ctx context.Context, p proposal) (*Outcome, error) {
 	env, err := json.Marshal(envelope{Operation: p.raw, Request: p.req})

@@ -1,4 +1,4 @@
-// Package approvals is the approval queue of Poppydesk's engine (issue 6): a model asks for an
+// Package approvals is the approval queue of Poppydesk's engine: a model asks for an
 // action, the Company asks for approval of exact terms, the user decides in the window, and the
 // action happens AT MOST ONCE.
 //
@@ -58,7 +58,7 @@
 //     never retried automatically; to a retry it says nothing about the first send, so the item
 //     stays outcome_unknown. Recover at start sends approved, sending, retrying and outcome_unknown
 //     items again with the same approval, never re-proposing them.
-//   - DESIGN.md invariant 1: no model path approves. The model's methods (CallAPI, CallTool, Wait)
+//   - docs/DESIGN.md invariant 1: no model path approves. The model's methods (CallAPI, CallTool, Wait)
 //     take no approval argument and never change a decision; approval headers, credentials and
 //     _meta in the model's input are refused ([ErrRefused]).
 //

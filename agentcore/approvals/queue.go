@@ -112,7 +112,7 @@ type Event struct {
 }
 
 // Queue turns a model's action into a Company call, and an operation returned by the Company into
-// a durable pending approval that only the window can decide (DESIGN.md invariants 1-3).
+// a durable pending approval that only the window can decide (docs/DESIGN.md invariants 1-3).
 // Safe for concurrent use. All its state is in the Store: several processes may share one
 // Store as long as only one of them sends at a time (the kill test does exactly that).
 type Queue struct {
@@ -330,7 +330,7 @@ type OperationView struct {
 	ExpiresAt             time.Time
 	// Digest is what Approve must present: it covers the operation (operations.Digest) AND
 	// the request this revision would send (approvalDigest), so an approval names exactly what
-	// the user saw (DESIGN.md invariant 2).
+	// the user saw (docs/DESIGN.md invariant 2).
 	Digest string
 }
 
@@ -353,7 +353,7 @@ const WarnRequestChanged = "request_changed"
 
 // ErrRequestChanged matches an Approve refused because the digest the window presented is that of
 // an earlier revision of the item whose operation is unchanged but whose request is not: the user
-// saw another request than the one an approval would send (DESIGN.md invariant 2). It also matches
+// saw another request than the one an approval would send (docs/DESIGN.md invariant 2). It also matches
 // operations.ErrDigestMismatch.
 var ErrRequestChanged = fmt.Errorf("%w: the request changed since you looked (the model repeated the call with another body or other arguments); review it again", operations.ErrDigestMismatch)
 
@@ -367,7 +367,7 @@ func view(op *operations.Operation, req *request) OperationView {
 // request an approval of it would send (method, URL, headers and body, or server, tool and
 // arguments, and the conversation), JSON in canonical form. The Company's operation alone is not
 // enough: the model can repeat a call with another body and the Company may answer with the
-// same operation, and then the request sent would not be the one the user saw (DESIGN.md
+// same operation, and then the request sent would not be the one the user saw (docs/DESIGN.md
 // invariant 2, Operations 5, 6). Each part is length-prefixed so no two requests share an input.
 func approvalDigest(op *operations.Operation, req *request) string {
 	h := sha256.New()

@@ -59,7 +59,7 @@ func TestExtensionDeclaredOnlyForV2(t *testing.T) {
 
 // TestPendingStoredBeforeReturn: an operation becomes a durable pending approval with the exact
 // request, the Session and account, before OnChange or the model's "waiting_for_user"
-// (Operations 5; DESIGN.md invariant 3). The action is not performed.
+// (Operations 5; docs/DESIGN.md invariant 3). The action is not performed.
 func TestPendingStoredBeforeReturn(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	ctx := context.Background()
@@ -163,7 +163,7 @@ func TestApproveSendsSameRequestOnce(t *testing.T) {
 }
 
 // TestApproveRefused: only the revision the user saw, only the latest, only unexpired, not
-// declined (Operations 5; DESIGN.md invariant 2). Nothing is sent with an approval.
+// declined (Operations 5; docs/DESIGN.md invariant 2). Nothing is sent with an approval.
 func TestApproveRefused(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -413,7 +413,7 @@ func TestMCPApproval(t *testing.T) {
 	}
 }
 
-// TestModelCannotApprove: no model path approves (DESIGN.md invariant 1): approval-looking intent
+// TestModelCannotApprove: no model path approves (docs/DESIGN.md invariant 1): approval-looking intent
 // is only intent (checked, warned about), approval headers and _meta in arguments are refused,
 // Wait changes nothing; no approval state changes and nothing is sent with an approval.
 func TestModelCannotApprove(t *testing.T) {

@@ -41,7 +41,7 @@ func sameOperationCompany(t *testing.T, f *fixture, answer []byte) (restore func
 // TestApprovalNamesTheRequestSeen: the model repeats a call with another body and the Company
 // answers with the same operation. The digest the window got for request A covers A, so approving
 // with it is refused and nothing is sent; the item warns that the request changed, and approving
-// with the new digest sends B, exactly (DESIGN.md invariant 2; Operations 5, 6).
+// with the new digest sends B, exactly (docs/DESIGN.md invariant 2; Operations 5, 6).
 func TestApprovalNamesTheRequestSeen(t *testing.T) {
 	tests := []struct {
 		name string

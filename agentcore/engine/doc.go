@@ -29,7 +29,7 @@
 //     Every Session is recorded in the state store (sid, account, version, extensions, start
 //     and end); sids are never reused. Close records the end of the Sessions it started.
 //
-// # What is stored where (DESIGN.md invariants 5 and 7)
+// # What is stored where (docs/DESIGN.md invariants 5 and 7)
 //
 // Secrets (root and delegated private keys, User IDs, Agent IDs, tokens) go only through
 // store.Secrets (the OS keyring). Config.State receives Companies, cached public documents,
@@ -45,7 +45,7 @@
 // Config.State is a store.EngineState, whose records (store.Company, store.CacheEntry,
 // store.Session, store.Exchange) agentcore/store defines: *vault.State, the SQLite file, in the
 // app and in the engine's own tests, passed as it is; store.NewMemoryEngineState in pure unit
-// tests of other packages. The engine does not import the vault (DESIGN.md: agentcore reaches it
+// tests of other packages. The engine does not import the vault (docs/DESIGN.md: agentcore reaches it
 // through the interfaces of agentcore/store).
 //
 // The exchange log is written by one goroutine in the order exchanges are observed, so a request

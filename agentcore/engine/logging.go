@@ -10,7 +10,7 @@ import (
 // redactingHandler applies redact.ReplaceAttr to every attribute (inside groups too, after
 // resolving LogValuers) and masks JWT-shaped text in the message, before the wrapped handler
 // sees the record. The engine wraps whatever handler it is given, so a caller that forgot
-// ReplaceAttr in its HandlerOptions still gets no secret in its log (DESIGN.md invariant 5).
+// ReplaceAttr in its HandlerOptions still gets no secret in its log (docs/DESIGN.md invariant 5).
 type redactingHandler struct{ h slog.Handler }
 
 func newRedactingLogger(l *slog.Logger) *slog.Logger {

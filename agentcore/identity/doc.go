@@ -5,7 +5,7 @@
 //
 // # Operator
 //
-// The keys published at jwks_uri belong to the operator (DESIGN.md, spec 10.7). Everything that
+// The keys published at jwks_uri belong to the operator (docs/DESIGN.md, spec 10.7). Everything that
 // signs with them goes through the [Operator] interface, which receives the complete JWS signing
 // input (the header and claims were written here, on the User's device, including the
 // unguessable jti that RFC 9474 §7.3 needs) and returns the raw signature. [LocalOperator] is the
@@ -20,7 +20,7 @@
 // ES256 signature. The final "." and signature are appended with encoding/base64, because
 // jwsbb.AppendSignature (v3.4.0) loses the signing input when it has to grow its buffer.
 //
-// # Unlinkability (DESIGN.md invariant 7)
+// # Unlinkability (docs/DESIGN.md invariant 7)
 //
 // A delegation carries exactly iss, cnf.jwk (public members only), iat, exp and jti: nothing
 // about the User or the Company (spec 5.2). Its lifetime is capped at 24 hours.

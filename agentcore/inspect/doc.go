@@ -4,7 +4,7 @@
 //
 // # Decoding before redaction
 //
-// agentcore/transport redacts every exchange before anyone sees it (DESIGN.md invariant 5), so
+// agentcore/transport redacts every exchange before anyone sees it (docs/DESIGN.md invariant 5), so
 // after redaction nothing is left to decode. [Decode] runs in the engine's transport hook
 // (transport.Config.Inspect) on the request as sent and the response as read, and keeps only:
 //

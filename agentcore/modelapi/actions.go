@@ -11,7 +11,7 @@ import (
 )
 
 // Actions is everything the model's tools may ask of Poppydesk. Every method is a request: none
-// decides an approval or signs in (DESIGN.md invariant 1). [NewEngineActions] implements it over
+// decides an approval or signs in (docs/DESIGN.md invariant 1). [NewEngineActions] implements it over
 // the engine and the approval queue; the tools never reach the engine in any other way.
 type Actions interface {
 	// Discover finds and verifies the Company at domain (spec 3).

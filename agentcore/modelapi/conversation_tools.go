@@ -1,6 +1,6 @@
 package modelapi
 
-// The model's conversation tools (issue 8; spec 8, 10.1): start, send, read/wait, hand off and
+// The model's conversation tools (spec 8, 10.1): start, send, read/wait, hand off and
 // close conversations with Company Agents. They are one of the tool groups of NewServer and work when
 // Deps.Actions also implements [ConversationProvider]. The model writes as the agent
 // (author.type "agent", spec 8.8): only the window sends the user's own words. No tool accepts

@@ -1,6 +1,6 @@
 // Package modelapi is the model's interface of Poppydesk: a local MCP server (the official Go
 // SDK, github.com/modelcontextprotocol/go-sdk) through which any LLM agent that speaks MCP can
-// ask Poppydesk for everything and approve nothing (DESIGN.md "Trust boundaries", invariants 1
+// ask Poppydesk for everything and approve nothing (docs/DESIGN.md "Trust boundaries", invariants 1
 // and 5).
 //
 // # What the model can do

@@ -1,6 +1,6 @@
 package modelapi
 
-// The scripted example agent (issue 7): a small program, no LLM, that uses ONLY this MCP
+// The scripted example agent: a small program, no LLM, that uses ONLY this MCP
 // interface, as any MCP client would, to walk the jacket exchange of the spec at the reference
 // Company: discover, describe, list the operations, ask for the exchange, learn that it waits for
 // the user, wait for the user's decision in the window, and report the outcome. It shows what a

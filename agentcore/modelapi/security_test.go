@@ -189,7 +189,7 @@ func secretsOf(t *testing.T, f *fixture, kinds map[string]bool) []string {
 // default one and the MCP server's, the refresh token, the Agent ID), runs EVERY tool case and scenario (error paths and faults
 // included), collects the real values of the other secrets (private keys, User IDs, every
 // Session JWT and sid the Company recorded), and finds none of them in anything the model
-// received: results, errors, notifications (spec 10.2, DESIGN.md invariant 5).
+// received: results, errors, notifications (spec 10.2, docs/DESIGN.md invariant 5).
 func TestCanary(t *testing.T) {
 	markers := []string{accessMarker, mcpMarker, refreshMarker, agentMarker}
 	kinds := map[string]bool{}
@@ -275,7 +275,7 @@ func runCaseLoose(t *testing.T, tc toolCase) (*fixture, []reply) {
 // TestNoApprovalThroughTheInterface: arguments that look like approvals, the model's own
 // request _meta, an unknown "approve" tool, and a hostile Company summary change no approval
 // state, and nothing reaches the Company with Poppy-Approval or the approval _meta (Operations
-// 5, DESIGN.md invariant 1).
+// 5, docs/DESIGN.md invariant 1).
 func TestNoApprovalThroughTheInterface(t *testing.T) {
 	f := newFixture(t, fopts{signedIn: true, faults: []string{poppytest.FaultSummaryHostile}})
 	ctx := context.Background()

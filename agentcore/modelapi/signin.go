@@ -12,7 +12,7 @@ import (
 
 // SignInRequest is the model's request that the USER sign in to a Company. The window's sign-in
 // screen shows it, with ModelReason marked as the model's words; only the user can start the
-// sign-in there (DESIGN.md invariant 1). It holds no code, token or URL.
+// sign-in there (docs/DESIGN.md invariant 1). It holds no code, token or URL.
 type SignInRequest struct {
 	ID          string   `json:"id"`
 	Company     string   `json:"company"`     // Company identifier (spec 3.2)

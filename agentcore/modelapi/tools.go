@@ -578,7 +578,7 @@ func (t *tools) operationScopes(ctx context.Context, c *discovery.Company, api d
 // waitForSignIn records a sign-in request for the user (the same SignInRequests the
 // request_sign_in tool fills, so the window's Sign-in screen shows it) with Poppydesk's own
 // reason, the Company's need, never the model's words, and tells the model the call was not
-// performed and waits for the user. It never starts a sign-in (DESIGN.md invariant 1; spec
+// performed and waits for the user. It never starts a sign-in (docs/DESIGN.md invariant 1; spec
 // 4.7: the window's sign-in asks for every scope still needed).
 func (t *tools) waitForSignIn(ctx context.Context, c *discovery.Company, account string, challenged, described []string, what string) *Reply {
 	known := map[string]bool{}

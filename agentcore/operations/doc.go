@@ -28,7 +28,7 @@
 //     document order and bounded in depth; TermRows and CheckTerms read its nodes, and Diff
 //     names the terms it compares with the same escaping.
 //
-// DESIGN.md invariants: 2 (an approval names exactly the revision the user saw: Digest binds a
+// docs/DESIGN.md invariants: 2 (an approval names exactly the revision the user saw: Digest binds a
 // decision to the revision, summary, terms and expiry; CanApprove refuses anything else),
 // 3 (at most once: Next), 4 (summaries render only emphasis, strong emphasis, paragraphs and lists:
 // RenderSummary produces text-only structures, never HTML, and makes invisible and bidi control

@@ -1,5 +1,5 @@
 // Package redact keeps secrets out of logs and of the inspector's stored exchanges
-// (DESIGN.md invariant 5; spec 10.2 "Secrets and the model").
+// (docs/DESIGN.md invariant 5; spec 10.2 "Secrets and the model").
 //
 // Secrets are the Session JWT (Poppy-Session), access and refresh tokens, DPoP proofs, client
 // assertions, authorization and device codes, PKCE verifiers, browser join codes, private keys and

@@ -3,7 +3,7 @@
 // Poppy-Session / Poppy-Version / Poppy-Extensions headers (spec 3.4, 5.2), and new Sessions
 // after session_ended or a version change (spec 3.4, 5.5).
 //
-// # Identity and keys (DESIGN.md invariant 7)
+// # Identity and keys (docs/DESIGN.md invariant 7)
 //
 //   - A User ID is 144 random bits, base64url, created the first time the User meets a Company
 //     identifier and stored in that Company's account "" bundle in store.Secrets, so it is stable

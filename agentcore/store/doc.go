@@ -1,5 +1,5 @@
 // Package store defines what Poppydesk must remember: the storage interfaces the vault
-// implements and the records they carry, each defined once (DESIGN.md: vault imports only the
+// implements and the records they carry, each defined once (docs/DESIGN.md: vault imports only the
 // agentcore package that defines the storage interfaces and records it implements). The engine,
 // the approval queue and the conversation manager name these types directly; the app passes
 // *vault.State and vault.Keyring to them as they are, and tests pass the in-memory
@@ -22,9 +22,9 @@
 // agentcore/approvals, [Conversations] with [Transcripts] (conversations, their cursors and
 // transcripts) for agentcore/conversation, and [FeedbackReports] (the reports of tasks Poppydesk
 // could not do that it sent to Companies, spec 9.3) for agentcore/coverage. Every method that changes state returns only after the
-// change is durable, which is what write-before-send (DESIGN.md invariant 3) and persisting a
+// change is durable, which is what write-before-send (docs/DESIGN.md invariant 3) and persisting a
 // message before sending it (spec 8.3) rely on. No record holds a token, key, Session JWT, code,
-// User ID or Agent ID (DESIGN.md invariant 5).
+// User ID or Agent ID (docs/DESIGN.md invariant 5).
 //
 // [NewMemoryEngineState], [NewMemoryApprovals], [NewMemoryConversations] and
 // [NewMemoryFeedbackReports] keep the same state in

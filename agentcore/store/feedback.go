@@ -38,7 +38,7 @@ const (
 
 // FeedbackReport is one report as sent to a Company's feedback endpoint (spec 9.3): the text
 // exactly as sent, after Poppydesk removed secrets and the identifiers it knows, so it holds no
-// secret (DESIGN.md invariant 5). Key is the task in a normalised form: one report per
+// secret (docs/DESIGN.md invariant 5). Key is the task in a normalised form: one report per
 // (Company, Key).
 type FeedbackReport struct {
 	Company     string

@@ -20,7 +20,7 @@ type Settings interface {
 // EngineState is the engine's non-secret memory: discovered Companies, cached discovery
 // documents, Sessions, and the inspector's exchange log. Every write is durable when it returns.
 // Absent records are errors matching [ErrNotFound]. Nothing the engine writes here is secret: no
-// token, key, Session JWT, User ID or Agent ID (DESIGN.md invariant 5).
+// token, key, Session JWT, User ID or Agent ID (docs/DESIGN.md invariant 5).
 type EngineState interface {
 	Settings
 	// GetCacheEntry returns the entry for url.
@@ -32,7 +32,7 @@ type EngineState interface {
 	// PutCompany inserts or replaces the Company c.Identifier.
 	PutCompany(ctx context.Context, c Company) error
 	GetCompany(ctx context.Context, identifier string) (Company, error)
-	// AddSession records a new Session. A sid is never reused (spec 5.2, DESIGN.md invariant
+	// AddSession records a new Session. A sid is never reused (spec 5.2, docs/DESIGN.md invariant
 	// 7): a sid already recorded fails with an error matching [ErrExists].
 	AddSession(ctx context.Context, s Session) error
 	// EndSession records when the Session sid ended.
@@ -78,7 +78,7 @@ type Session struct {
 }
 
 // Exchange is one HTTP exchange for the inspector, already redacted by agentcore/transport: no
-// token, Session JWT, assertion, code or key may be in it (DESIGN.md invariant 5). When no
+// token, Session JWT, assertion, code or key may be in it (docs/DESIGN.md invariant 5). When no
 // response arrived, Status is 0 and ResponseBody holds the (redacted) error text.
 type Exchange struct {
 	ID              int64 // assigned by AddExchange
@@ -101,14 +101,14 @@ type Exchange struct {
 
 // Approvals is the durable memory of the approval queue (Operations extension v2, sections 5 to
 // 7). Every method returns only after the change is durable: the queue writes before it sends or
-// tells anyone (write-before-send, DESIGN.md invariant 3). Absent records are errors matching
+// tells anyone (write-before-send, docs/DESIGN.md invariant 3). Absent records are errors matching
 // [ErrNotFound], an existing ID [ErrExists], and a failed compare-and-set [ErrConflict].
 type Approvals interface {
 	// CreateApproval stores a new approval with its first revision, in one transaction.
 	CreateApproval(ctx context.Context, a Approval, first Revision) error
 	// AddRevision records a newer revision of the operation (a Revision number greater than
 	// every stored one, else [ErrConflict]) and sets the approval's state to newState: a new
-	// revision needs a new decision (DESIGN.md invariant 2).
+	// revision needs a new decision (docs/DESIGN.md invariant 2).
 	AddRevision(ctx context.Context, id string, r Revision, newState string) error
 	// TransitionApproval is the write-before-send step: in one transaction it checks that the
 	// approval is in state from and that d.Revision is its latest revision (else [ErrConflict]
@@ -253,7 +253,7 @@ type Conversation struct {
 
 // ConversationEntry is one transcript entry of a conversation (spec 8.5): the ID of the event it
 // came from and the manager's JSON of it. It is Company content or the user's words, never a
-// secret (DESIGN.md invariant 5).
+// secret (docs/DESIGN.md invariant 5).
 type ConversationEntry struct {
 	EventID string
 	Entry   string

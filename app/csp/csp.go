@@ -1,6 +1,6 @@
 // Package csp holds the window's Content-Security-Policy and the other security headers every
 // response to the window carries, shared by the Wails asset server and the browser-testable
-// bridge (DESIGN.md invariant 4: no remote loads, no inline script, no eval).
+// bridge (docs/DESIGN.md invariant 4: no remote loads, no inline script, no eval).
 package csp
 
 import "net/http"

@@ -24,7 +24,7 @@ import (
 	"github.com/poppydesk/poppydesk/app/csp"
 )
 
-// DefaultCSP is the window's Content-Security-Policy (DESIGN.md invariant 4): nothing remote,
+// DefaultCSP is the window's Content-Security-Policy (docs/DESIGN.md invariant 4): nothing remote,
 // no inline script, no eval.
 const DefaultCSP = csp.Policy
 

@@ -1,5 +1,5 @@
 // Tiny DOM helpers. Text is always set with textContent, never parsed as HTML: whatever a
-// Company writes is shown as literal text (spec 10.1; DESIGN.md invariant 4).
+// Company writes is shown as literal text (spec 10.1; docs/DESIGN.md invariant 4).
 
 type Attrs = Record<string, string | number | boolean | undefined>;
 type Child = Node | string | null | undefined | false;

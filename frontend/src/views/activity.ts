@@ -1,4 +1,4 @@
-// The Inspector's "Activity: what your model asked" (agentcore/modelapi; DESIGN.md "Who uses it"
+// The Inspector's "Activity: what your model asked" (agentcore/modelapi; docs/DESIGN.md "Who uses it"
 // 2): every request the model made through Poppydesk's MCP interface, newest first, with the
 // tool, the Company it named, when, the result status and how long it took. The list holds no
 // arguments and nothing a Company wrote. Below it, every report of a task Poppydesk could not do

@@ -1,4 +1,4 @@
-// The Browser view (issue 9, spec 6): the controlled browser's current page as a screenshot
+// The Browser view (spec 6): the controlled browser's current page as a screenshot
 // (refreshed live while the model browses), its URL, the join state (signed out, or signed in
 // as an account with scopes), and a button to open the same Session in a visible window to
 // watch. Every text is set with textContent (dom.ts); the screenshot is only ever a data: PNG.

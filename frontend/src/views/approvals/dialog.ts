@@ -1,4 +1,4 @@
-// The approval dialog (Operations extension v2, section 5; DESIGN.md invariants 1, 2 and 4).
+// The approval dialog (Operations extension v2, section 5; docs/DESIGN.md invariants 1, 2 and 4).
 //
 // The window is the only place an operation is approved. The dialog shows the revision's content
 // (terms.ts) with the expiry and a live countdown, and its buttons. Approve sends the (id,

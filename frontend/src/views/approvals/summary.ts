@@ -1,4 +1,4 @@
-// The safe summary renderer (Operations extension v2, section 3 "Formatting"; DESIGN.md
+// The safe summary renderer (Operations extension v2, section 3 "Formatting"; docs/DESIGN.md
 // invariant 4). A Company's summary reaches the window already parsed by the engine
 // (agentcore/operations.RenderSummary) into a text-only structure: paragraphs, lists, and runs of
 // text flagged emphasis / strong / literal / invisible. This file turns that structure into DOM

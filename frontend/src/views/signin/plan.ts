@@ -1,6 +1,6 @@
 // The plan: what a sign-in would ask for, before the user decides (spec 4.7). The verified
 // Company, why it is asked for, the account, a checkbox per scope, and the two buttons that
-// start a sign-in, the only way one starts (DESIGN.md invariant 1); they ignore synthetic clicks.
+// start a sign-in, the only way one starts (docs/DESIGN.md invariant 1); they ignore synthetic clicks.
 
 import { type SignInPlan, describeError } from "../../api";
 import { append, el } from "../../dom";

@@ -1,5 +1,5 @@
 // The Sign-in section (spec 4.2 Direct Sign-In, 4.3 Device Sign-In, 4.7 scopes and hints;
-// DESIGN.md invariant 1: a sign-in starts only from a user gesture in this window).
+// docs/DESIGN.md invariant 1: a sign-in starts only from a user gesture in this window).
 //
 // The screens show the Company's verified name, domain and logo (from discovery; the logo is a
 // data: URL Poppydesk fetched itself, or a placeholder), the scopes with the Company's
