@@ -28,6 +28,11 @@ type Preferences struct {
 	Theme string `json:"theme"`
 	// Notifications is true while desktop notifications are on.
 	Notifications bool `json:"notifications"`
+	// FeedbackReports is true while Poppydesk may report to a Company a task it could not do
+	// there (spec 9.3); FeedbackReportsProblem says why the setting cannot be read or changed
+	// (task coverage is not running), "" when it can.
+	FeedbackReports        bool   `json:"feedbackReports"`
+	FeedbackReportsProblem string `json:"feedbackReportsProblem"`
 }
 
 // ResetConfirmation is the words the window sends with ResetEverything, so that nothing but
@@ -51,7 +56,28 @@ func (s *Shell) Preferences() Preferences {
 		p.Theme = v
 	}
 	p.Notifications = !h.attention.muted.Load()
+	if on, err := h.FeedbackReportsEnabled(ctx); err != nil {
+		p.FeedbackReportsProblem = "Poppydesk cannot read this setting now: " + err.Error()
+	} else {
+		p.FeedbackReports = on
+	}
 	return p
+}
+
+// SetFeedbackReports turns the reports of tasks Poppydesk could not do (spec 9.3) on or off; the
+// setting is kept in the state database and applies at once, to every Company.
+func (s *Shell) SetFeedbackReports(on bool) error {
+	h, err := s.settable()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(h.Context(), prefCall)
+	defer cancel()
+	if err := h.SetFeedbackReports(ctx, on); err != nil {
+		return fmt.Errorf("saving the reports setting failed: %w", err)
+	}
+	h.log.Info("feedback reports set from the window", "on", on)
+	return nil
 }
 
 func validTheme(t string) bool {

@@ -234,7 +234,7 @@ func TestSettingsInChromium(t *testing.T) {
 	p := openWindowPage(t, f.Host)
 	p.eval(`location.hash = "#/settings"; "ok"`)
 	p.waitFor("Settings", `!!document.getElementById("theme-dark")`, 5*time.Second)
-	if got := p.eval(`Array.from(document.querySelectorAll("main h1, main h2")).map((h) => h.textContent).join("|")`); got != "Settings|Appearance|Notifications|Developer mode|This installation|Reset everything" {
+	if got := p.eval(`Array.from(document.querySelectorAll("main h1, main h2")).map((h) => h.textContent).join("|")`); got != "Settings|Appearance|Notifications|Reports to Companies|Developer mode|This installation|Reset everything" {
 		t.Errorf("headings = %q", got)
 	}
 	p.click("#theme-dark")
@@ -254,6 +254,14 @@ func TestSettingsInChromium(t *testing.T) {
 	for f.Host.Fronts().Shell.Preferences().Notifications {
 		if time.Now().After(deadline) {
 			t.Fatal("notifications stayed on")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.waitFor("the reports setting", `document.getElementById("reports-on").checked && !document.getElementById("reports-on").disabled`, 5*time.Second)
+	p.click("#reports-on")
+	for on, _ := f.Host.FeedbackReportsEnabled(context.Background()); on; on, _ = f.Host.FeedbackReportsEnabled(context.Background()) {
+		if time.Now().After(deadline) {
+			t.Fatal("reports to Companies stayed on")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -227,18 +227,20 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	}
 }
 
-// TestReportsOff: with the user's setting off, no report is sent, and the setting survives a
-// restart (spec 9.3: a Personal Agent MAY send reports).
+// TestReportsOff: with the user's setting off (Settings › Reports to Companies), no report is
+// sent, and the setting survives a restart (spec 9.3: a Personal Agent MAY send reports).
 func TestReportsOff(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
-	ctx := context.Background()
-	if on, err := f.Host.FeedbackReportsEnabled(ctx); err != nil || !on {
-		t.Fatalf("reports on by default: %v, %v", on, err)
+	if p := f.Host.Fronts().Shell.Preferences(); !p.FeedbackReports || p.FeedbackReportsProblem != "" {
+		t.Fatalf("reports on by default: %+v", p)
 	}
-	if err := f.Host.SetFeedbackReports(ctx, false); err != nil {
+	if err := f.Host.Fronts().Shell.SetFeedbackReports(false); err != nil {
 		t.Fatal(err)
 	}
 	f.Restart(t)
+	if p := f.Host.Fronts().Shell.Preferences(); p.FeedbackReports {
+		t.Fatalf("after a restart: %+v", p)
+	}
 	m := newCovModel(t, f)
 	r := m.call(modelapi.ToolReportUnsupportedTask, map[string]any{"company": f.Company.Domain, "task": "Pay by cheque", "description": "No cheque option."})
 	if !r.IsError || r.status() != "reports_off" {

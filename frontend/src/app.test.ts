@@ -40,7 +40,10 @@ class FakeBackend extends FakeEvents implements ShellAPI {
   theme = "system";
   focus: boolean[] = [];
   preferences() {
-    return Promise.resolve({ theme: this.theme, notifications: true });
+    return Promise.resolve({ theme: this.theme, notifications: true, feedbackReports: true, feedbackReportsProblem: "" });
+  }
+  setFeedbackReports() {
+    return Promise.resolve();
   }
   setTheme(t: string) {
     this.theme = t;

@@ -33,6 +33,8 @@ const shellCalls = {
   preferences: (): Promise<T.Preferences> => call("Shell", () => Shell.Preferences()),
   setTheme: (theme: string): Promise<void> => call("Shell", () => Shell.SetTheme(theme)),
   setNotifications: (on: boolean): Promise<void> => call("Shell", () => Shell.SetNotifications(on)),
+  // setFeedbackReports turns the reports of tasks the agent could not do (spec 9.3) on or off.
+  setFeedbackReports: (on: boolean): Promise<void> => call("Shell", () => Shell.SetFeedbackReports(on)),
   windowFocus: (focused: boolean): Promise<void> => call("Shell", () => Shell.WindowFocus(focused)),
   // resetEverything deletes every key, sign-in and record (the confirmation step's words).
   resetEverything: (confirm: string): Promise<void> => call("Shell", () => Shell.ResetEverything(confirm)),

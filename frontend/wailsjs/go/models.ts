@@ -1185,6 +1185,8 @@ export namespace app {
 	export class Preferences {
 	    theme: string;
 	    notifications: boolean;
+	    feedbackReports: boolean;
+	    feedbackReportsProblem: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Preferences(source);
@@ -1194,6 +1196,8 @@ export namespace app {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.theme = source["theme"];
 	        this.notifications = source["notifications"];
+	        this.feedbackReports = source["feedbackReports"];
+	        this.feedbackReportsProblem = source["feedbackReportsProblem"];
 	    }
 	}
 	export class Section {

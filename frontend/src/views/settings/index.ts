@@ -10,6 +10,7 @@ import { el } from "../../dom";
 import { developerSection } from "./developer";
 import { installationSection } from "./installation";
 import { notificationsSection } from "./notifications";
+import { reportsSection } from "./reports";
 import { resetSection } from "./reset";
 import { themeSection } from "./theme";
 
@@ -29,7 +30,7 @@ export interface SettingsSection {
   render(body: HTMLElement, ctx: SettingsContext): void;
 }
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = [themeSection, notificationsSection, developerSection, installationSection, resetSection];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = [themeSection, notificationsSection, reportsSection, developerSection, installationSection, resetSection];
 
 export function settingsView(shell: ShellAPI, settings?: SettingsAPI, sections: readonly SettingsSection[] = SETTINGS_SECTIONS): SectionView {
   return (host: HTMLElement, view: ViewContext) => {

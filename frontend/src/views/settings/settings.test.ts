@@ -16,12 +16,17 @@ const info: AppInfo = {
 class FakeShell extends FakeEvents implements ShellAPI {
   theme = "system";
   notifications = true;
+  feedbackReports = true;
   resets: string[] = [];
   info = () => Promise.resolve(info);
   sections = () => Promise.resolve([]);
   status = () => Promise.resolve("");
   frontendReady = () => Promise.resolve();
-  preferences = () => Promise.resolve({ theme: this.theme, notifications: this.notifications });
+  preferences = () => Promise.resolve({ theme: this.theme, notifications: this.notifications, feedbackReports: this.feedbackReports, feedbackReportsProblem: "" });
+  setFeedbackReports = (on: boolean) => {
+    this.feedbackReports = on;
+    return Promise.resolve();
+  };
   setTheme = (t: string) => {
     this.theme = t;
     return Promise.resolve();
@@ -68,7 +73,7 @@ describe("Settings", () => {
     settingsView(new FakeShell())(host, ctx());
     await flush();
     expect(Array.from(host.querySelectorAll(".settings-card")).map((c) => c.id)).toEqual(SETTINGS_SECTIONS.map((s) => s.id));
-    expect(Array.from(host.querySelectorAll(".settings-card > h2")).map((h) => h.textContent)).toEqual(["Appearance", "Notifications", "Developer mode", "This installation", "Reset everything"]);
+    expect(Array.from(host.querySelectorAll(".settings-card > h2")).map((h) => h.textContent)).toEqual(["Appearance", "Notifications", "Reports to Companies", "Developer mode", "This installation", "Reset everything"]);
     expect(host.querySelector("#info-identity")!.textContent).toBe("Your own published identityhttps://you.example/agent.json");
     expect(host.querySelector("#info-keyring")!.textContent).toMatch(/^Connected/);
   });
@@ -93,6 +98,13 @@ describe("Settings", () => {
     box.dispatchEvent(new Event("change"));
     await flush();
     expect(shell.notifications).toBe(false);
+    const reports = host.querySelector<HTMLInputElement>("#reports-on")!;
+    expect(reports.checked).toBe(true);
+    reports.checked = false;
+    reports.dispatchEvent(new Event("change"));
+    await flush();
+    expect(shell.feedbackReports).toBe(false);
+    expect(host.querySelector("#reports-note")!.textContent).toMatch(/^Reports are off/);
   });
 
   it("resets everything only after the confirmation, with Go's confirmation words", async () => {

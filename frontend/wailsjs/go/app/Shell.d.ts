@@ -12,6 +12,8 @@ export function ResetEverything(arg1:string):Promise<void>;
 
 export function Sections():Promise<Array<app.Section>>;
 
+export function SetFeedbackReports(arg1:boolean):Promise<void>;
+
 export function SetNotifications(arg1:boolean):Promise<void>;
 
 export function SetTheme(arg1:string):Promise<void>;

@@ -22,6 +22,10 @@ export function Sections() {
   return window['go']['app']['Shell']['Sections']();
 }
 
+export function SetFeedbackReports(arg1) {
+  return window['go']['app']['Shell']['SetFeedbackReports'](arg1);
+}
+
 export function SetNotifications(arg1) {
   return window['go']['app']['Shell']['SetNotifications'](arg1);
 }
