@@ -1,7 +1,8 @@
 package app
 
 // The Settings screen's service. Its sections are independent: developer mode (host_devmode.go),
-// the identity in use, and where files live; each is one field of SettingsView.
+// the identity in use (enrolling with an operator: settings_identity.go), and where files live;
+// each is one field of SettingsView.
 
 import (
 	"context"

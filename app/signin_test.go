@@ -59,6 +59,12 @@ func TestZeroServicesAnswer(t *testing.T) {
 	if _, err := st.View(); !errors.Is(err, errNotConnected) {
 		t.Errorf("Settings.View: %v", err)
 	}
+	if _, err := st.EnrollOperator("https://operator.example", "t"); !errors.Is(err, errNotConnected) {
+		t.Errorf("Settings.EnrollOperator: %v", err)
+	}
+	if _, err := st.UseOwnIdentity(); !errors.Is(err, errNotConnected) {
+		t.Errorf("Settings.UseOwnIdentity: %v", err)
+	}
 	if _, err := st.SetDeveloper([]string{"shop.localhost"}, ""); !errors.Is(err, errNotConnected) {
 		t.Errorf("Settings.SetDeveloper: %v", err)
 	}

@@ -234,7 +234,7 @@ func TestSettingsInChromium(t *testing.T) {
 	p := openWindowPage(t, f.Host)
 	p.eval(`location.hash = "#/settings"; "ok"`)
 	p.waitFor("Settings", `!!document.getElementById("theme-dark")`, 5*time.Second)
-	if got := p.eval(`Array.from(document.querySelectorAll("main h1, main h2")).map((h) => h.textContent).join("|")`); got != "Settings|Appearance|Notifications|Reports to Companies|Developer mode|This installation|Reset everything" {
+	if got := p.eval(`Array.from(document.querySelectorAll("main h1, main h2")).map((h) => h.textContent).join("|")`); got != "Settings|Appearance|Notifications|Reports to Companies|Developer mode|Identity|This installation|Reset everything" {
 		t.Errorf("headings = %q", got)
 	}
 	p.click("#theme-dark")

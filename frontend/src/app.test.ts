@@ -260,6 +260,7 @@ describe("the shell speaks to people", () => {
     ]);
     expect(document.getElementById("status")!.textContent).toBe("Not set up yet: choose how to start");
     expect(document.getElementById("view-approvals")).toBeNull(); // the first-run screen took its place
+    expect(document.getElementById("firstrun-operator-link")!.getAttribute("href")).toBe("#/settings");
     (document.getElementById("firstrun-developer-link") as HTMLAnchorElement).click();
     expect(shell.current()).toBe("settings");
   });

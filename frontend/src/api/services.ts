@@ -153,6 +153,12 @@ const settingsCalls = {
   setDeveloper: (companies: string[], caFile: string): Promise<T.SettingsView> =>
     call("Settings", () => Settings.SetDeveloper(companies, caFile)),
   disableDeveloper: (): Promise<T.SettingsView> => call("Settings", () => Settings.DisableDeveloper()),
+  // Settings → Identity: the identity Companies see; an operator enrolled by URL takes effect at
+  // the next start, and so does going back to the own identity.
+  identity: (): Promise<T.IdentityInfo> => call("Settings", () => Settings.Identity()),
+  enrollOperator: (url: string, token: string): Promise<T.IdentityInfo> => call("Settings", () => Settings.EnrollOperator(url, token)),
+  checkOperator: (): Promise<T.OperatorStatus> => call("Settings", () => Settings.CheckOperator()),
+  useOwnIdentity: (): Promise<T.IdentityInfo> => call("Settings", () => Settings.UseOwnIdentity()),
 } satisfies Wrapping<typeof Settings>;
 export const settings = { ...settingsCalls, on: onEvent } satisfies Service<typeof Settings>;
 export type SettingsAPI = typeof settings;

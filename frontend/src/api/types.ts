@@ -98,3 +98,5 @@ export type InspectorFault = Data<app.InspectorFault>;
 export type Finding = Override<Data<inspect.Finding>, { at?: string }>;
 export type SettingsView = Data<app.SettingsView>;
 export type DeveloperView = Data<app.DeveloperView>;
+export type IdentityInfo = Data<app.IdentityInfo>;
+export type OperatorStatus = Data<app.OperatorStatus>;

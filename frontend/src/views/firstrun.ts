@@ -6,8 +6,9 @@
 import type { AppInfo } from "../api";
 import { el } from "../dom";
 
-// The Settings section of developer mode (views/settings/).
+// The Settings sections of developer mode and of the identity (views/settings/).
 export const DEVELOPER_SECTION_ID = "settings-developer";
+export const IDENTITY_SECTION_ID = "settings-identity";
 
 interface Way {
   id: string;
@@ -50,9 +51,11 @@ const WAYS: readonly Way[] = [
     title: "Use your organisation's operator",
     text: "If your organisation runs a Poppydesk operator, it publishes one identity for everyone and signs for this computer without seeing what you do. Its administrator gives you an address and a one-time token.",
     steps: [
-      { text: "Run, with the address and token you were given:", cmd: "poppydesk operator enroll https://operator.example --token TOKEN" },
+      { text: "Open Settings, Identity. Enter the address and token you were given, and Enroll." },
+      { text: "Or, in a terminal, run:", cmd: "poppydesk operator enroll https://operator.example --token TOKEN" },
       { text: "Restart Poppydesk." },
     ],
+    link: { label: "Open Identity in Settings", href: "#/settings", focus: IDENTITY_SECTION_ID },
   },
 ];
 

@@ -903,6 +903,40 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class IdentityInfo {
+	    mode: string;
+	    clientId: string;
+	    clientName?: string;
+	    operator?: string;
+	    deviceId?: string;
+	    enrolled?: string;
+	    next: string;
+	    nextOperator?: string;
+	    ownClientId?: string;
+	    fixed: boolean;
+	    restart: boolean;
+	    problem?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new IdentityInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.mode = source["mode"];
+	        this.clientId = source["clientId"];
+	        this.clientName = source["clientName"];
+	        this.operator = source["operator"];
+	        this.deviceId = source["deviceId"];
+	        this.enrolled = source["enrolled"];
+	        this.next = source["next"];
+	        this.nextOperator = source["nextOperator"];
+	        this.ownClientId = source["ownClientId"];
+	        this.fixed = source["fixed"];
+	        this.restart = source["restart"];
+	        this.problem = source["problem"];
+	    }
+	}
 	export class IdentityView {
 	    client_id: string;
 	    keyring: string;
@@ -1154,6 +1188,42 @@ export namespace app {
 		    }
 		    return a;
 		}
+	}
+	export class OperatorStatus {
+	    operator?: string;
+	    reachable: boolean;
+	    inUse: boolean;
+	    error?: string;
+	    clientId?: string;
+	    clientName?: string;
+	    logoUri?: string;
+	    logo?: string;
+	    logoProblem?: string;
+	    signingKid?: string;
+	    enrollment?: string;
+	    perHour?: number;
+	    perDay?: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new OperatorStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.operator = source["operator"];
+	        this.reachable = source["reachable"];
+	        this.inUse = source["inUse"];
+	        this.error = source["error"];
+	        this.clientId = source["clientId"];
+	        this.clientName = source["clientName"];
+	        this.logoUri = source["logoUri"];
+	        this.logo = source["logo"];
+	        this.logoProblem = source["logoProblem"];
+	        this.signingKid = source["signingKid"];
+	        this.enrollment = source["enrollment"];
+	        this.perHour = source["perHour"];
+	        this.perDay = source["perDay"];
+	    }
 	}
 	
 	export class PlanScope {

@@ -8,6 +8,7 @@ import { describeError } from "../../api";
 import type { SectionView, ViewContext } from "../../app";
 import { el } from "../../dom";
 import { developerSection } from "./developer";
+import { identitySection } from "./identity";
 import { installationSection } from "./installation";
 import { notificationsSection } from "./notifications";
 import { reportsSection } from "./reports";
@@ -30,7 +31,7 @@ export interface SettingsSection {
   render(body: HTMLElement, ctx: SettingsContext): void;
 }
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = [themeSection, notificationsSection, reportsSection, developerSection, installationSection, resetSection];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = [themeSection, notificationsSection, reportsSection, developerSection, identitySection, installationSection, resetSection];
 
 export function settingsView(shell: ShellAPI, settings?: SettingsAPI, sections: readonly SettingsSection[] = SETTINGS_SECTIONS): SectionView {
   return (host: HTMLElement, view: ViewContext) => {
