@@ -54,7 +54,9 @@ func TestExampleAgent(t *testing.T) {
 				f.SignIn(t, "me", "orders:read", "orders:write")
 			}
 			created := approvalsCreated(f.Host)
+			decided := make(chan struct{})
 			go func() { // the user, in the window
+				defer close(decided)
 				select {
 				case id := <-created:
 					w := f.Host.Fronts().Approvals
@@ -74,6 +76,9 @@ func TestExampleAgent(t *testing.T) {
 				}
 			}()
 			code, out, errs := runCLI(t, testEnv(t.TempDir()), "example-agent", "--company", f.Company.Domain, "--socket", f.Host.Socket(), "--wait", "20s")
+			// The agent can learn the outcome before the window's Approve has returned; the
+			// Host closes only after the user's side is done.
+			<-decided
 			t.Log(out, errs)
 			if code != tc.code || !strings.Contains(out+errs, tc.want) {
 				t.Fatalf("exit %d, want %d with %q", code, tc.code, tc.want)
