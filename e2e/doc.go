@@ -4,6 +4,10 @@
 // build`) through the browser-testable bridge (app/webbridge), exactly as `poppydesk window
 // --e2e-listen` does, driven in Debian's headless Chromium with chromedp.
 //
+// devmode_test.go runs the reference Company as a separate process instead (`poppydesk company
+// serve`, built from this module), as a developer's own Company runs, with the Host in developer
+// mode against it.
+//
 // The window tests skip when frontend/dist/index.html or Chromium is missing, unless
 // POPPYDESK_REQUIRE_E2E=1, in which case they fail. They check docs/DESIGN.md invariant 4's window
 // half: the Content-Security-Policy is sent and enforced (an inline script is refused).

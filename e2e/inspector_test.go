@@ -23,22 +23,8 @@ func TestInspectorInChromium(t *testing.T) {
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 
-	w.do("open the Inspector", chromedp.Evaluate[chromedp.Void](`location.hash = "#/inspector"`))
-	w.waitFor("the timeline", `document.querySelectorAll("#insp-list .insp-open").length > 3`, 10*time.Second)
-	// The operation's exchanges: the 403 approval_required and the approved 201.
-	w.do("search for the exchange", chromedp.SendKeys("#insp-search", "exchanges"))
-	w.waitFor("the approved request", `[...document.querySelectorAll("#insp-list .insp-status")].some(e => e.textContent === "201")`, 10*time.Second)
-	w.do("open it", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#insp-list .insp-open")].find(b => b.querySelector(".insp-status").textContent === "201").click()`))
-	w.waitFor("the decoded tokens", `!!document.querySelector(".insp-entry .insp-tokens")`, 10*time.Second)
-	text := w.eval(`document.getElementById("insp-detail").innerText`)
-	for _, want := range []string{"Session JWT", "poppy-session+jwt", "delegation", "poppy-delegation+jwt", `"sub": "(hidden)"`, "htm", "caused by window: Approvals.Approve", "Poppy-Approval"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the opened exchange does not show %q:\n%s", want, text)
-		}
-	}
-	if strings.Contains(w.eval(`document.body.innerText`), "eyJ") {
-		t.Error("a compact JWT is shown in the window")
-	}
+	w.openInspector()
+	w.checkApprovedExchange()
 	if dir := os.Getenv("POPPYDESK_SHOTS"); dir != "" {
 		png, err := chromedp.Run(w.bctx, chromedp.CaptureScreenshot())
 		if err == nil {
@@ -51,5 +37,34 @@ func TestInspectorInChromium(t *testing.T) {
 	w.waitFor("the HAR", `document.getElementById("insp-export").value.includes('"version": "1.2"')`, 10*time.Second)
 	if har := w.eval(`document.getElementById("insp-export").value`); strings.Contains(har, "eyJ") || !strings.Contains(har, "/exchanges") {
 		t.Errorf("HAR holds a compact JWT or lacks the exchange: %.300s", har)
+	}
+}
+
+// openInspector opens the Inspector's timeline and waits for its rows.
+func (w *approvalWorld) openInspector() {
+	w.t.Helper()
+	w.do("open the Inspector", chromedp.Evaluate[chromedp.Void](`location.hash = "#/inspector"`))
+	w.waitFor("the timeline", `document.querySelectorAll("#insp-list .insp-open").length > 3`, 10*time.Second)
+}
+
+// checkApprovedExchange finds the jacket exchange approved in the window on the open timeline
+// and opens it: it shows the decoded Session JWT and delegation with the User ID hidden, the
+// DPoP-style claims, its cause (the window's Approve) and the Poppy-Approval header, and no
+// compact JWT appears anywhere in the window.
+func (w *approvalWorld) checkApprovedExchange() {
+	w.t.Helper()
+	// The operation's exchanges: the 403 approval_required and the approved 201.
+	w.do("search for the exchange", chromedp.SendKeys("#insp-search", "exchanges"))
+	w.waitFor("the approved request", `[...document.querySelectorAll("#insp-list .insp-status")].some(e => e.textContent === "201")`, 10*time.Second)
+	w.do("open it", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#insp-list .insp-open")].find(b => b.querySelector(".insp-status").textContent === "201").click()`))
+	w.waitFor("the decoded tokens", `!!document.querySelector(".insp-entry .insp-tokens")`, 10*time.Second)
+	text := w.eval(`document.getElementById("insp-detail").innerText`)
+	for _, want := range []string{"Session JWT", "poppy-session+jwt", "delegation", "poppy-delegation+jwt", `"sub": "(hidden)"`, "htm", "caused by window: Approvals.Approve", "Poppy-Approval"} {
+		if !strings.Contains(text, want) {
+			w.t.Errorf("the opened exchange does not show %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(w.eval(`document.body.innerText`), "eyJ") {
+		w.t.Error("a compact JWT is shown in the window")
 	}
 }

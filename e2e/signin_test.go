@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -98,10 +99,19 @@ func newSignInWorld(t *testing.T) *signInWorld {
 	return w
 }
 
+// leafSPKI is the base64 SHA-256 of the reference Company's certificate key, for Chromium's
+// ignore-certificate-errors-spki-list (a browser that trusts exactly that key).
 func leafSPKI(t *testing.T, s *poppytest.Server) string {
-	conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.Port), &tls.Config{ServerName: "auth.shop.localhost", RootCAs: s.CA().Pool()})
+	return leafSPKIAt(t, "127.0.0.1:"+strconv.Itoa(s.Port), s.CA().Pool())
+}
+
+// leafSPKIAt is leafSPKI for a reference Company at addr whose CA is roots (one running in
+// another process).
+func leafSPKIAt(t *testing.T, addr string, roots *x509.CertPool) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: poppytest.AuthHost, RootCAs: roots})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("reading the Company's certificate at %s: %v", addr, err)
 	}
 	defer conn.Close()
 	sum := sha256.Sum256(conn.ConnectionState().PeerCertificates[0].RawSubjectPublicKeyInfo)

@@ -301,16 +301,16 @@ func jsString(s string) string {
 }
 
 // windowBrowser starts Debian's headless Chromium with the flags every window test uses (a fresh
-// profile, no D-Bus) and installs the observer before any page script runs. The browser stops
-// when the test ends.
-func windowBrowser(t *testing.T, ctx context.Context, chromium string, width, height int) context.Context {
+// profile, no D-Bus), with extra flags if any, and installs the observer before any page script
+// runs. The browser stops when the test ends.
+func windowBrowser(t *testing.T, ctx context.Context, chromium string, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height), chromedp.Env("DBUS_SESSION_BUS_ADDRESS=disabled:"),
-	)
+	}, extra...)...)
 	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
 	t.Cleanup(cancelBrowser)

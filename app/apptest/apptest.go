@@ -51,6 +51,11 @@ type Options struct {
 	// Demo builds the Host in demo mode: the Host starts the reference Company itself (with
 	// Faults), and Fixture.Company is that one.
 	Demo bool
+	// NoCompany starts no reference Company: the Host talks to a Company running elsewhere
+	// (`poppydesk company serve` in another process, say), named by the developer mode Edit
+	// sets, and publishes its own client metadata on loopback as developer mode does.
+	// Fixture.Company is nil, and Edit sets the Opener.
+	NoCompany bool
 }
 
 // Fixture is a running reference Company and a Host connected to it.
@@ -76,7 +81,7 @@ func Start(t testing.TB, o Options) *Fixture {
 		clk = &poppytest.Clock{}
 	}
 	srv := o.Company
-	if srv == nil && !o.Demo {
+	if srv == nil && !o.Demo && !o.NoCompany {
 		srv = poppytest.Start(t, poppytest.Options{Faults: o.Faults, Now: clk.Now})
 	}
 	dir := o.Dir
@@ -100,9 +105,10 @@ func Start(t testing.TB, o Options) *Fixture {
 		Notifier: app.NotifierFunc(func(string, string) {}),
 		Tuning:   app.Tuning{DirectTimeout: 30 * time.Second},
 	}
-	if o.Demo {
+	switch {
+	case o.Demo:
 		f.Config.Demo = &app.DemoOptions{Faults: o.Faults}
-	} else {
+	case srv != nil:
 		cc := srv.ClientConfig()
 		f.Config.ClientID = srv.URL(poppytest.AgentHost, "/agent.json")
 		f.Config.Developer = app.Developer{Hosts: cc.DevHosts, RootCAs: cc.DevRootCAs}
@@ -128,10 +134,10 @@ func (f *Fixture) start(t testing.TB) {
 	f.Host, f.closed = h, false
 	if f.Config.Demo != nil {
 		f.Company = h.DemoCompany()
-	} else if h.Engine() != nil { // a Host without an engine (app.Problem) publishes no agent
+	} else if f.Company != nil && h.Engine() != nil { // a Host without an engine (app.Problem) publishes no agent
 		f.Company.AddHost(poppytest.AgentHost, h.Engine().Agent().Handler(h.Logger()))
 	}
-	if f.dpop {
+	if f.dpop && f.Company != nil {
 		f.Company.SetDPoP(true)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -201,6 +207,9 @@ func (f *Fixture) SignIn(t testing.TB, account string, scopes ...string) {
 // approveAsUser is the Host's opener: the reference Company plays the user's browser and
 // approves every scope the authorization URL asks for.
 func (f *Fixture) approveAsUser(authURL string) error {
+	if f.Company == nil {
+		return errors.New("apptest: no reference Company runs in this process to answer the consent page; set the Opener in Options.Edit")
+	}
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return err
