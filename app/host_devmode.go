@@ -29,6 +29,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -180,7 +181,7 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 	if !d.On() || d.AgentListen == "" {
 		return nil
 	}
-	a, err := startDevAgent(ctx, h.cfg.Paths, d.AgentListen, h.now())
+	a, err := startDevAgent(ctx, h.cfg.Paths, d.AgentListen, h.now(), h.log)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,9 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 }
 
 // startDevAgent listens on a loopback address with a certificate from the developer-mode CA.
-func startDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*agentServer, error) {
+// A TLS handshake a Company refuses (it does not trust developer mode's CA yet) is logged
+// through log at Info, not printed on stderr; nil discards those lines.
+func startDevAgent(ctx context.Context, p Paths, listen string, now time.Time, log *slog.Logger) (*agentServer, error) {
 	host, _, err := net.SplitHostPort(listen)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return nil, fmt.Errorf("developer mode serves Poppydesk's client metadata only on a loopback address, not %q", listen)
@@ -221,7 +224,11 @@ func startDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (
 		return nil, fmt.Errorf("developer mode could not listen on %s for Poppydesk's client metadata: %w; free the port or change agent_listen", listen, err)
 	}
 	a := &agentServer{port: ln.Addr().(*net.TCPAddr).Port, caPath: ca.certPath}
-	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.With("part", "developer mode's client metadata listener").Handler(), slog.LevelInfo)}
 	go a.srv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}))
 	return a, nil
 }
@@ -237,7 +244,7 @@ type DevAgent struct {
 // ServeDevAgent listens on listen (loopback) with the developer-mode CA of the data folder p.
 // Mount the identity's handler with Mount once it exists.
 func ServeDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*DevAgent, error) {
-	a, err := startDevAgent(ctx, p, listen, now)
+	a, err := startDevAgent(ctx, p, listen, now, nil)
 	if err != nil {
 		return nil, err
 	}
