@@ -1,6 +1,6 @@
 // Settings › Reports to Companies: whether Poppydesk may tell a Company about a task your agent
 // could not do there (spec 9.3). Go keeps the setting; a report never carries a secret or an
-// identifier Poppydesk knows, and every report sent is listed in the Inspector's Activity.
+// identifier Poppydesk knows, and every report sent is listed in the Inspector's Model activity.
 
 import { describeError } from "../../api";
 import { el } from "../../dom";
@@ -38,7 +38,7 @@ export const reportsSection: SettingsSection = {
       el(
         "p",
         { class: "muted settings-note" },
-        "One short report per task and Company, without your sign-ins, order numbers, account names, email addresses or phone numbers. Every report sent is listed in Inspector › Activity.",
+        "One short report per task and Company, without your sign-ins, order numbers, account names, email addresses or phone numbers. Every report sent is listed in Inspector › Model activity.",
       ),
       note,
     );
