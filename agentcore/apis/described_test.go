@@ -23,14 +23,7 @@ import (
 func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := poppytest.Start(t, poppytest.Options{})
 	late := s.URL(poppytest.OtherHost, "/late/openapi.json")
 	s.EditPoppyJSON(func(doc map[string]any) {
 		doc["apis"] = append(doc["apis"].([]any), map[string]any{"type": "openapi", "url": late, "description": "served late"})

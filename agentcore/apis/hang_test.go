@@ -20,14 +20,7 @@ import (
 func TestHangingAPIEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := poppytest.Start(t, poppytest.Options{})
 	s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	cfg := s.ClientConfig()
 	cfg.Timeout = 300 * time.Millisecond

@@ -17,16 +17,7 @@ import (
 // passes, with a message naming the URL and saying it did not answer in time; the caller's
 // context has no deadline of its own, so only that bound ends the wait.
 func TestDiscoveryOfAHangingCompanyEnds(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := poppytest.New(poppytest.Options{Faults: []string{poppytest.FaultHangDiscovery}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := poppytest.Start(t, poppytest.Options{Faults: []string{poppytest.FaultHangDiscovery}})
 	cfg := s.ClientConfig()
 	cfg.DocumentTimeout = 300 * time.Millisecond
 	tr, err := transport.New(cfg)

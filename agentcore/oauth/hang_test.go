@@ -21,14 +21,7 @@ import (
 func TestHangingTokenEndpointEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := poppytest.Start(t, poppytest.Options{})
 	cfg := s.ClientConfig()
 	cfg.DocumentTimeout = 300 * time.Millisecond
 	tr, err := transport.New(cfg)

@@ -21,14 +21,7 @@ import (
 func TestHangingJWKSEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := poppytest.New(poppytest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := poppytest.Start(t, poppytest.Options{})
 	agent, err := s.NewTestAgent(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
