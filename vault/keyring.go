@@ -248,16 +248,17 @@ func (k *Keyring) Names(ctx context.Context) ([]string, error) {
 func (k *Keyring) DeleteAll(ctx context.Context) error {
 	k.indexMu.Lock()
 	defer k.indexMu.Unlock()
-	return k.run(ctx, "delete all items", "", func() (func(), error) {
+	return k.run(ctx, "delete all items", "", func(commit func(func())) error {
 		k.all.Lock()
 		defer k.all.Unlock()
 		if err := k.backend.DeleteAll(k.service); err != nil && !isNotFound(err) {
-			return nil, err
+			return err
 		}
-		return func() {
+		commit(func() {
 			clear(k.cache)
 			k.cache[indexItem] = cached{}
-		}, nil
+		})
+		return nil
 	})
 }
 
@@ -342,38 +343,48 @@ func (k *Keyring) itemLock(name string) *sync.Mutex {
 }
 
 // call runs op for one item while holding that item's lock (so calls for the item reach the
-// keyring in order) and the shared side of k.all.
+// keyring in order) and the shared side of k.all. The cache update op returns is applied before
+// the lock is released, so the cache keeps the order of the keyring's writes too.
 func (k *Keyring) call(ctx context.Context, verb, name string, op func() (func(), error)) error {
-	return k.run(ctx, verb, name, func() (func(), error) {
+	return k.run(ctx, verb, name, func(commit func(func())) error {
 		k.all.RLock()
 		defer k.all.RUnlock()
 		l := k.itemLock(name)
 		l.Lock()
 		defer l.Unlock()
-		return op()
+		update, err := op()
+		if update != nil {
+			commit(update)
+		}
+		return err
 	})
 }
 
-// run executes op on its own goroutine and waits at most k.timeout (and ctx). op returns a cache
-// update that is applied only if the caller is still waiting, so an abandoned call never leaves a
-// value in the cache; on timeout the item's cache entry is dropped because its state is unknown.
+// run executes op on its own goroutine and waits at most k.timeout (and ctx). op applies its cache
+// update through commit, which applies it only if the caller is still waiting, so an abandoned
+// call never leaves a value in the cache; on timeout the item's cache entry is dropped because its
+// state is unknown.
 // An abandoned call finishes in the background and still holds its item's lock until then, so
 // later calls for the item queue behind it and cannot be reordered.
-func (k *Keyring) run(ctx context.Context, verb, name string, op func() (func(), error)) error {
+func (k *Keyring) run(ctx context.Context, verb, name string, op func(commit func(update func())) error) error {
 	var (
 		mu        sync.Mutex
 		abandoned bool
 	)
-	done := make(chan error, 1)
-	go func() {
-		update, err := op()
+	commit := func(update func()) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !abandoned && update != nil {
+		if !abandoned {
 			k.mu.Lock()
 			update()
 			k.mu.Unlock()
 		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := op(commit)
+		mu.Lock()
+		defer mu.Unlock()
 		done <- err
 	}()
 	timer := time.NewTimer(k.timeout)
