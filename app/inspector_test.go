@@ -215,3 +215,28 @@ func TestDiscoverHintAndFinding(t *testing.T) {
 		t.Errorf("no developer-mode hint: %v", err)
 	}
 }
+
+// TestInspectorSignInHasACause: the token exchange of a sign-in the user started in the window
+// is on the timeline with that cause, although the Company's answer arrives on the loopback
+// redirect, outside the window's call.
+func TestInspectorSignInHasACause(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{})
+	f.SignIn(t, "personal", "orders:read")
+	page, err := f.Host.Fronts().Inspector.List(app.InspectorQuery{Search: "/oauth/token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range page.Rows {
+		if !strings.HasSuffix(r.URL, "/oauth/token") {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(r.Cause, "window: ") {
+			t.Errorf("%s %s has the cause %q, not the window's sign-in", r.Method, r.URL, r.Cause)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no token exchange on the timeline: %+v", page.Rows)
+	}
+}

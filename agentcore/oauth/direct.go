@@ -80,6 +80,7 @@ type DirectFlow struct {
 	done     chan struct{}
 	result   *Result
 	err      error
+	ctx      context.Context // the flow's: the caller's values (the Inspector's cause), its deadline
 	cancel   context.CancelFunc
 }
 
@@ -136,7 +137,7 @@ func (c *Client) StartDirect(ctx context.Context, req SignInRequest) (*DirectFlo
 
 	// The flow outlives ctx, but keeps its values (the Inspector's cause, agentcore/inspect).
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
-	f.cancel = cancel
+	f.ctx, f.cancel = fctx, cancel
 	mux := http.NewServeMux()
 	mux.HandleFunc(ru.Path, f.callback)
 	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -259,8 +260,11 @@ func (f *DirectFlow) handle(r *http.Request) (res *Result, err error, why string
 	if code == "" {
 		return nil, companyErr(step, "the response has neither code nor error (RFC 6749 §4.1.2)"), "The Company's answer was incomplete."
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 60*time.Second)
+	// The exchange carries the flow's values (what started the sign-in, for the Inspector) and
+	// ends with the browser's request or the flow.
+	ctx, cancel := context.WithTimeout(f.ctx, 60*time.Second)
 	defer cancel()
+	defer context.AfterFunc(r.Context(), cancel)()
 	res, err = f.exchange(ctx, code)
 	return res, err, "Poppydesk could not get access from the Company after your approval."
 }
