@@ -78,24 +78,6 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// modelSession connects the official MCP client to the Host's model server in memory.
-func modelSession(t *testing.T, h *app.Host) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := h.ModelServer().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "fronts-test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 func resultText(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
@@ -202,7 +184,7 @@ func TestFrontsWithoutEngine(t *testing.T) {
 
 	// The model's browser refuses with the same words; the window's view stays closed and
 	// cannot open a window for a browser that isn't running.
-	cs := modelSession(t, h)
+	cs := apptest.Model(t, h, "fronts-test")
 	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_open", Arguments: map[string]any{"company": "shop.example", "url": "https://shop.example/"}})
 	if err != nil {
 		t.Fatal(err)
@@ -805,7 +787,7 @@ func TestShellFront(t *testing.T) {
 func TestActivityFront(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	ev := listen(f.Host)
-	cs := modelSession(t, f.Host)
+	cs := f.Model(t, "fronts-test")
 	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover_company", Arguments: map[string]any{"domain": f.Company.Domain}})
 	if err != nil || r.IsError {
 		t.Fatalf("discover_company: %v %s", err, resultText(r))

@@ -54,17 +54,7 @@ func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[strin
 	}})
 	co := f.Discover(t)
 
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := f.Host.ModelServer().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := f.Model(t, "e2e")
 
 	srv := serveWindow(t, ctx, f.Host, dist)
 	bctx := windowBrowser(t, ctx, chromium, 1200, 860)

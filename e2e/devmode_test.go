@@ -250,17 +250,7 @@ func TestDeveloperModeAgainstCompanyProcess(t *testing.T) {
 	}
 
 	// The model: an API call, then an operation that needs the User's approval.
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := f.Host.ModelServer().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := f.Model(t, "e2e")
 	call := func(tool string, args map[string]any, want string) map[string]any {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})

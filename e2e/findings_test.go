@@ -42,17 +42,7 @@ func TestJoinPageHeaderFinding(t *testing.T) {
 				c.Browser = browser.Options{ExecPath: chromium, TrustSPKI: []string{leafSPKI(t, s)}}
 			}})
 			co := f.Discover(t)
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := f.Host.ModelServer().Connect(ctx, st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ss.Close()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, ct, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
+			cs := f.Model(t, "e2e")
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_open", Arguments: map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")}})
 			if err != nil || res.IsError {
 				t.Fatalf("browser_open: %v %s", err, toolText(res))

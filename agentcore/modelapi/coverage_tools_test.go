@@ -26,19 +26,7 @@ type covModel struct {
 
 func newCovModel(t *testing.T, f *apptest.Fixture) *covModel {
 	t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := f.Host.ModelServer().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "coverage-test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return &covModel{t: t, cs: cs}
+	return &covModel{t: t, cs: f.Model(t, "coverage-test")}
 }
 
 // covReply is what the model got: the structured content, the text, and the envelope's data.

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -253,4 +255,29 @@ func shortDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// Model connects the official MCP client, named name, to the fixture's model server ([Model]).
+func (f *Fixture) Model(t testing.TB, name string) *mcp.ClientSession {
+	t.Helper()
+	return Model(t, f.Host, name)
+}
+
+// Model connects the official MCP client, named name, to h's model server in memory, as a
+// model's MCP client would reach it over the socket; both ends close when the test ends.
+func Model(t testing.TB, h *app.Host, name string) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := h.ModelServer().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatalf("connecting to the model server: %v", err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatalf("the MCP client's initialize: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
