@@ -251,6 +251,7 @@ func TestSettingsInChromium(t *testing.T) {
 	}
 	p.shot("settings-dark")
 	p.click("#notifications-on")
+	deadline = time.Now().Add(10 * time.Second)
 	for f.Host.Fronts().Shell.Preferences().Notifications {
 		if time.Now().After(deadline) {
 			t.Fatal("notifications stayed on")
@@ -259,6 +260,7 @@ func TestSettingsInChromium(t *testing.T) {
 	}
 	p.waitFor("the reports setting", `document.getElementById("reports-on").checked && !document.getElementById("reports-on").disabled`, 5*time.Second)
 	p.click("#reports-on")
+	deadline = time.Now().Add(10 * time.Second)
 	for on, _ := f.Host.FeedbackReportsEnabled(context.Background()); on; on, _ = f.Host.FeedbackReportsEnabled(context.Background()) {
 		if time.Now().After(deadline) {
 			t.Fatal("reports to Companies stayed on")
