@@ -50,7 +50,9 @@ export function settingsView(shell: ShellAPI, settings?: SettingsAPI, sections: 
       });
       host.replaceChildren(el("div", { class: "settings", id: "settings" }, ...cards));
     };
-    draw(undefined);
+    // One render, once Go said what it knows of the installation: the sections read their own
+    // settings (and Identity asks the operator) when they render, so they render once.
+    host.replaceChildren(el("p", { class: "muted", id: "settings-loading" }, "Loading…"));
     shell.info().then(draw, () => draw(undefined));
     return () => {
       gone = true;
