@@ -193,6 +193,15 @@ func TestNothingWaitsUnseenInChromium(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	// The window reports its focus once when it is ready (the headless page has none); that
+	// report must be in before the test's own, or it could land after it.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(f.Logs.String(), `"msg":"the window reported its focus"`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the window did not report its focus when it was ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	reported("true")
 	ask("orders:read")
 	p.waitFor("the Sign-in badge", `document.querySelector("#nav-signin .badge").textContent === "1" && !document.querySelector("#nav-signin .badge").hidden`, 5*time.Second)
