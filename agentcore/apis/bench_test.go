@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
@@ -90,7 +91,7 @@ func peakHeap(f func()) (peak uint64, took time.Duration) {
 // the document's size is measured once for each before the timed run: peak-heap/doc (target ≤
 // 10) and json-peak-heap/doc.
 func BenchmarkGitHubDescription(b *testing.B) {
-	data := githubDescription(b)
+	data := poppytest.NeedGitHubDescription(b)
 	var db transport.DestinationsBuilder
 	db.Prefix("https://api.github.com/")
 	dest := db.Build()
@@ -131,7 +132,7 @@ func BenchmarkGitHubDescriptionKinOpenAPI(b *testing.B) {
 	if os.Getenv("POPPYDESK_BENCH_KIN") != "1" {
 		b.Skip("kin-openapi on GitHub's description takes about 3 s an iteration; set POPPYDESK_BENCH_KIN=1 to run it")
 	}
-	data := githubDescription(b)
+	data := poppytest.NeedGitHubDescription(b)
 	var jsonT, kinT time.Duration
 	for b.Loop() {
 		var v any

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,21 +14,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
-
-// githubDescription is GitHub's REST API description as npm's @octokit/openapi ships it
-// (installed by scripts/bootstrap.sh); missing, the test is skipped, or fails under
-// POPPYDESK_REQUIRE_E2E=1.
-func githubDescription(tb testing.TB) []byte {
-	tb.Helper()
-	data, err := poppytest.GitHubDescription()
-	if err != nil {
-		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
-			tb.Fatal(err)
-		}
-		tb.Skip(err)
-	}
-	return data
-}
 
 func shopAPI(f *fixture) discovery.API { return apis.Select(f.company.Document.APIs).OpenAPI[0] }
 
@@ -168,7 +152,7 @@ func TestDescriptionSizeLimit(t *testing.T) {
 // each with the schemas it references).
 func TestGitHubDescription(t *testing.T) {
 	ctx := context.Background()
-	data := githubDescription(t)
+	data := poppytest.NeedGitHubDescription(t)
 	f := newFixture(t)
 	u, err := f.s.AddOpenAPI("/github", data, "GitHub's REST API", http.NotFoundHandler())
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -539,7 +538,7 @@ func TestDeclineAndWithdraw(t *testing.T) {
 		o, _ := f.q.Wait(ctx, id, time.Hour)
 		done <- o
 	}()
-	blockedIn(t, "approvals.(*Queue).Wait") // the Decline must wake it, not precede it
+	poppytest.BlockedIn(t, "approvals.(*Queue).Wait") // the Decline must wake it, not precede it
 	if err := f.q.Decline(ctx, id, it.Current.Revision); err != nil {
 		t.Fatal(err)
 	}
@@ -556,25 +555,6 @@ func TestDeclineAndWithdraw(t *testing.T) {
 	}
 	if len(f.approvalRequests()) != 0 {
 		t.Fatal("sent a declined approval")
-	}
-}
-
-// blockedIn polls, with a deadline, until a goroutine of this process waits in a select inside
-// fn (as runtime stacks name it, e.g. "approvals.(*Queue).Wait"): the test then acts while the
-// waiter is blocked, not before it started.
-func blockedIn(t *testing.T, fn string) {
-	t.Helper()
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, " [select") && strings.Contains(g, fn+"(") {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine is blocked in %s", fn)
-		}
 	}
 }
 

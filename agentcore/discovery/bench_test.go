@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
@@ -14,26 +13,11 @@ import (
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
-// githubDescription is GitHub's REST API description as npm's @octokit/openapi ships it
-// (installed by scripts/bootstrap.sh); missing, the benchmark is skipped, or fails under
-// POPPYDESK_REQUIRE_E2E=1.
-func githubDescription(tb testing.TB) []byte {
-	tb.Helper()
-	data, err := poppytest.GitHubDescription()
-	if err != nil {
-		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
-			tb.Fatal(err)
-		}
-		tb.Skip(err)
-	}
-	return data
-}
-
 // BenchmarkLoadGitHubDescription reads GitHub's REST API description (13 MB, 1,223 operations)
 // as discovery does to know its request URLs (LoadOpenAPI, OpenAPIRequestURLs), against a plain
 // encoding/json decode of the same bytes into `any` in the same run (x-baseline).
 func BenchmarkLoadGitHubDescription(b *testing.B) {
-	data := githubDescription(b)
+	data := poppytest.NeedGitHubDescription(b)
 	base, _ := url.Parse("https://api.github.com/openapi.json")
 	ctx := context.Background()
 	benchratio.Run(b, "LoadOpenAPI+RequestURLs", "json.Unmarshal", func(b *testing.B) {
@@ -57,7 +41,7 @@ func BenchmarkLoadGitHubDescription(b *testing.B) {
 // both descriptions fetched over loopback TLS and read), against a plain encoding/json decode of
 // GitHub's description in the same run (x-baseline).
 func BenchmarkDiscoverGitHubCompany(b *testing.B) {
-	data := githubDescription(b)
+	data := poppytest.NeedGitHubDescription(b)
 	s := poppytest.Start(b, poppytest.Options{})
 	descURL, err := s.AddOpenAPI("/github", data, "GitHub's REST API", http.NotFoundHandler())
 	if err != nil {

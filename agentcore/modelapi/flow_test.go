@@ -3,11 +3,9 @@ package modelapi_test
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
@@ -125,7 +123,7 @@ func TestJacketExchange(t *testing.T) {
 		r, err := f.call(t, modelapi.ToolWaitForApproval, map[string]any{"approval_id": id, "timeout_seconds": 30})
 		done <- res{r, err}
 	}()
-	blockedIn(t, "approvals.(*Queue).Wait") // the approval must wake the model's wait, not precede it
+	poppytest.BlockedIn(t, "approvals.(*Queue).Wait") // the approval must wake the model's wait, not precede it
 	if out := f.approveInWindow(t, id); out.Status != "done" {
 		t.Fatalf("approve: %+v", out)
 	}
@@ -171,23 +169,4 @@ func strSlice(v any) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-// blockedIn polls, with a deadline, until a goroutine of this process waits in a select inside
-// fn (as runtime stacks name it, e.g. "approvals.(*Queue).Wait"): the test then acts while the
-// waiter is blocked, not before it started.
-func blockedIn(t *testing.T, fn string) {
-	t.Helper()
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, " [select") && strings.Contains(g, fn+"(") {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine is blocked in %s", fn)
-		}
-	}
 }

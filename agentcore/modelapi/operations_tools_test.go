@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,13 +24,7 @@ type githubRequest struct {
 // words, describes one in full, and calls it: the signed request reaches the handler at the
 // API's server URL. The description is fetched once for all of it (spec 7, 5.2).
 func TestGitHubAPIThroughTheModel(t *testing.T) {
-	data, err := poppytest.GitHubDescription()
-	if err != nil {
-		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	data := poppytest.NeedGitHubDescription(t)
 	f := newFixture(t, fopts{})
 	var mu sync.Mutex
 	var got []githubRequest

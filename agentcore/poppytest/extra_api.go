@@ -110,3 +110,21 @@ func (x *extraAPI) serve(s *Server, w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(x.body)
 }
+
+// NeedGitHubDescription returns GitHubDescription for a test that needs it: when it is not
+// installed the test is skipped, or fails under POPPYDESK_REQUIRE_E2E=1 (as CI runs).
+func NeedGitHubDescription(tb interface {
+	Helper()
+	Fatal(args ...any)
+	Skip(args ...any)
+}) []byte {
+	tb.Helper()
+	data, err := GitHubDescription()
+	if err != nil {
+		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
+			tb.Fatal(err)
+		}
+		tb.Skip(err)
+	}
+	return data
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"runtime"
 	"strings"
+	"time"
 )
 
 // TB is the part of testing.TB that Start uses. *testing.T, *testing.B and *testing.F satisfy
@@ -51,4 +53,23 @@ func Claims(t TB, jws string) map[string]any {
 		t.Fatalf("the JWS payload is not a JSON object: %v", err)
 	}
 	return c
+}
+
+// BlockedIn polls, with a deadline, until a goroutine of this process waits in a select inside
+// fn (as runtime stacks name it, e.g. "approvals.(*Queue).Wait"): the test then acts while the
+// waiter is blocked, not before it started.
+func BlockedIn(t TB, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, fn+"(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine is blocked in %s", fn)
+		}
+	}
 }
