@@ -87,6 +87,17 @@ func coverageStatuses(own ...string) []string {
 }
 
 // prepare resolves the coverage service and the Company.
+// prepareArgs is prepare for a tool whose only argument is the Company.
+func (t *covTools) prepareArgs(ctx context.Context, raw json.RawMessage) (*coverage.Service, *discovery.Company, *Reply) {
+	var a struct {
+		Company string `json:"company"`
+	}
+	if r := DecodeArgs(raw, &a); r != nil {
+		return nil, nil, r
+	}
+	return t.prepare(ctx, a.Company)
+}
+
 func (t *covTools) prepare(ctx context.Context, company string) (*coverage.Service, *discovery.Company, *Reply) {
 	p, ok := t.d.Actions.(CoverageProvider)
 	if !ok {
@@ -164,13 +175,7 @@ func excludedTasks(ctx context.Context, svc *coverage.Service, c *discovery.Comp
 }
 
 func (t *covTools) excluded(ctx context.Context, raw json.RawMessage) *Reply {
-	var a struct {
-		Company string `json:"company"`
-	}
-	if r := DecodeArgs(raw, &a); r != nil {
-		return r
-	}
-	svc, c, r := t.prepare(ctx, a.Company)
+	svc, c, r := t.prepareArgs(ctx, raw)
 	if r != nil {
 		return r
 	}
@@ -242,13 +247,7 @@ func (t *covTools) report(ctx context.Context, raw json.RawMessage) *Reply {
 }
 
 func (t *covTools) skills(ctx context.Context, raw json.RawMessage) *Reply {
-	var a struct {
-		Company string `json:"company"`
-	}
-	if r := DecodeArgs(raw, &a); r != nil {
-		return r
-	}
-	svc, c, r := t.prepare(ctx, a.Company)
+	svc, c, r := t.prepareArgs(ctx, raw)
 	if r != nil {
 		return r
 	}
