@@ -8,7 +8,7 @@ import type { SettingsSection } from "./index";
 export const notificationsSection: SettingsSection = {
   id: "settings-notifications",
   title: "Notifications",
-  render(body, { shell }) {
+  render(body, { shell, prefs }) {
     const box = el("input", { type: "checkbox", id: "notifications-on", checked: true });
     const note = el("p", { class: "muted settings-note", id: "notifications-note", "aria-live": "polite" });
     box.addEventListener("change", () => {
@@ -30,12 +30,9 @@ export const notificationsSection: SettingsSection = {
       el("p", { class: "muted settings-note" }, "Only while Poppydesk is in the background: when its window has the focus, you see the request there."),
       note,
     );
-    shell.preferences().then(
-      (p) => {
-        box.checked = p.notifications;
-        if (!p.notifications) note.textContent = "Notifications are off. The badges in the sidebar still show what is waiting.";
-      },
-      () => undefined,
-    );
+    if (prefs) {
+      box.checked = prefs.notifications;
+      if (!prefs.notifications) note.textContent = "Notifications are off. The badges in the sidebar still show what is waiting.";
+    }
   },
 };

@@ -11,7 +11,7 @@ const OFF_NOTE = "Reports are off: Poppydesk sends no Company a report of a task
 export const reportsSection: SettingsSection = {
   id: "settings-reports",
   title: "Reports to Companies",
-  render(body, { shell }) {
+  render(body, { shell, prefs }) {
     const box = el("input", { type: "checkbox", id: "reports-on", checked: true });
     const note = el("p", { class: "muted settings-note", id: "reports-note", "aria-live": "polite" });
     box.addEventListener("change", () => {
@@ -42,17 +42,12 @@ export const reportsSection: SettingsSection = {
       ),
       note,
     );
-    shell.preferences().then(
-      (p) => {
-        if (p.feedbackReportsProblem) {
-          box.disabled = true;
-          note.textContent = p.feedbackReportsProblem;
-          return;
-        }
-        box.checked = p.feedbackReports;
-        if (!p.feedbackReports) note.textContent = OFF_NOTE;
-      },
-      () => undefined,
-    );
+    if (prefs?.feedbackReportsProblem) {
+      box.disabled = true;
+      note.textContent = prefs.feedbackReportsProblem;
+    } else if (prefs) {
+      box.checked = prefs.feedbackReports;
+      if (!prefs.feedbackReports) note.textContent = OFF_NOTE;
+    }
   },
 };

@@ -9,7 +9,7 @@ import type { SettingsSection } from "./index";
 export const themeSection: SettingsSection = {
   id: "settings-theme",
   title: "Appearance",
-  render(body, { shell, view }) {
+  render(body, { shell, view, prefs }) {
     const note = el("p", { class: "muted settings-note", id: "theme-note", "aria-live": "polite" });
     const group = el("fieldset", { class: "settings-choices", id: "theme-choices" }, el("legend", {}, "Theme"));
     const current = document.documentElement.dataset.themeChoice ?? "system";
@@ -26,12 +26,7 @@ export const themeSection: SettingsSection = {
       group.append(el("label", { class: "settings-choice", for: `theme-${t.id}` }, input, el("span", {}, t.label)));
     }
     body.append(group, note);
-    shell.preferences().then(
-      (p) => {
-        const r = body.querySelector<HTMLInputElement>(`#theme-${p.theme}`);
-        if (r) r.checked = true;
-      },
-      () => undefined,
-    );
+    const r = prefs && body.querySelector<HTMLInputElement>(`#theme-${prefs.theme}`);
+    if (r) r.checked = true;
   },
 };
