@@ -147,70 +147,85 @@ func (a *Approvals) Status() ApprovalsStatus {
 	return st
 }
 
-// List returns the approvals still open (waiting for the user, approved and being sent, or with
-// an unknown outcome) and the newest decided ones (at most ApprovalsListDecided), pending first,
-// newest first; Earlier pages through every decided one. Without a queue it is empty (the
-// window shows Status().Problem).
-func (a *Approvals) List() ([]ApprovalItem, error) {
-	ctx, cancel, err := a.call()
-	if err != nil {
-		return []ApprovalItem{}, nil
-	}
-	defer cancel()
-	items, err := a.h.listApprovals(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the approvals failed: %w", err)
-	}
-	decided, _, err := a.h.queue.ListPage(ctx, nil, openStates, "", ApprovalsListDecided)
-	if err != nil {
-		return nil, fmt.Errorf("reading the approvals failed: %w", err)
-	}
-	items = append(items, decided...)
-	now := a.h.now()
-	out := make([]ApprovalItem, 0, len(items))
-	for i := range items {
-		out = append(out, approvalItemOf(&items[i], now))
-	}
-	return out, nil
+// ApprovalRow is one approval as the window's list shows it: who asks, for what (the
+// Company's summary, raw), its state and when. Opening a row reads the whole item with Get.
+type ApprovalRow struct {
+	ID            string `json:"id"`
+	Company       string `json:"company"`
+	CompanyName   string `json:"companyName"`   // verified by discovery, never from the operation
+	CompanyDomain string `json:"companyDomain"` // verified by discovery
+	Account       string `json:"account"`
+	Interface     string `json:"interface"`
+	State         string `json:"state"`
+	// Decidable is true while the user can approve or decline (pending and not expired).
+	Decidable bool `json:"decidable"`
+	// Violation is as in ApprovalItem.
+	Violation   string `json:"violation"`
+	SummaryText string `json:"summaryText"`
+	ExpiresAt   string `json:"expiresAt"`
+	Created     string `json:"created"`
+	Updated     string `json:"updated"`
+	Decided     string `json:"decided"`
 }
 
-// ApprovalsPageMax is the most decided approvals one page of Earlier holds; List holds the
-// newest ApprovalsListDecided of them.
-const (
-	ApprovalsPageMax     = 100
-	ApprovalsListDecided = 20
-)
+// List returns every approval still open (waiting for the user, approved and being sent, or
+// with an unknown outcome), pending first, newest first; Earlier pages through the decided
+// ones. Without a queue it is empty (the window shows Status().Problem).
+func (a *Approvals) List() ([]ApprovalRow, error) {
+	ctx, cancel, err := a.call()
+	if err != nil {
+		return []ApprovalRow{}, nil
+	}
+	defer cancel()
+	rows, err := a.h.listApprovals(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the approvals failed: %w", err)
+	}
+	return approvalRowsOf(rows, a.h.now()), nil
+}
+
+// ApprovalsPageMax is the most decided approvals one page of Earlier holds.
+const ApprovalsPageMax = 100
 
 // ApprovalPage is a page of decided approvals, newest first; Next continues it ("" on the last
 // page).
 type ApprovalPage struct {
-	Items []ApprovalItem `json:"items"`
-	Next  string         `json:"next"`
+	Items []ApprovalRow `json:"items"`
+	Next  string        `json:"next"`
 }
 
 // Earlier returns a page of the decided approvals (succeeded, failed, declined, expired,
 // superseded), newest first, from cursor ("" for the newest; Next of the previous page), at most
 // limit of them (1 to ApprovalsPageMax). Long histories are read a page at a time: one range
-// scan of an index of the state database.
+// scan of an index of the state database, and one read of the page's decision logs.
 func (a *Approvals) Earlier(cursor string, limit int) (ApprovalPage, error) {
 	ctx, cancel, err := a.call()
 	if err != nil {
-		return ApprovalPage{Items: []ApprovalItem{}}, nil
+		return ApprovalPage{Items: []ApprovalRow{}}, nil
 	}
 	defer cancel()
 	if limit <= 0 || limit > ApprovalsPageMax {
 		limit = ApprovalsPageMax
 	}
-	items, next, err := a.h.queue.ListPage(ctx, nil, openStates, cursor, limit)
+	rows, next, err := a.h.queue.ListRows(ctx, nil, openStates, cursor, limit)
 	if err != nil {
 		return ApprovalPage{}, fmt.Errorf("reading the approvals failed: %w", err)
 	}
-	now := a.h.now()
-	out := ApprovalPage{Items: make([]ApprovalItem, 0, len(items)), Next: next}
-	for i := range items {
-		out.Items = append(out.Items, approvalItemOf(&items[i], now))
+	return ApprovalPage{Items: approvalRowsOf(rows, a.h.now()), Next: next}, nil
+}
+
+// approvalRowsOf converts the queue's rows for the window as of now, Company text with
+// invisible characters made visible.
+func approvalRowsOf(rows []approvals.Row, now time.Time) []ApprovalRow {
+	out := make([]ApprovalRow, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		out = append(out, ApprovalRow{ID: r.ID, Company: r.Company, CompanyName: visible(r.CompanyName), CompanyDomain: visible(r.CompanyDomain),
+			Account: r.Account, Interface: r.Interface, State: r.State, Decidable: rowDecidable(r, now), Violation: r.Violation,
+			SummaryText: visible(r.SummaryText), ExpiresAt: timeText(r.ExpiresAt), Created: timeText(r.Created), Updated: timeText(r.Updated),
+			Decided: timeText(r.Decided)})
 	}
-	return out, nil
+	return out
 }
 
 // Get returns one approval.
@@ -381,6 +396,11 @@ func exampleAgentRunOf(r agentRun) ExampleAgentRun {
 // its current revision has not expired (Operations 5).
 func decidable(it *approvals.Item, now time.Time) bool {
 	return it.State == string(operations.StatePending) && now.Before(it.Current.ExpiresAt)
+}
+
+// rowDecidable is decidable for a list's row.
+func rowDecidable(r *approvals.Row, now time.Time) bool {
+	return r.State == string(operations.StatePending) && now.Before(r.ExpiresAt)
 }
 
 // approvalItemOf converts a queue item for the window as of now: Company text with invisible

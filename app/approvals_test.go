@@ -45,10 +45,22 @@ func TestApprovalsConvert(t *testing.T) {
 	if got := []bool{items[0].Decidable, items[1].Decidable, items[2].Decidable}; !reflect.DeepEqual(got, []bool{true, false, false}) {
 		t.Errorf("decidable = %v", got)
 	}
-	if n := countDecidable(src, t0); n != 1 {
+	var rows []approvals.Row
+	for i := range src {
+		rows = append(rows, approvals.Row{ID: src[i].ID, CompanyName: src[i].CompanyName, State: src[i].State,
+			SummaryText: "Exchange\u200b it", ExpiresAt: src[i].Current.ExpiresAt, Created: t0, Updated: t0})
+	}
+	listed := approvalRowsOf(rows, t0)
+	if got := []bool{listed[0].Decidable, listed[1].Decidable, listed[2].Decidable}; !reflect.DeepEqual(got, []bool{true, false, false}) {
+		t.Errorf("rows decidable = %v: a row must say what the item says", got)
+	}
+	if r := listed[0]; r.CompanyName != "Poppy⟦U+202E⟧ Outfitters" || r.SummaryText != "Exchange⟦U+200B⟧ it" || r.ExpiresAt != "2026-10-08T19:01:00Z" || r.Decided != "" {
+		t.Errorf("row = %+v: invisible characters must be made visible, times in RFC 3339", r)
+	}
+	if n := countDecidable(rows, t0); n != 1 {
 		t.Errorf("badge count = %d, want 1", n)
 	}
-	if n := sectionsOf(map[string]int{SectionApprovals: countDecidable(src, t0)}); n[0].Count != 1 || n[5].Count != 0 {
+	if n := sectionsOf(map[string]int{SectionApprovals: countDecidable(rows, t0)}); n[0].Count != 1 || n[5].Count != 0 {
 		t.Errorf("sections = %+v: the badge is on Approvals only", n)
 	}
 	it := items[0]

@@ -182,7 +182,10 @@ func TestResetDemo(t *testing.T) {
 		if err != nil || len(items) == 0 || !items[0].Decidable {
 			t.Fatalf("List = %+v, %v", items, err)
 		}
-		it := items[0]
+		it, err := a.Get(items[0].ID) // as the window opens the row
+		if err != nil {
+			t.Fatal(err)
+		}
 		if out, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest); err != nil || out.Status != "done" {
 			t.Fatalf("Approve = %+v, %v", out, err)
 		}

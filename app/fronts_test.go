@@ -261,6 +261,7 @@ func TestApprovalsFront(t *testing.T) {
 	if err != nil || len(items) != 1 || !items[0].Decidable || items[0].CompanyName != co.Organization.Name || items[0].ID != out.ApprovalID {
 		t.Fatalf("List = %+v, %v", items, err)
 	}
+	checkRow(t, a, out.ApprovalID)
 	it, err := a.Get(out.ApprovalID)
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +274,9 @@ func TestApprovalsFront(t *testing.T) {
 		t.Fatalf("the Company performed %+v", l)
 	}
 	waitUntil(t, "the badge after the decision", func() bool { return shell.Sections()[0].Count == 0 })
+	if row := checkRow(t, a, out.ApprovalID); row.State != "succeeded" || row.Decided == "" {
+		t.Errorf("the decided row: %+v", row)
+	}
 	if ev.count(`approvals:changed [{"kind":"state"`) == 0 {
 		t.Errorf("no state change reached the window: %v", ev.events)
 	}
@@ -348,12 +352,16 @@ func TestExampleAgentFront(t *testing.T) {
 	if err := a.RunExampleAgent(); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("a second run: %v", err)
 	}
-	var items []app.ApprovalItem
+	var rows []app.ApprovalRow
 	waitUntil(t, "the agent's approval", func() bool {
 		var err error
-		items, err = a.List()
-		return err == nil && len(items) == 1 && items[0].Decidable
+		rows, err = a.List()
+		return err == nil && len(rows) == 1 && rows[0].Decidable
 	})
+	it, err := a.Get(rows[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if l := f.Company.Ledger(); len(l) != 0 {
 		t.Fatalf("the exchange was performed before the user approved: %+v", l)
 	}
@@ -363,7 +371,7 @@ func TestExampleAgentFront(t *testing.T) {
 	if r := a.ExampleAgent(); !r.Running || !said(r, "→ discover_company: ok") {
 		t.Errorf("while it waits: %+v", r)
 	}
-	if _, err := a.Approve(items[0].ID, items[0].Current.Revision, items[0].Current.Digest); err != nil {
+	if _, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest); err != nil {
 		t.Fatal(err)
 	}
 	var r app.ExampleAgentRun

@@ -58,8 +58,8 @@ var openStates = []string{string(operations.StatePending), string(operations.Sta
 // listApprovals lists the queue's open items (pending first, newest first) and counts again
 // those waiting for a decision. Decided items are never read here, so a long history costs
 // nothing at start or after a change.
-func (h *Host) listApprovals(ctx context.Context) ([]approvals.Item, error) {
-	var items []approvals.Item
+func (h *Host) listApprovals(ctx context.Context) ([]approvals.Row, error) {
+	var items []approvals.Row
 	for _, pending := range []bool{true, false} {
 		states := openStates[:1]
 		if !pending {
@@ -67,7 +67,7 @@ func (h *Host) listApprovals(ctx context.Context) ([]approvals.Item, error) {
 		}
 		cursor := ""
 		for {
-			page, next, err := h.queue.ListPage(ctx, states, nil, cursor, ApprovalsPageMax)
+			page, next, err := h.queue.ListRows(ctx, states, nil, cursor, ApprovalsPageMax)
 			if err != nil {
 				return nil, err
 			}
@@ -96,10 +96,10 @@ func (h *Host) countApprovals(ctx context.Context) {
 func (h *Host) approvalsWaiting() int { return int(h.pending.Load()) }
 
 // countDecidable counts the items the user can still decide.
-func countDecidable(items []approvals.Item, now time.Time) int {
+func countDecidable(items []approvals.Row, now time.Time) int {
 	n := 0
 	for i := range items {
-		if decidable(&items[i], now) {
+		if rowDecidable(&items[i], now) {
 			n++
 		}
 	}

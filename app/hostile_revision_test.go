@@ -73,6 +73,7 @@ func TestReusedRevisionIsTheCompanysViolation(t *testing.T) {
 		t.Fatalf("the item does not show the other terms under the same revision: %+v", it.Current)
 	}
 	noBlame(t, "the window's violation", it.Violation)
+	checkRow(t, w, id)
 	for _, wn := range it.Warnings {
 		noBlame(t, "the window's warning "+wn.Code, wn.Message)
 	}
@@ -136,6 +137,7 @@ func TestReusedRevisionAfterApprovalSendsNothingMore(t *testing.T) {
 	if it.State != "outcome_unknown" || !strings.Contains(it.Violation, "already been sent") {
 		t.Fatalf("state %s, violation %q", it.State, it.Violation)
 	}
+	checkRow(t, w, id)
 	f.Company.ResetRequests()
 	if _, err := w.CheckOutcome(id); err != nil {
 		t.Fatal(err)

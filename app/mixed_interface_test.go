@@ -28,8 +28,11 @@ func TestRevisionFromAConversationIsApprovedThere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(items) == 1 && items[0].Decidable && strings.Contains(items[0].Current.SummaryText, "(L)") {
-			it := items[0]
+		if len(items) == 1 && items[0].Decidable && strings.Contains(items[0].SummaryText, "(L)") {
+			it, err := a.Get(items[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			out, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest)
 			if err != nil {
 				t.Fatal(err)

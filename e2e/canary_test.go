@@ -485,7 +485,9 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		}
 		for _, it := range items {
 			if it.Interface == approvals.InterfaceConversation && it.Decidable {
-				convItem = it
+				if convItem, err = approvalsFront.Get(it.ID); err != nil {
+					t.Fatal(err)
+				}
 				return true
 			}
 		}

@@ -279,13 +279,41 @@ func (s *State) fillRevisions(ctx context.Context, as []*store.Approval) error {
 
 // Decisions returns the decision log of one approval (all approvals if id is ""), in order.
 func (s *State) Decisions(ctx context.Context, id string) ([]store.Decision, error) {
-	q := `SELECT seq, approval_id, revision, from_state, to_state, decision, decided_at, note FROM approval_decisions`
+	var where string
 	var args []any
 	if id != "" {
-		q += ` WHERE approval_id = ?`
+		where, args = ` WHERE approval_id = ?`, []any{id}
+	}
+	return s.decisions(ctx, where, args)
+}
+
+// DecisionsOf implements store.ApprovalPages: the logs of a page of approvals in one query (the
+// approval_decisions_approval index).
+func (s *State) DecisionsOf(ctx context.Context, ids []string, kinds ...string) (map[string][]store.Decision, error) {
+	out := make(map[string][]store.Decision, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+len(kinds))
+	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := s.r.QueryContext(ctx, q+` ORDER BY seq`, args...)
+	where := ` WHERE approval_id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	if len(kinds) > 0 {
+		where += ` AND decision IN (?` + strings.Repeat(", ?", len(kinds)-1) + `)`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+	}
+	decs, err := s.decisions(ctx, where, args)
+	for _, d := range decs {
+		out[d.ApprovalID] = append(out[d.ApprovalID], d)
+	}
+	return out, err
+}
+
+func (s *State) decisions(ctx context.Context, where string, args []any) ([]store.Decision, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, approval_id, revision, from_state, to_state, decision, decided_at, note FROM approval_decisions`+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the decision log: %w", err)
 	}

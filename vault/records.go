@@ -22,22 +22,22 @@ func (s *State) PutCompany(ctx context.Context, c store.Company) error {
 		return fmt.Errorf("put company %s: the document is not valid JSON", c.Identifier)
 	}
 	return s.tx(ctx, "put company "+c.Identifier, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO companies (identifier, domain, document, fetched_at, etag, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (identifier) DO UPDATE SET domain = excluded.domain, document = excluded.document,
+		_, err := tx.ExecContext(ctx, `INSERT INTO companies (identifier, domain, name, document, fetched_at, etag, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (identifier) DO UPDATE SET domain = excluded.domain, name = excluded.name, document = excluded.document,
 				fetched_at = excluded.fetched_at, etag = excluded.etag, expires_at = excluded.expires_at`,
-			c.Identifier, c.Domain, string(c.Document), c.FetchedAt.UnixNano(), c.ETag, ns(c.Expires))
+			c.Identifier, c.Domain, c.Name, string(c.Document), c.FetchedAt.UnixNano(), c.ETag, ns(c.Expires))
 		return err
 	})
 }
 
-const companyCols = `identifier, domain, document, fetched_at, etag, expires_at`
+const companyCols = `identifier, domain, name, document, fetched_at, etag, expires_at`
 
 func scanCompany(sc interface{ Scan(...any) error }) (store.Company, error) {
 	var c store.Company
 	var doc string
 	var fetched, exp sql.NullInt64
-	if err := sc.Scan(&c.Identifier, &c.Domain, &doc, &fetched, &c.ETag, &exp); err != nil {
+	if err := sc.Scan(&c.Identifier, &c.Domain, &c.Name, &doc, &fetched, &c.ETag, &exp); err != nil {
 		return c, err
 	}
 	c.Document = json.RawMessage(doc)
@@ -55,6 +55,32 @@ func (s *State) GetCompany(ctx context.Context, identifier string) (store.Compan
 		return c, fmt.Errorf("get company %s: %w", identifier, err)
 	}
 	return c, nil
+}
+
+// CompanyNames implements store.EngineState: one read of the primary key, no document.
+func (s *State) CompanyNames(ctx context.Context, ids []string) (map[string]store.CompanyName, error) {
+	out := make(map[string]store.CompanyName, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT identifier, name, domain FROM companies WHERE identifier IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("company names: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n store.CompanyName
+		if err := rows.Scan(&id, &n.Name, &n.Domain); err != nil {
+			return nil, fmt.Errorf("company names: %w", err)
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
 }
 
 // ListCompanies returns every discovered Company, by identifier.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func seedVersion(ctx context.Context, t *testing.T, s *State, v int) {
 	stmts := map[int][]string{
 		1: {
 			`INSERT INTO settings VALUES ('theme', 'dark')`,
-			`INSERT INTO companies VALUES ('https://shop.example', 'shop.example', '{"a":1}', 1, 'W/"e1"', NULL)`,
+			`INSERT INTO companies (identifier, domain, document, fetched_at, etag, expires_at) VALUES ('https://shop.example', 'shop.example', '{"a":1}', 1, 'W/"e1"', NULL)`,
 			`INSERT INTO sessions VALUES ('sid-1', 'https://shop.example', '', '0.4', '["operations"]', 2, NULL)`,
 			`INSERT INTO conversations VALUES ('https://shop.example', 'c1', '', 'cur-9', 'open', 3)`,
 		},
@@ -94,6 +95,10 @@ func TestMigrationsFromEveryEarlierVersion(t *testing.T) {
 			if from >= 1 {
 				if c, err := s.GetCompany(ctx, "https://shop.example"); err != nil || c.ETag != `W/"e1"` {
 					t.Fatalf("company after migration = %+v, %v", c, err)
+				}
+				// A Company stored before version 8 has no name until it is discovered again.
+				if n, err := s.CompanyNames(ctx, []string{"https://shop.example"}); err != nil || n["https://shop.example"] != (store.CompanyName{Domain: "shop.example"}) {
+					t.Fatalf("company names after migration = %+v, %v", n, err)
 				}
 			}
 			if from >= 2 {
@@ -203,16 +208,16 @@ func TestCompaniesAndCache(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{})
 	tests := []store.Company{
-		{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"v":"0.4"}`), FetchedAt: t0, ETag: `"a"`, Expires: t0.Add(time.Hour)},
+		{Identifier: "https://shop.example", Domain: "shop.example", Name: "Shop", Document: json.RawMessage(`{"v":"0.4"}`), FetchedAt: t0, ETag: `"a"`, Expires: t0.Add(time.Hour)},
 		{Identifier: "https://auth.example/t/1", Domain: "books.example", Document: json.RawMessage(`{}`), FetchedAt: t0},
-		{Identifier: "https://shop.example", Domain: "shop.example", Document: json.RawMessage(`{"v":"0.5"}`), FetchedAt: t0.Add(time.Minute), ETag: `"b"`},
+		{Identifier: "https://shop.example", Domain: "shop.example", Name: "Shop, renamed", Document: json.RawMessage(`{"v":"0.5"}`), FetchedAt: t0.Add(time.Minute), ETag: `"b"`},
 	}
 	for _, c := range tests {
 		if err := s.PutCompany(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.GetCompany(ctx, c.Identifier)
-		if err != nil || got.Domain != c.Domain || string(got.Document) != string(c.Document) ||
+		if err != nil || got.Domain != c.Domain || got.Name != c.Name || string(got.Document) != string(c.Document) ||
 			!got.FetchedAt.Equal(c.FetchedAt) || got.ETag != c.ETag || !got.Expires.Equal(c.Expires) {
 			t.Fatalf("GetCompany = %+v, %v; want %+v", got, err, c)
 		}
@@ -220,6 +225,18 @@ func TestCompaniesAndCache(t *testing.T) {
 	list, err := s.ListCompanies(ctx)
 	if err != nil || len(list) != 2 || list[0].Identifier != "https://auth.example/t/1" {
 		t.Fatalf("ListCompanies = %+v, %v", list, err)
+	}
+	// The names of a page's Companies, from the vault and from the in-memory store alike.
+	mem := store.NewMemoryEngineState()
+	for _, c := range tests {
+		must(t, mem.PutCompany(ctx, c))
+	}
+	for name, st := range map[string]store.EngineState{"vault": s, "memory": mem} {
+		got, err := st.CompanyNames(ctx, []string{"https://shop.example", "https://auth.example/t/1", "https://none.example"})
+		want := map[string]store.CompanyName{"https://shop.example": {Name: "Shop, renamed", Domain: "shop.example"}, "https://auth.example/t/1": {Name: "", Domain: "books.example"}}
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("%s: CompanyNames = %v, %v; want %v", name, got, err, want)
+		}
 	}
 	if err := s.PutCompany(ctx, store.Company{Identifier: "x", Domain: "x", Document: json.RawMessage(`{`)}); err == nil {
 		t.Fatal("invalid JSON document accepted")

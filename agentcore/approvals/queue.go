@@ -452,6 +452,100 @@ func (q *Queue) List(ctx context.Context) ([]Item, error) {
 // in one of states (any state when empty) and in none of notStates. cursor is the next cursor of
 // the previous page ("" for the first); next is "" on the last page.
 func (q *Queue) ListPage(ctx context.Context, states, notStates []string, cursor string, limit int) (items []Item, next string, err error) {
+	recs, next, err := q.page(ctx, states, notStates, cursor, limit)
+	if err != nil {
+		return nil, "", err
+	}
+	items = make([]Item, 0, len(recs))
+	for i := range recs {
+		it, err := q.item(ctx, &recs[i])
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, *it)
+	}
+	return items, next, nil
+}
+
+// Row is an item as a list shows it: who asked for what, its state and when. It is built from
+// the stored records without checking the terms or computing the digest (what Get does for the
+// dialog), so a page of a long history is one read of the state database and a small decode
+// per row.
+type Row struct {
+	ID            string
+	Company       string // identifier
+	CompanyName   string // organization.name from discovery (verified), never from the operation
+	CompanyDomain string
+	Account       string
+	Interface     string
+	State         string
+	// SummaryText is the current revision's summary as the Company sent it (raw).
+	SummaryText string
+	// ExpiresAt is when the current revision expires (zero when its text is not a date).
+	ExpiresAt time.Time
+	// Violation is as in [Item].
+	Violation        string
+	Decided          time.Time
+	Created, Updated time.Time
+}
+
+// ListRows is ListPage for a list's rows: the same page, the same cursor, as [Row]s.
+func (q *Queue) ListRows(ctx context.Context, states, notStates []string, cursor string, limit int) (rows []Row, next string, err error) {
+	recs, next, err := q.page(ctx, states, notStates, cursor, limit)
+	if err != nil {
+		return nil, "", err
+	}
+	ids := make([]string, len(recs))
+	for i := range recs {
+		ids[i] = recs[i].ID
+	}
+	decs, err := q.decisionsOf(ctx, ids, decisionRevisionReused, decisionApprove, decisionDecline) // what decisionFacts reads
+	if err != nil {
+		return nil, "", err
+	}
+	var companies []string
+	for i := range recs {
+		if !slices.Contains(companies, recs[i].Company) {
+			companies = append(companies, recs[i].Company)
+		}
+	}
+	names, err := q.cfg.Engine.CompanyNames(ctx, companies)
+	if err != nil {
+		return nil, "", err
+	}
+	rows = make([]Row, 0, len(recs))
+	for i := range recs {
+		rec := &recs[i]
+		if len(rec.Revisions) == 0 {
+			return nil, "", fmt.Errorf("approvals: approval %s has no revision", rec.ID)
+		}
+		var cur struct {
+			Operation struct {
+				Revision  string `json:"revision"`
+				Summary   string `json:"summary"`
+				ExpiresAt string `json:"expires_at"`
+			} `json:"operation"`
+		}
+		if err := json.Unmarshal(rec.Revisions[len(rec.Revisions)-1].Operation, &cur); err != nil {
+			return nil, "", fmt.Errorf("approvals: stored revision of approval %s: %w", rec.ID, err)
+		}
+		r := Row{ID: rec.ID, Company: rec.Company, Account: rec.Account, Interface: rec.Interface, State: rec.State,
+			SummaryText: cur.Operation.Summary, Created: rec.Created, Updated: rec.Updated}
+		r.ExpiresAt, _ = operations.ParseRFC3339(cur.Operation.ExpiresAt)
+		org := names[rec.Company]
+		r.CompanyName, r.CompanyDomain = org.Name, org.Domain
+		var reused bool
+		reused, r.Decided = decisionFacts(decs[rec.ID])
+		if reused {
+			r.Violation = revisionReusedWords(cur.Operation.Revision, rec.State == string(operations.StateOutcomeUnknown))
+		}
+		rows = append(rows, r)
+	}
+	return rows, next, nil
+}
+
+// page reads a page of records for ListPage and ListRows.
+func (q *Queue) page(ctx context.Context, states, notStates []string, cursor string, limit int) (recs []store.Approval, next string, err error) {
 	if limit <= 0 {
 		limit = 50
 	}
@@ -464,7 +558,6 @@ func (q *Queue) ListPage(ctx context.Context, states, notStates []string, cursor
 		}
 		sq.BeforeCreated, sq.BeforeID = time.Unix(0, ns), id
 	}
-	var recs []store.Approval
 	if ps, ok := q.cfg.Store.(store.ApprovalPages); ok {
 		recs, err = ps.ListApprovalsPage(ctx, sq)
 	} else {
@@ -486,15 +579,39 @@ func (q *Queue) ListPage(ctx context.Context, states, notStates []string, cursor
 		next = strconv.FormatInt(last.Created.UnixNano(), 10) + "." + last.ID
 		recs = recs[:limit]
 	}
-	items = make([]Item, 0, len(recs))
-	for i := range recs {
-		it, err := q.item(ctx, &recs[i])
+	return recs, next, nil
+}
+
+// decisionsOf reads the decisions of ids of the given kinds, in one read when the store pages.
+func (q *Queue) decisionsOf(ctx context.Context, ids []string, kinds ...string) (map[string][]store.Decision, error) {
+	if ps, ok := q.cfg.Store.(store.ApprovalPages); ok {
+		decs, err := ps.DecisionsOf(ctx, ids, kinds...)
 		if err != nil {
-			return nil, "", err
+			return nil, fmt.Errorf("approvals: reading the decision log: %w", err)
 		}
-		items = append(items, *it)
+		return decs, nil
 	}
-	return items, next, nil
+	out := make(map[string][]store.Decision, len(ids))
+	for _, id := range ids {
+		decs, err := q.cfg.Store.Decisions(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", id, err)
+		}
+		out[id] = slices.DeleteFunc(decs, func(d store.Decision) bool { return len(kinds) > 0 && !slices.Contains(kinds, d.Decision) })
+	}
+	return out, nil
+}
+
+// decisionFacts reads what a list shows from a decision log: whether the Company reused a
+// revision (Operations 3) and when the user last approved or declined (zero when never).
+func decisionFacts(decs []store.Decision) (reused bool, decided time.Time) {
+	reused = revisionReusedIn(decs)
+	for i := len(decs) - 1; i >= 0; i-- {
+		if decs[i].Decision == decisionApprove || decs[i].Decision == decisionDecline {
+			return reused, decs[i].At
+		}
+	}
+	return reused, time.Time{}
 }
 
 // Get returns one item; an unknown ID is an error matching fs.ErrNotExist.
@@ -578,7 +695,9 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
 	}
-	if revisionReusedIn(decs) {
+	reused, decided := decisionFacts(decs)
+	it.Decided = decided
+	if reused {
 		// The Company's violation comes first, in its own words; the request changing between
 		// the revisions is not the point (and not the model's fault) once nothing can be approved.
 		it.Violation = revisionReusedWords(cur.Revision, rec.State == string(operations.StateOutcomeUnknown))
@@ -589,12 +708,6 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 			}
 		}
 		it.Warnings, it.CanCheckOutcome = kept, false
-	}
-	for i := len(decs) - 1; i >= 0; i-- {
-		if decs[i].Decision == decisionApprove || decs[i].Decision == decisionDecline {
-			it.Decided = decs[i].At
-			break
-		}
 	}
 	if n, ok := approvedRevision(decs); ok {
 		for i := range rec.Revisions {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -260,7 +261,7 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 	}
 	e.mu.Unlock()
 	if changed {
-		rec := store.Company{Identifier: c.Identifier, Domain: strings.ToLower(c.Organization.Domain), Document: doc, FetchedAt: e.now()}
+		rec := store.Company{Identifier: c.Identifier, Domain: strings.ToLower(c.Organization.Domain), Name: c.Organization.Name, Document: doc, FetchedAt: e.now()}
 		if err := e.cfg.State.PutCompany(ctx, rec); err != nil {
 			return nil, fmt.Errorf("engine: storing the discovered Company %s: %w", c.Identifier, err)
 		}
@@ -315,6 +316,48 @@ func (e *Engine) Company(ctx context.Context, identifier string) (*discovery.Com
 	}
 	e.mu.Unlock()
 	return c, nil
+}
+
+// CompanyNames returns the verified organization name and domain (spec 3) of each of the
+// Companies ids that was discovered, for lists: from memory, else from the state store's name
+// column, else by reading the stored Company (a store written before that column). Unknown
+// identifiers, and stored Companies that can't be read (logged), have no entry.
+func (e *Engine) CompanyNames(ctx context.Context, ids []string) (map[string]store.CompanyName, error) {
+	out := make(map[string]store.CompanyName, len(ids))
+	var missing []string
+	e.mu.Lock()
+	for _, id := range ids {
+		if c := e.companies[id]; c != nil {
+			out[id] = store.CompanyName{Name: c.Organization.Name, Domain: c.Organization.Domain}
+		} else if !slices.Contains(missing, id) {
+			missing = append(missing, id)
+		}
+	}
+	e.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	names, err := e.cfg.State.CompanyNames(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("engine: reading the names of Companies: %w", err)
+	}
+	for _, id := range missing {
+		n, ok := names[id]
+		if ok && n.Name != "" {
+			out[id] = n
+			continue
+		}
+		if !ok {
+			continue
+		}
+		c, err := e.Company(ctx, id)
+		if err != nil {
+			e.log.WarnContext(ctx, "engine: a stored Company could not be read for its name", "company", id, "err", err)
+			continue
+		}
+		out[id] = store.CompanyName{Name: c.Organization.Name, Domain: c.Organization.Domain}
+	}
+	return out, nil
 }
 
 // companyOfHost names the Company an exchange with host belongs to ("" when unknown).

@@ -524,3 +524,44 @@ func TestRedirectedDocumentCached(t *testing.T) {
 		})
 	}
 }
+
+// TestCompanyNames: a list names its Companies from the engine's memory, after a restart from the
+// state database's name column (no document is read), and from the stored document for a Company
+// stored before that column; unknown identifiers are left out.
+func TestCompanyNames(t *testing.T) {
+	f := newFixture(t, options{})
+	ctx := context.Background()
+	c := f.discover(t)
+	want := store.CompanyName{Name: c.Organization.Name, Domain: c.Organization.Domain}
+	check := func(e *engine.Engine, name string, wantOrg store.CompanyName) {
+		t.Helper()
+		got, err := e.CompanyNames(ctx, []string{c.Identifier, "https://none.example", c.Identifier})
+		if err != nil || len(got) != 1 || got[c.Identifier] != wantOrg {
+			t.Fatalf("%s: CompanyNames = %+v, %v; want %s: %+v", name, got, err, c.Identifier, wantOrg)
+		}
+	}
+	check(f.e, "after discovery", want)
+	rec, err := f.state.GetCompany(ctx, c.Identifier)
+	if err != nil || rec.Name != c.Organization.Name {
+		t.Fatalf("stored Company: name %q, %v; want %q", rec.Name, err, c.Organization.Name)
+	}
+	f.e.Close(ctx)
+
+	// After a restart the name column answers: a column that says otherwise than the document
+	// is what is listed.
+	rec.Name = "Named by the column"
+	if err := f.state.PutCompany(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	g := newFixture(t, options{restart: f})
+	check(g.e, "after a restart", store.CompanyName{Name: "Named by the column", Domain: rec.Domain})
+	g.e.Close(ctx)
+
+	// Stored before the column: the document's organization.
+	rec.Name = ""
+	if err := g.state.PutCompany(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	h := newFixture(t, options{restart: g})
+	check(h.e, "stored without a name", want)
+}

@@ -120,7 +120,7 @@ func Parse(raw json.RawMessage) (*Operation, error) {
 	if len(op.Summary) > MaxSummaryBytes {
 		return nil, malformed("summary", "Operations 3", "is %d bytes, more than the %d this Personal Agent shows", len(op.Summary), MaxSummaryBytes)
 	}
-	t, err := parseRFC3339(op.ExpiresAtRaw)
+	t, err := ParseRFC3339(op.ExpiresAtRaw)
 	if err != nil {
 		return nil, malformed("expires_at", "Operations 3", "is not an RFC 3339 date-time (got %s)", quoteShort(op.ExpiresAtRaw))
 	}
@@ -135,8 +135,9 @@ func Parse(raw json.RawMessage) (*Operation, error) {
 	return op, nil
 }
 
-// parseRFC3339 accepts RFC 3339 date-times, including the lowercase "t" and "z" the RFC allows.
-func parseRFC3339(s string) (time.Time, error) {
+// ParseRFC3339 accepts RFC 3339 date-times, including the lowercase "t" and "z" the RFC allows,
+// as Parse reads expires_at (Operations 3).
+func ParseRFC3339(s string) (time.Time, error) {
 	if len(s) > 64 {
 		return time.Time{}, errors.New("too long")
 	}

@@ -101,6 +101,19 @@ func (m *MemoryEngineState) GetCompany(_ context.Context, identifier string) (Co
 	return c, nil
 }
 
+// CompanyNames implements [EngineState].
+func (m *MemoryEngineState) CompanyNames(_ context.Context, ids []string) (map[string]CompanyName, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]CompanyName, len(ids))
+	for _, id := range ids {
+		if c, ok := m.companies[id]; ok {
+			out[id] = CompanyName{Name: c.Name, Domain: c.Domain}
+		}
+	}
+	return out, nil
+}
+
 // AddSession implements [EngineState]; a used sid fails with [ErrExists] (sids are never reused).
 func (m *MemoryEngineState) AddSession(_ context.Context, s Session) error {
 	m.mu.Lock()
@@ -306,6 +319,19 @@ func (m *MemoryApprovals) Decisions(_ context.Context, id string) ([]Decision, e
 	for _, d := range m.log {
 		if id == "" || d.ApprovalID == id {
 			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// DecisionsOf implements [ApprovalPages].
+func (m *MemoryApprovals) DecisionsOf(_ context.Context, ids []string, kinds ...string) (map[string][]Decision, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string][]Decision, len(ids))
+	for _, d := range m.log {
+		if slices.Contains(ids, d.ApprovalID) && (len(kinds) == 0 || slices.Contains(kinds, d.Decision)) {
+			out[d.ApprovalID] = append(out[d.ApprovalID], d)
 		}
 	}
 	return out, nil

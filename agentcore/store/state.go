@@ -32,6 +32,9 @@ type EngineState interface {
 	// PutCompany inserts or replaces the Company c.Identifier.
 	PutCompany(ctx context.Context, c Company) error
 	GetCompany(ctx context.Context, identifier string) (Company, error)
+	// CompanyNames returns the stored names and domains of the Companies ids (without their
+	// documents), in one read; an unknown identifier has no entry.
+	CompanyNames(ctx context.Context, ids []string) (map[string]CompanyName, error)
 	// AddSession records a new Session. A sid is never reused (spec 5.2, docs/DESIGN.md invariant
 	// 7): a sid already recorded fails with an error matching [ErrExists].
 	AddSession(ctx context.Context, s Session) error
@@ -47,11 +50,17 @@ type EngineState interface {
 type Company struct {
 	Identifier string
 	Domain     string
-	Document   json.RawMessage
-	FetchedAt  time.Time
-	ETag       string
-	Expires    time.Time // zero: no expiry given
+	// Name is the organization's name from the document (spec 3), for lists; "" when a store
+	// from before this column has not seen the Company discovered again.
+	Name      string
+	Document  json.RawMessage
+	FetchedAt time.Time
+	ETag      string
+	Expires   time.Time // zero: no expiry given
 }
+
+// CompanyName is a stored Company's name and domain, as [Company] has them.
+type CompanyName struct{ Name, Domain string }
 
 // CacheEntry is a cached HTTP response body with its validators (RFC 9111), keyed by URL: the
 // public documents discovery reads (spec 3).
@@ -131,6 +140,10 @@ type ApprovalPages interface {
 	// ListApprovalsPage returns at most q.Limit approvals matching q, newest first (Created,
 	// then ID, descending), with their revisions.
 	ListApprovalsPage(ctx context.Context, q ApprovalQuery) ([]Approval, error)
+	// DecisionsOf returns the decisions of the approvals ids whose Decision is one of kinds (all
+	// when none), each approval's in order, in one read (a page of a list needs them all); an
+	// approval without such decisions has no entry.
+	DecisionsOf(ctx context.Context, ids []string, kinds ...string) (map[string][]Decision, error)
 }
 
 // ApprovalQuery selects a page of approvals.

@@ -109,6 +109,9 @@ func TestDemoWindowApprovals(t *testing.T) {
 	if len(items) != 1 || !items[0].Decidable || items[0].CompanyName != "Shop (reference Company)" || items[0].Interface != "api" {
 		t.Fatalf("after the API request: %+v (message %q)", items, msg)
 	}
+	if e := b.call("app.Approvals.Get", &items[0], items[0].ID); e != "" { // as the window opens the row
+		t.Fatalf("Get: %s", e)
+	}
 	var out struct {
 		Status string `json:"status"`
 		Body   string `json:"body"`
@@ -138,9 +141,14 @@ func TestDemoWindowApprovals(t *testing.T) {
 	if !strings.Contains(msg, "already_exchanged") {
 		t.Errorf("second exchange message = %q", msg)
 	}
-	b.call("app.Approvals.List", &items)
-	if len(items) != 1 || items[0].State != "succeeded" {
-		t.Errorf("after the refused MCP request: %+v", items)
+	if b.call("app.Approvals.List", &items); len(items) != 0 {
+		t.Errorf("after the refused MCP request, open approvals: %+v", items)
+	}
+	var earlier struct {
+		Items []demoItem `json:"items"`
+	}
+	if b.call("app.Approvals.Earlier", &earlier, "", 25); len(earlier.Items) != 1 || earlier.Items[0].State != "succeeded" {
+		t.Errorf("after the refused MCP request, decided approvals: %+v", earlier.Items)
 	}
 }
 
@@ -230,6 +238,9 @@ func TestDemoWindowExampleAgent(t *testing.T) {
 	}
 	var out struct {
 		Status string `json:"status"`
+	}
+	if e := b.call("app.Approvals.Get", &items[0], items[0].ID); e != "" {
+		t.Fatalf("Get: %s", e)
 	}
 	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" || out.Status != "done" {
 		t.Fatalf("approve: %s %+v", e, out)

@@ -55,8 +55,8 @@ func Grow(ctx context.Context, path string, s Scale) error {
 		return fmt.Errorf("vaulttest: %s has no Company to clone; discover one first", path)
 	}
 	if add := s.Companies - have; add > 0 {
-		if _, err := tx.ExecContext(ctx, seq+`INSERT INTO companies (identifier, domain, document, fetched_at, etag, expires_at)
-			SELECT 'https://auth.c' || n || '.localhost', 'c' || n || '.localhost',
+		if _, err := tx.ExecContext(ctx, seq+`INSERT INTO companies (identifier, domain, name, document, fetched_at, etag, expires_at)
+			SELECT 'https://auth.c' || n || '.localhost', 'c' || n || '.localhost', c.name || ' ' || n,
 				replace(replace(c.document, c.identifier, 'https://auth.c' || n || '.localhost'), c.domain, 'c' || n || '.localhost'),
 				c.fetched_at, c.etag, c.expires_at
 			FROM seq, (SELECT * FROM companies ORDER BY identifier LIMIT 1) c`, add); err != nil {

@@ -49,7 +49,8 @@ const approvalsCalls = {
     isBound("Approvals")
       ? call("Approvals", () => Approvals.Status())
       : Promise.resolve({ available: false, problem: "", demo: false, demoCompany: "" }),
-  list: (): Promise<T.ApprovalItem[] | null> => (isBound("Approvals") ? call("Approvals", () => Approvals.List()) : Promise.resolve([])),
+  // list reads the open approvals (waiting, being sent, outcome unknown) as rows.
+  list: (): Promise<T.ApprovalRow[] | null> => (isBound("Approvals") ? call("Approvals", () => Approvals.List()) : Promise.resolve([])),
   get: (id: string): Promise<T.ApprovalItem> => call("Approvals", () => Approvals.Get(id)),
   // earlier pages through the decided approvals, newest first ("" for the first page).
   earlier: (cursor: string, limit: number): Promise<T.ApprovalPage> =>

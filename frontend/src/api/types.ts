@@ -52,7 +52,9 @@ export type TermsWarning = Override<Data<operations.Warning>, { term_value?: Raw
 export type ApprovalRequest = Data<app.ApprovalRequest>;
 export type Outcome = Data<app.Outcome>;
 export type ApprovalItem = Override<Data<app.ApprovalItem>, { changes?: Changes | null; warnings: TermsWarning[] | null }>;
-export type ApprovalPage = Override<Data<app.ApprovalPage>, { items: ApprovalItem[] | null }>;
+// ApprovalRow is an approval as the list shows it; opening it reads the ApprovalItem.
+export type ApprovalRow = Data<app.ApprovalRow>;
+export type ApprovalPage = Override<Data<app.ApprovalPage>, { items: ApprovalRow[] | null }>;
 export type ApprovalsStatus = Data<app.ApprovalsStatus>;
 export type ExampleAgentRun = Data<app.ExampleAgentRun>;
 export type DialogStep = Data<app.DialogStep>;

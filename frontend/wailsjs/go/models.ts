@@ -252,8 +252,46 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ApprovalRow {
+	    id: string;
+	    company: string;
+	    companyName: string;
+	    companyDomain: string;
+	    account: string;
+	    interface: string;
+	    state: string;
+	    decidable: boolean;
+	    violation: string;
+	    summaryText: string;
+	    expiresAt: string;
+	    created: string;
+	    updated: string;
+	    decided: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ApprovalRow(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.company = source["company"];
+	        this.companyName = source["companyName"];
+	        this.companyDomain = source["companyDomain"];
+	        this.account = source["account"];
+	        this.interface = source["interface"];
+	        this.state = source["state"];
+	        this.decidable = source["decidable"];
+	        this.violation = source["violation"];
+	        this.summaryText = source["summaryText"];
+	        this.expiresAt = source["expiresAt"];
+	        this.created = source["created"];
+	        this.updated = source["updated"];
+	        this.decided = source["decided"];
+	    }
+	}
 	export class ApprovalPage {
-	    items: ApprovalItem[];
+	    items: ApprovalRow[];
 	    next: string;
 	
 	    static createFrom(source: any = {}) {
@@ -262,7 +300,7 @@ export namespace app {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.items = this.convertValues(source["items"], ApprovalItem);
+	        this.items = this.convertValues(source["items"], ApprovalRow);
 	        this.next = source["next"];
 	    }
 	
@@ -284,6 +322,7 @@ export namespace app {
 		    return a;
 		}
 	}
+	
 	
 	
 	export class ApprovalsStatus {

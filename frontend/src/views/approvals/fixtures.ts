@@ -1,7 +1,7 @@
 // Test fixtures of the Approvals section: an approval item as app.Approvals sends it, a fake
 // app.Approvals, and DOM helpers.
 
-import type { ApprovalItem, DialogStep, Outcome } from "../../api";
+import type { ApprovalItem, ApprovalRow, DialogStep, Outcome } from "../../api";
 import { FakeEvents } from "../../api/testing";
 import type { ApprovalsBackend } from "./view";
 
@@ -40,6 +40,26 @@ export function item(over: Partial<ApprovalItem> = {}, rev = "1791487200-k3Jd9Qx
   };
 }
 
+// rowOf is the row app.Approvals lists for an item (app.approvalRowsOf).
+export function rowOf(it: ApprovalItem): ApprovalRow {
+  return {
+    id: it.id,
+    company: it.company,
+    companyName: it.companyName,
+    companyDomain: it.companyDomain,
+    account: it.account,
+    interface: it.interface,
+    state: it.state,
+    decidable: it.decidable,
+    violation: it.violation,
+    summaryText: it.current.summaryText,
+    expiresAt: it.current.expiresAt,
+    created: it.created,
+    updated: it.updated,
+    decided: it.decided,
+  };
+}
+
 export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
   items: ApprovalItem[] = [];
   approvals: [string, string, string][] = [];
@@ -53,17 +73,17 @@ export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
   earlierItems: ApprovalItem[] = [];
   earlierCalls: string[] = [];
   list() {
-    return Promise.resolve(this.items);
+    return Promise.resolve(this.items.map(rowOf));
   }
   earlier(cursor: string, limit: number) {
-    this.earlierCalls.push(cursor);
+    this.earlierCalls.push(`${cursor}/${limit}`);
     const from = cursor ? Number(cursor) : 0;
-    const items = this.earlierItems.slice(from, from + limit);
+    const items = this.earlierItems.slice(from, from + limit).map(rowOf);
     const next = from + limit < this.earlierItems.length ? String(from + limit) : "";
     return Promise.resolve({ items, next });
   }
   get(id: string) {
-    const it = this.items.find((i) => i.id === id);
+    const it = this.items.find((i) => i.id === id) ?? this.earlierItems.find((i) => i.id === id);
     return it ? Promise.resolve(it) : Promise.reject("no such approval");
   }
   approve(id: string, revision: string, digest: string) {

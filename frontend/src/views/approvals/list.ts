@@ -3,7 +3,7 @@
 // be thousands: they are a virtualized list (only the rows in and near view are in the DOM,
 // conversations/virtual-list.ts) that reads the next page from Go when scrolled near its end.
 
-import type { ApprovalItem, ApprovalPage } from "../../api";
+import type { ApprovalPage, ApprovalRow } from "../../api";
 import { el } from "../../dom";
 import { VirtualList, type VirtualOptions } from "../conversations/virtual-list";
 import { formatTime, itemStateWords } from "./words";
@@ -12,8 +12,8 @@ export interface ListActions {
   open(id: string): void;
   // check opens the item and asks the Company for its outcome.
   check(id: string): void;
-  // more reads the page of earlier items after cursor (app.Approvals.Earlier); next is the cursor
-  // after the earlier items given ("" when they are all).
+  // more reads the page of earlier rows after cursor (app.Approvals.Earlier); next is the cursor
+  // after the earlier rows given ("" when they are all).
   more?: (cursor: string) => Promise<ApprovalPage>;
   next?: string;
   virtual?: VirtualOptions;
@@ -21,16 +21,16 @@ export interface ListActions {
 
 interface EarlierRow {
   key: string;
-  item: ApprovalItem;
+  item: ApprovalRow;
 }
 
 // rowButton is one item's row: the button that opens it, and "Check the outcome" when unknown.
-function rowButton(it: ApprovalItem, act: ListActions, tag: "li" | "div"): HTMLElement {
+function rowButton(it: ApprovalRow, act: ListActions, tag: "li" | "div"): HTMLElement {
   const open = el(
     "button",
     { type: "button", class: "approval-row", "data-id": it.id, id: `approval-row-${it.id}` },
     el("span", { class: "row-company" }, it.companyName || it.company),
-    el("span", { class: "row-summary" }, it.current.summaryText),
+    el("span", { class: "row-summary" }, it.summaryText),
     el("span", { class: "row-state" }, `${itemStateWords(it)} · ${formatTime(it.updated)}`),
   );
   open.addEventListener("click", () => act.open(it.id));
@@ -44,7 +44,7 @@ function rowButton(it: ApprovalItem, act: ListActions, tag: "li" | "div"): HTMLE
 }
 
 // earlierList is the virtualized group of earlier items, paging in more as it is scrolled.
-function earlierList(items: ApprovalItem[], act: ListActions): HTMLElement {
+function earlierList(items: ApprovalRow[], act: ListActions): HTMLElement {
   const scroller = el("div", { class: "approval-earlier", tabindex: "0" });
   scroller.style.maxHeight = "60vh";
   scroller.style.overflowY = "auto";
@@ -61,7 +61,7 @@ function earlierList(items: ApprovalItem[], act: ListActions): HTMLElement {
   );
   const seen = new Set<string>();
   const rows: EarlierRow[] = [];
-  const add = (list: ApprovalItem[]) => {
+  const add = (list: ApprovalRow[]) => {
     for (const it of list) {
       if (seen.has(it.id)) continue;
       seen.add(it.id);
@@ -95,8 +95,8 @@ function earlierList(items: ApprovalItem[], act: ListActions): HTMLElement {
 }
 
 // approvalGroups builds the list's groups (nothing for an empty list).
-export function approvalGroups(items: ApprovalItem[], act: ListActions): HTMLElement[] {
-  const groups: [string, string, ApprovalItem[]][] = [
+export function approvalGroups(items: ApprovalRow[], act: ListActions): HTMLElement[] {
+  const groups: [string, string, ApprovalRow[]][] = [
     ["waiting", "Waiting for you", items.filter((i) => i.decidable)],
     ["unknown", "Outcome unknown", items.filter((i) => i.state === "outcome_unknown")],
     ["earlier", "Earlier", items.filter((i) => !i.decidable && i.state !== "outcome_unknown")],

@@ -3,7 +3,7 @@
 // arriving brings the window forward and opens the dialog (switching to the Approvals section if
 // needed).
 
-import { type ApprovalChange, type ApprovalItem, type ApprovalsAPI, type ApprovalsStatus, EVENTS, describeError } from "../../api";
+import { type ApprovalChange, type ApprovalRow, type ApprovalsAPI, type ApprovalsStatus, EVENTS, describeError } from "../../api";
 import type { SectionView, ViewContext } from "../../app";
 import { el } from "../../dom";
 import { DemoCard, agentRunOf } from "./demo";
@@ -21,7 +21,10 @@ export interface ApprovalsOptions extends DialogOptions {
   raise?: () => void;
 }
 
-// EARLIER_PAGE is how many decided approvals one read of the Earlier list brings.
+// FIRST_PAGE is how many decided approvals the list reads when it opens: about three screens of
+// rows, so the first screen waits for no more than it shows; EARLIER_PAGE is how many each read
+// brings as the list is scrolled.
+const FIRST_PAGE = 25;
 const EARLIER_PAGE = 50;
 
 const isFresh = (ev: ApprovalChange): boolean => ev.kind === "created" || ev.kind === "revision";
@@ -89,10 +92,10 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
 
     // next is the cursor after the earlier items read so far (app.Approvals.Earlier).
     let next = "";
-    const load = async (): Promise<ApprovalItem[]> => {
-      let items: ApprovalItem[] = [];
+    const load = async (): Promise<ApprovalRow[]> => {
+      let items: ApprovalRow[] = [];
       try {
-        const [listed, page] = await Promise.all([backend.list(), backend.earlier("", EARLIER_PAGE)]);
+        const [listed, page] = await Promise.all([backend.list(), backend.earlier("", FIRST_PAGE)]);
         items = listed ?? [];
         const have = new Set(items.map((i) => i.id));
         for (const it of page.items ?? []) if (!have.has(it.id)) items.push(it);
@@ -107,7 +110,7 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
       return items;
     };
 
-    const renderList = (items: ApprovalItem[]) => {
+    const renderList = (items: ApprovalRow[]) => {
       if (items.length === 0) {
         const empty = ctx.empty();
         if (!status.available && status.problem) {

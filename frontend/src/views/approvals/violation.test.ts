@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApprovalDialog } from "./dialog";
 import { approvalGroups } from "./list";
-import { $, FakeApprovals, T0, approveBtn, item } from "./fixtures";
+import { $, FakeApprovals, T0, approveBtn, item, rowOf } from "./fixtures";
 
 // An item whose terms the Company changed without a new revision (Operations 3): the words come
 // from Go (approvals.Item.Violation); the dialog shows them first, says the Company broke the
@@ -62,12 +62,12 @@ describe("an approval whose revision the Company reused", () => {
     dlg.open(it0);
     expect(($("check-outcome-button") as HTMLButtonElement).hidden).toBe(true);
     expect(document.getElementById("approval-dialog")!.textContent).toContain("Outcome unknown: the Company broke the approval rules");
-    const [group] = approvalGroups([it0], { open: () => {}, check: () => {} });
+    const [group] = approvalGroups([rowOf(it0)], { open: () => {}, check: () => {} });
     expect(group.querySelector("[data-check]")).toBeNull();
   });
 
   it("is listed with the same words, not as a refusal", () => {
-    const [group] = approvalGroups([violated()], { open: () => {}, check: () => {} });
+    const [group] = approvalGroups([rowOf(violated())], { open: () => {}, check: () => {} });
     expect(group.textContent).toContain("Not done: the Company broke the approval rules");
     expect(group.textContent).not.toContain("the Company refused");
   });

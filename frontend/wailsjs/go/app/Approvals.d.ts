@@ -16,7 +16,7 @@ export function ExampleAgent():Promise<app.ExampleAgentRun>;
 
 export function Get(arg1:string):Promise<app.ApprovalItem>;
 
-export function List():Promise<Array<app.ApprovalItem>>;
+export function List():Promise<Array<app.ApprovalRow>>;
 
 export function ResetDemo():Promise<void>;
 
