@@ -156,7 +156,7 @@ func TestResetEverything(t *testing.T) {
 	if pairs, err := secrets.Companies(context.Background()); err != nil || len(pairs) != 0 {
 		t.Errorf("keyring items left: %v, %v", pairs, err)
 	}
-	if _, err := f.Host.Fronts().Companies.List(); err == nil || !strings.Contains(err.Error(), "start it again") {
+	if _, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax); err == nil || !strings.Contains(err.Error(), "start it again") {
 		t.Errorf("Companies.List after the reset = %v", err)
 	}
 	if !s.Info().Reset {
@@ -212,7 +212,7 @@ func TestResetDemo(t *testing.T) {
 			t.Errorf("approval %s still waits after Reset demo", it.ID)
 		}
 	}
-	list, err := f.Host.Fronts().Companies.List()
+	list, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
 	if err != nil || len(list.Companies) != 1 || len(list.Companies[0].Accounts) != 1 || list.Companies[0].Accounts[0].Account != app.DemoAccount ||
 		!list.Companies[0].Demo || list.Companies[0].ScopeWords["orders:write"] == "" {
 		t.Fatalf("Companies after Reset demo = %+v, %v", list, err)

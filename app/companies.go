@@ -21,6 +21,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // Companies is the window's service for the Companies screen, over the Host's engine (discovery
@@ -87,10 +88,16 @@ func excludedTaskEntries(x *coverage.ExcludedTasks) []ExcludedTaskEntry {
 	return out
 }
 
-// CompanyList is the Companies screen.
+// CompanyList is a page of the Companies screen, in name order; Next continues it ("" on the
+// last page) and Total counts every discovered Company.
 type CompanyList struct {
 	Companies []CompanyEntry `json:"companies"`
+	Next      string         `json:"next"`
+	Total     int            `json:"total"`
 }
+
+// CompaniesPageMax is the most Companies one page of List holds.
+const CompaniesPageMax = 100
 
 func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(windowCause(c.h.Context()), d)
@@ -155,19 +162,43 @@ func (c *Companies) entry(ctx context.Context, co *discovery.Company, readAccoun
 	return e
 }
 
-// List returns the discovered Companies with their signed-in accounts, by name.
-func (c *Companies) List() (CompanyList, error) {
+// List returns a page of the discovered Companies with their signed-in accounts, in name order
+// (without case, then identifier), from cursor ("" for the first page; Next of the previous
+// one), at most limit of them (1 to CompaniesPageMax). A page is one range scan of an index of
+// the state database, one listing of the keyring, and each listed Company's stored document.
+func (c *Companies) List(cursor string, limit int) (CompanyList, error) {
 	if err := c.h.refusal(); err != nil {
 		return CompanyList{}, err
 	}
 	ctx, cancel := c.ctx(30 * time.Second)
 	defer cancel()
-	ids, err := c.h.knownCompanies(ctx)
+	if limit <= 0 || limit > CompaniesPageMax {
+		limit = CompaniesPageMax
+	}
+	q := vault.CompanyQuery{Limit: limit + 1}
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		name, id, ok := strings.Cut(string(raw), "\x00")
+		if err != nil || !ok || id == "" {
+			return CompanyList{}, fmt.Errorf("%q is not a cursor of the Companies list; list again from the start", cursor)
+		}
+		q.AfterName, q.AfterID = name, id
+	}
+	refs, err := c.h.state.ListCompanyRefs(ctx, q)
 	if err != nil {
 		return CompanyList{}, fmt.Errorf("reading the known Companies failed: %w", err)
 	}
+	out := CompanyList{Companies: []CompanyEntry{}}
+	if len(refs) > limit {
+		last := refs[limit-1]
+		out.Next = base64.RawURLEncoding.EncodeToString([]byte(last.Name + "\x00" + last.Identifier))
+		refs = refs[:limit]
+	}
+	if out.Total, err = c.h.state.CountCompanies(ctx); err != nil {
+		return CompanyList{}, fmt.Errorf("reading the known Companies failed: %w", err)
+	}
 	// One listing of the keyring says which Companies have a signed-in account; only those are
-	// asked for their accounts (each asks the keyring again), so 200 Companies cost one listing.
+	// asked for their accounts (each asks the keyring again), so a page costs one listing.
 	pairs, perr := c.h.secrets.Companies(ctx)
 	withAccount := map[string]bool{}
 	for _, p := range pairs {
@@ -175,26 +206,17 @@ func (c *Companies) List() (CompanyList, error) {
 			withAccount[p[0]] = true
 		}
 	}
-	out := CompanyList{Companies: []CompanyEntry{}}
-	for _, id := range ids {
-		if perr == nil && !withAccount[id] {
-			if co, err := c.h.engine.Company(ctx, id); err == nil {
-				out.Companies = append(out.Companies, c.entry(ctx, co, false, false))
-				continue
-			}
-		}
-		co, err := c.h.engine.Company(ctx, id)
+	for _, r := range refs {
+		co, err := c.h.engine.Company(ctx, r.Identifier)
 		if err != nil {
-			c.h.log.Warn("a stored Company could not be read", "company", id, "error", err.Error())
-			out.Companies = append(out.Companies, CompanyEntry{Company: CompanyCard{Identifier: id, Name: id},
-				Accounts: []oauth.AccountStatus{}, Problem: "Poppydesk could not read what it stored about this Company; discover its domain again. (" + err.Error() + ")"})
+			c.h.log.Warn("a stored Company could not be read", "company", r.Identifier, "error", err.Error())
+			out.Companies = append(out.Companies, CompanyEntry{Company: CompanyCard{Identifier: r.Identifier, Name: r.Identifier},
+				Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}, ScopeWords: map[string]string{},
+				Problem: "Poppydesk could not read what it stored about this Company; discover its domain again. (" + err.Error() + ")"})
 			continue
 		}
-		out.Companies = append(out.Companies, c.entry(ctx, co, true, false))
+		out.Companies = append(out.Companies, c.entry(ctx, co, perr != nil || withAccount[r.Identifier], false))
 	}
-	slices.SortFunc(out.Companies, func(a, b CompanyEntry) int {
-		return strings.Compare(strings.ToLower(a.Company.Name+"\x00"+a.Company.Identifier), strings.ToLower(b.Company.Name+"\x00"+b.Company.Identifier))
-	})
 	return out, nil
 }
 

@@ -41,7 +41,7 @@ func TestCompaniesShowExcludedTasks(t *testing.T) {
 	}
 	f.Restart(t)
 	before := len(f.Company.RequestsTo("", poppytest.ExcludedTasksPath))
-	l, err := f.Host.Fronts().Companies.List()
+	l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
 	if err != nil || len(l.Companies) != 1 || len(l.Companies[0].ExcludedTasks) != 4 {
 		t.Fatalf("List = %+v, %v", l, err)
 	}
@@ -107,7 +107,7 @@ func TestCompaniesListDoesNotWaitOnACompany(t *testing.T) {
 
 	listed := make(chan app.CompanyList, 1)
 	go func() {
-		l, err := f.Host.Fronts().Companies.List()
+		l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
 		if err != nil {
 			t.Error(err)
 		}
@@ -138,7 +138,7 @@ func TestCompaniesListDoesNotWaitOnACompany(t *testing.T) {
 	close(release)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		l, err := f.Host.Fronts().Companies.List()
+		l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,7 +147,7 @@ func TestFrontsWithoutEngine(t *testing.T) {
 		t.Errorf("SignIn.Current = %+v", cur)
 	}
 
-	_, err = f.Companies.List()
+	_, err = f.Companies.List("", app.CompaniesPageMax)
 	says("Companies.List", err)
 	_, err = f.Companies.Discover("shop.example")
 	says("Companies.Discover", err)
@@ -525,7 +525,7 @@ func TestCompaniesFront(t *testing.T) {
 	ctx := context.Background()
 	ev := listen(f.Host)
 	c := f.Host.Fronts().Companies
-	if l, err := c.List(); err != nil || len(l.Companies) != 0 {
+	if l, err := c.List("", 0); err != nil || len(l.Companies) != 0 {
 		t.Fatalf("List before discovery = %+v, %v", l, err)
 	}
 	if _, err := c.Discover("https://shop.example/path"); err == nil || !strings.Contains(err.Error(), "no path") {
@@ -542,7 +542,7 @@ func TestCompaniesFront(t *testing.T) {
 	f.SignIn(t, "personal", "orders:read")
 	f.SignIn(t, "work", "orders:read")
 	clientID := f.Host.Engine().Agent().ClientID()
-	l, err := c.List()
+	l, err := c.List("", 0)
 	if err != nil || len(l.Companies) != 1 || len(l.Companies[0].Accounts) != 2 {
 		t.Fatalf("List = %+v, %v", l, err)
 	}
@@ -567,7 +567,7 @@ func TestCompaniesFront(t *testing.T) {
 			t.Errorf("the keyring still holds %v after Forget", p)
 		}
 	}
-	if l, err := c.List(); err != nil || len(l.Companies) != 0 {
+	if l, err := c.List("", 0); err != nil || len(l.Companies) != 0 {
 		t.Errorf("List after Forget = %+v, %v", l, err)
 	}
 }

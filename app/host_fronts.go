@@ -158,19 +158,6 @@ func (h *Host) conversationCompanies(ctx context.Context) ([]ConversationCompany
 	return out, nil
 }
 
-// knownCompanies lists the identifiers of the discovered Companies in the state database.
-func (h *Host) knownCompanies(ctx context.Context) ([]string, error) {
-	cs, err := h.state.ListCompanies(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, c.Identifier)
-	}
-	return out, nil
-}
-
 // ForgetCompany signs every account out of the Company (revoking its refresh tokens, spec 4.6,
 // 5.5), then deletes what Poppydesk keeps about it: its secret bundles (every account, and the
 // signed-out identity with its User ID) and its state records. When a sign-out fails nothing

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,7 +112,7 @@ func firstLists(tb testing.TB, cfg app.Config) (startup, first, took time.Durati
 	}
 	fr.Shell.Status()
 	first = time.Since(start)
-	cos, err := fr.Companies.List()
+	cos, err := fr.Companies.List("", companiesPage) // as the window's Companies screen reads it
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func firstLists(tb testing.TB, cfg app.Config) (startup, first, took time.Durati
 	fr.Activity.List(100)
 	fr.Browser.State()
 	took = time.Since(start)
-	l.approvals, l.earlier, l.next, l.companies = len(items), len(page.Items), page.Next, len(cos.Companies)
+	l.approvals, l.earlier, l.next, l.companies, l.companiesTotal = len(items), len(page.Items), page.Next, len(cos.Companies), cos.Total
 	if err := h.CloseWithin(app.ShutdownGrace); err != nil {
 		tb.Fatal(err)
 	}
@@ -140,9 +142,13 @@ func firstLists(tb testing.TB, cfg app.Config) (startup, first, took time.Durati
 // frontend/src/views/approvals/view.ts).
 const earlierPage = 25
 
+// companiesPage is the page the window's Companies screen reads first (COMPANIES_PAGE in
+// frontend/src/views/companies.ts).
+const companiesPage = 30
+
 type listed struct {
-	sections, approvals, earlier, companies int
-	next                                    string
+	sections, approvals, earlier, companies, companiesTotal int
+	next                                                    string
 }
 
 // TestLongHistory: with 200 Companies, 10,000 decided approvals and 100,000 exchanges, the window's
@@ -156,7 +162,7 @@ func TestLongHistory(t *testing.T) {
 	}
 	f := longHistory(t)
 	_, _, _, l := firstLists(t, f.Config)
-	if l.approvals != 0 || l.earlier != earlierPage || l.next == "" || l.companies != scaleCompanies {
+	if l.approvals != 0 || l.earlier != earlierPage || l.next == "" || l.companies != companiesPage || l.companiesTotal != scaleCompanies {
 		t.Fatalf("first lists: %+v", l)
 	}
 	// Every decided approval, a page at a time, once each.
@@ -190,6 +196,32 @@ func TestLongHistory(t *testing.T) {
 	}
 	if len(seen) != scaleApprovals {
 		t.Fatalf("%d decided approvals paged, want %d", len(seen), scaleApprovals)
+	}
+	// Every Company, a page at a time, once each, in name order.
+	var names []string
+	for cursor, pages := "", 0; ; pages++ {
+		p, err := h.Fronts().Companies.List(cursor, companiesPage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Companies) > companiesPage || p.Total != scaleCompanies {
+			t.Fatalf("a page of %d Companies of %d", len(p.Companies), p.Total)
+		}
+		for _, e := range p.Companies {
+			if e.Problem != "" {
+				t.Fatalf("%s: %s", e.Company.Identifier, e.Problem)
+			}
+			names = append(names, strings.ToLower(e.Company.Name)+"\x00"+e.Company.Identifier)
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+		if pages > scaleCompanies {
+			t.Fatal("the pages do not end")
+		}
+	}
+	if len(names) != scaleCompanies || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != scaleCompanies {
+		t.Fatalf("%d Companies paged (want %d, each once, in name order); the first: %q", len(names), scaleCompanies, names[:min(len(names), 5)])
 	}
 	// The exchange log within its window after the open (vault.OpenState prunes).
 	db, err := sql.Open("sqlite", "file:"+statePath(f)+"?_pragma=query_only(1)")

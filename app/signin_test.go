@@ -93,7 +93,7 @@ func TestZeroServicesAnswer(t *testing.T) {
 	if err := s.DismissRequest("r"); err == nil {
 		t.Error("DismissRequest succeeded")
 	}
-	if _, err := c.List(); !errors.Is(err, errNotConnected) {
+	if _, err := c.List("", 0); !errors.Is(err, errNotConnected) {
 		t.Errorf("List: %v", err)
 	}
 	if _, err := c.Discover("shop.example"); !errors.Is(err, errNotConnected) {

@@ -117,6 +117,46 @@ func TestApprovalPages(t *testing.T) {
 	}
 }
 
+// TestCompanyPages: the Companies screen's pages, in name order without case (then identifier:
+// two Companies may share a name), each after the last of the previous page, every Company
+// once.
+func TestCompanyPages(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, StateOptions{})
+	names := []string{"beta", "Alpha", "gamma", "alpha", "", "Beta"}
+	for i, n := range names {
+		must(t, s.PutCompany(ctx, store.Company{Identifier: fmt.Sprintf("https://c%d.example", i), Domain: fmt.Sprintf("c%d.example", i), Name: n,
+			Document: json.RawMessage(`{}`), FetchedAt: t0}))
+	}
+	want := []string{"https://c4.example", "https://c1.example", "https://c3.example", "https://c0.example", "https://c5.example", "https://c2.example"}
+	for _, limit := range []int{1, 2, 4, 10} {
+		var got []string
+		q := CompanyQuery{Limit: limit}
+		for range 10 {
+			page, err := s.ListCompanyRefs(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > limit {
+				t.Fatalf("a page of %d, limit %d", len(page), limit)
+			}
+			for _, r := range page {
+				got = append(got, r.Identifier)
+			}
+			if len(page) < limit {
+				break
+			}
+			q.AfterName, q.AfterID = page[len(page)-1].Name, page[len(page)-1].Identifier
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("limit %d: pages = %v\nwant %v", limit, got, want)
+		}
+	}
+	if n, err := s.CountCompanies(ctx); err != nil || n != len(names) {
+		t.Errorf("CountCompanies = %d, %v", n, err)
+	}
+}
+
 // ids lists ap-HI down to ap-LO that keep passes (nil: all).
 func ids(hi, lo int, keep func(int) bool) []string {
 	var out []string
@@ -144,6 +184,8 @@ func TestListQueriesUseIndexes(t *testing.T) {
 		{"pending approvals", `SELECT id FROM approvals WHERE state IN (?) ORDER BY created_at DESC, id DESC LIMIT 101`, []any{"pending"}, "approvals_state_created"},
 		{"the decisions of a page", `SELECT seq FROM approval_decisions WHERE approval_id IN (?, ?) AND decision IN (?, ?) ORDER BY seq`, []any{"a", "b", "approve", "decline"}, "approval_decisions_approval"},
 		{"the names of a page's Companies", `SELECT identifier, name, domain FROM companies WHERE identifier IN (?, ?)`, []any{"a", "b"}, "sqlite_autoindex_companies_1"},
+		{"Companies by name, first page", `SELECT identifier, name, domain FROM companies ORDER BY name COLLATE NOCASE, identifier LIMIT 31`, nil, "companies_name"},
+		{"Companies by name, next page", `SELECT identifier, name, domain FROM companies WHERE (name COLLATE NOCASE > ? OR name COLLATE NOCASE = ? AND identifier > ?) ORDER BY name COLLATE NOCASE, identifier LIMIT 31`, []any{"b", "b", "x"}, "companies_name"},
 		{"a Company's conversations", `SELECT id FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, []any{"c"}, "conversations_updated"},
 		{"the exchange log's size", `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`, nil, "exchanges_size"},
 		{"aged exchanges", `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, []any{5}, "exchanges_at"},

@@ -83,6 +83,54 @@ func (s *State) CompanyNames(ctx context.Context, ids []string) (map[string]stor
 	return out, rows.Err()
 }
 
+// CompanyRef names a stored Company for a list: its identifier, name and domain.
+type CompanyRef struct{ Identifier, Name, Domain string }
+
+// CompanyQuery selects a page of Companies in name order (names compared without ASCII case,
+// then identifiers): those after AfterName and AfterID (the last of the previous page) when
+// AfterID is set, at most Limit (default 50).
+type CompanyQuery struct {
+	AfterName, AfterID string
+	Limit              int
+}
+
+// ListCompanyRefs returns a page of Companies in name order, one range scan of the
+// companies_name index; documents are not read.
+func (s *State) ListCompanyRefs(ctx context.Context, q CompanyQuery) ([]CompanyRef, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	query := `SELECT identifier, name, domain FROM companies`
+	var args []any
+	if q.AfterID != "" {
+		query += ` WHERE (name COLLATE NOCASE > ? OR name COLLATE NOCASE = ? AND identifier > ?)`
+		args = append(args, q.AfterName, q.AfterName, q.AfterID)
+	}
+	rows, err := s.r.QueryContext(ctx, query+` ORDER BY name COLLATE NOCASE, identifier LIMIT ?`, append(args, q.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("list a page of companies: %w", err)
+	}
+	defer rows.Close()
+	var out []CompanyRef
+	for rows.Next() {
+		var r CompanyRef
+		if err := rows.Scan(&r.Identifier, &r.Name, &r.Domain); err != nil {
+			return nil, fmt.Errorf("list a page of companies: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// CountCompanies returns how many Companies are stored.
+func (s *State) CountCompanies(ctx context.Context) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM companies`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count companies: %w", err)
+	}
+	return n, nil
+}
+
 // ListCompanies returns every discovered Company, by identifier.
 func (s *State) ListCompanies(ctx context.Context) ([]store.Company, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+companyCols+` FROM companies ORDER BY identifier`)

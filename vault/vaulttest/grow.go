@@ -28,8 +28,8 @@ type Scale struct {
 
 // Grow clones the rows of the state database at path until it holds s's totals. The database
 // must have been written by a run (at least one Company, one approval in a final state and one
-// exchange) and must not be open in a Host. Cloned Companies are named cN.localhost; cloned
-// approvals are spread over the cloned Companies.
+// exchange) and must not be open in a Host. Cloned Companies are at cN.localhost, named as the
+// first with " N" added; cloned approvals are spread over the cloned Companies.
 func Grow(ctx context.Context, path string, s Scale) error {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)")
 	if err != nil {
@@ -57,7 +57,8 @@ func Grow(ctx context.Context, path string, s Scale) error {
 	if add := s.Companies - have; add > 0 {
 		if _, err := tx.ExecContext(ctx, seq+`INSERT INTO companies (identifier, domain, name, document, fetched_at, etag, expires_at)
 			SELECT 'https://auth.c' || n || '.localhost', 'c' || n || '.localhost', c.name || ' ' || n,
-				replace(replace(c.document, c.identifier, 'https://auth.c' || n || '.localhost'), c.domain, 'c' || n || '.localhost'),
+				replace(replace(replace(c.document, c.identifier, 'https://auth.c' || n || '.localhost'), c.domain, 'c' || n || '.localhost'),
+					'"' || c.name || '"', '"' || c.name || ' ' || n || '"'),
 				c.fetched_at, c.etag, c.expires_at
 			FROM seq, (SELECT * FROM companies ORDER BY identifier LIMIT 1) c`, add); err != nil {
 			return fmt.Errorf("vaulttest: cloning Companies: %w", err)

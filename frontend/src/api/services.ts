@@ -90,7 +90,8 @@ export const signIn = { ...signInCalls, on: onEvent } satisfies Service<typeof S
 export type SignInAPI = typeof signIn;
 
 const companiesCalls = {
-  list: (): Promise<T.CompanyList> => call("Companies", () => Companies.List()),
+  // list reads a page of the Companies in name order ("" for the first page).
+  list: (cursor: string, limit: number): Promise<T.CompanyList> => call("Companies", () => Companies.List(cursor, limit)),
   discover: (domain: string): Promise<T.CompanyEntry> => call("Companies", () => Companies.Discover(domain)),
   signOut: (company: string, account: string): Promise<void> => call("Companies", () => Companies.SignOut(company, account)),
   forget: (company: string): Promise<void> => call("Companies", () => Companies.Forget(company)),

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { CompanyList } from "../api";
 import { FakeEvents } from "../api/testing";
-import { companiesView, type CompaniesBackend } from "./companies";
+import { COMPANIES_PAGE, companiesView, type CompaniesBackend } from "./companies";
 import { company, context, flush } from "./signin/fixtures";
 
 class FakeCompanies extends FakeEvents implements CompaniesBackend {
@@ -18,9 +18,19 @@ class FakeCompanies extends FakeEvents implements CompaniesBackend {
         ],
       },
     ],
+    next: "",
+    total: 1,
   };
   signedOut: string[] = [];
-  list = () => Promise.resolve(structuredClone(this.data));
+  reads: string[] = [];
+  // list pages through data.companies as app.Companies.List does (cursor: an index).
+  list = (cursor: string, limit: number) => {
+    this.reads.push(`${cursor}/${limit}`);
+    const all = this.data.companies ?? [];
+    const from = cursor ? Number(cursor) : 0;
+    const next = from + limit < all.length ? String(from + limit) : "";
+    return Promise.resolve(structuredClone({ companies: all.slice(from, from + limit), next, total: all.length }));
+  };
   discover = vi.fn((d: string) => (d === "bad.example" ? Promise.reject("discovery failed: spec 3") : Promise.resolve(this.data.companies![0])));
   signOut = (c: string, a: string) => {
     this.signedOut.push(`${c} ${a}`);
@@ -102,9 +112,47 @@ describe("the Companies view", () => {
   it("shows the empty state when there is no Company", async () => {
     const host = document.createElement("div");
     const b = new FakeCompanies();
-    b.data = { companies: [] };
+    b.data = { companies: [], next: "", total: 0 };
     companiesView(b)(host, context([]));
     await flush();
     expect(host.querySelector("#empty-state")).not.toBeNull();
+  });
+
+  it("reads 200 Companies a page at a time, and a reload after a change keeps what was shown", async () => {
+    const host = document.createElement("div");
+    const b = new FakeCompanies();
+    const one = b.data.companies![0];
+    b.data.companies = Array.from({ length: 200 }, (_, i) => ({
+      ...structuredClone(one),
+      company: { ...one.company, identifier: `https://auth.c${i}.example`, name: `Company ${String(i).padStart(3, "0")}` },
+    }));
+    b.data.total = 200;
+    companiesView(b)(host, context([]));
+    await flush();
+    const cards = () => host.querySelectorAll(".co-card").length;
+    expect(cards()).toBe(COMPANIES_PAGE);
+    expect(b.reads).toEqual([`/${COMPANIES_PAGE}`]);
+    const more = host.querySelector<HTMLButtonElement>("#co-more")!;
+    expect(more.textContent).toBe(`Show more Companies (${200 - COMPANIES_PAGE} more)`);
+    more.click();
+    await flush();
+    expect(cards()).toBe(2 * COMPANIES_PAGE);
+    expect(b.reads[1]).toBe(`${COMPANIES_PAGE}/${COMPANIES_PAGE}`);
+    // Sign out on a card of the second page: the list is read again as far as it was shown.
+    const card = host.querySelectorAll<HTMLElement>(".co-card")[COMPANIES_PAGE + 5];
+    card.querySelector<HTMLButtonElement>(".co-account button")!.click();
+    card.querySelector<HTMLButtonElement>("[id$='-yes']")!.click();
+    await flush();
+    await flush();
+    expect(b.reads[2]).toBe(`/${2 * COMPANIES_PAGE}`);
+    expect(cards()).toBe(2 * COMPANIES_PAGE);
+    expect(host.querySelector(`[data-company="https://auth.c${COMPANIES_PAGE + 5}.example"]`)).not.toBeNull();
+    for (let i = 0; i < 10 && !host.querySelector<HTMLElement>(".co-more")!.hidden; i++) {
+      host.querySelector<HTMLButtonElement>("#co-more")!.click();
+      await flush();
+    }
+    expect(cards()).toBe(200);
+    expect(host.querySelector<HTMLElement>(".co-more")!.hidden).toBe(true);
+    expect(new Set(Array.from(host.querySelectorAll<HTMLElement>(".co-card"), (c) => c.dataset.company)).size).toBe(200);
   });
 });

@@ -14,6 +14,11 @@ import { offeredWords, openSignIn } from "./signin";
 // CompaniesBackend is what the view needs from Go: app.Companies (api.companies, or a test's fake).
 export type CompaniesBackend = CompaniesAPI;
 
+// COMPANIES_PAGE is how many Companies one read brings: the first screen and a little more, so
+// the screen opens as fast with 200 Companies as with 2; PAGE_MAX is app.CompaniesPageMax.
+export const COMPANIES_PAGE = 30;
+const PAGE_MAX = 100;
+
 // accountWords describes one signed-in account: its label and what it may do, each scope with
 // the Company's own description beside its name when it gave one.
 export function accountWords(a: AccountStatus, words: Record<string, string> | null = null, demo = false): string {
@@ -144,29 +149,76 @@ export function companiesView(backend: CompaniesBackend): SectionView {
       return li;
     }
 
-    async function load(): Promise<void> {
-      let l: CompanyList;
+    // shown are the Companies listed so far (pages of COMPANIES_PAGE), next the cursor after
+    // them ("" when they are all); a reload after a change reads as many again, so the card the
+    // user acted on stays in view.
+    let shown = 0;
+    let next = "";
+    const ul = el("ul", { class: "co-cards" });
+    const more = el("button", { class: "btn btn-secondary", type: "button", id: "co-more" }, "Show more Companies");
+    const moreRow = el("p", { class: "co-more" }, more);
+    let reading = false;
+    const readMore = async () => {
+      if (reading || !next) return;
+      reading = true;
+      more.disabled = true;
       try {
-        l = await backend.list();
+        const l = await backend.list(next, COMPANIES_PAGE);
+        if (gone) return;
+        for (const e of l.companies ?? []) ul.appendChild(card(e));
+        shown += (l.companies ?? []).length;
+        next = l.next;
+        showMore(l.total);
+      } catch (e) {
+        message.textContent = `Reading more Companies failed: ${describeError(e)}`;
+      } finally {
+        reading = false;
+        more.disabled = false;
+      }
+    };
+    more.addEventListener("click", () => void readMore());
+    const showMore = (total: number) => {
+      moreRow.hidden = !next;
+      more.textContent = `Show more Companies (${Math.max(0, total - shown)} more)`;
+    };
+    // The button reads the next page by itself when it scrolls into view, where the window can
+    // tell (IntersectionObserver).
+    const View = host.ownerDocument.defaultView as (Window & typeof globalThis) | null;
+    const seen = View && "IntersectionObserver" in View ? new View.IntersectionObserver((es) => es.some((e) => e.isIntersecting) && void readMore()) : null;
+    seen?.observe(more);
+
+    async function load(): Promise<void> {
+      const want = Math.max(COMPANIES_PAGE, shown);
+      const entries: CompanyEntry[] = [];
+      let l: CompanyList = { companies: [], next: "", total: 0 };
+      try {
+        let cursor = "";
+        do {
+          l = await backend.list(cursor, Math.min(want - entries.length, PAGE_MAX));
+          entries.push(...(l.companies ?? []));
+          cursor = l.next;
+        } while (cursor && entries.length < want);
       } catch (e) {
         if (!gone) list.replaceChildren(ctx.empty(), el("p", { class: "si-error" }, `Companies are unavailable: ${describeError(e)}`));
         return;
       }
       if (gone) return;
-      const cs = l.companies ?? [];
-      if (cs.length === 0) {
+      shown = entries.length;
+      next = l.next;
+      if (entries.length === 0) {
         list.replaceChildren(ctx.empty());
         return;
       }
-      const ul = el("ul", { class: "co-cards" });
-      for (const e of cs) ul.appendChild(card(e));
-      list.replaceChildren(ul);
+      ul.replaceChildren(...entries.map(card));
+      showMore(l.total);
+      list.replaceChildren(ul, moreRow);
     }
 
     const off = backend.on(EVENTS.companiesChanged, () => void load());
     void load();
     return () => {
       gone = true;
+      seen?.disconnect();
       off();
     };
   };

@@ -495,6 +495,8 @@ export namespace app {
 	}
 	export class CompanyList {
 	    companies: CompanyEntry[];
+	    next: string;
+	    total: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new CompanyList(source);
@@ -503,6 +505,8 @@ export namespace app {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.companies = this.convertValues(source["companies"], CompanyEntry);
+	        this.next = source["next"];
+	        this.total = source["total"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -6,6 +6,6 @@ export function Discover(arg1:string):Promise<app.CompanyEntry>;
 
 export function Forget(arg1:string):Promise<void>;
 
-export function List():Promise<app.CompanyList>;
+export function List(arg1:string,arg2:number):Promise<app.CompanyList>;
 
 export function SignOut(arg1:string,arg2:string):Promise<void>;

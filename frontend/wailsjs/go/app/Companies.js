@@ -10,8 +10,8 @@ export function Forget(arg1) {
   return window['go']['app']['Companies']['Forget'](arg1);
 }
 
-export function List() {
-  return window['go']['app']['Companies']['List']();
+export function List(arg1, arg2) {
+  return window['go']['app']['Companies']['List'](arg1, arg2);
 }
 
 export function SignOut(arg1, arg2) {
