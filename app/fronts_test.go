@@ -18,10 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/poppydesk/poppydesk/agentcore/apis"
-	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
-	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -203,24 +200,6 @@ func TestFrontsWithoutEngine(t *testing.T) {
 	}
 }
 
-// requestExchange asks for the spec's jacket exchange through the Orders API, as the model would.
-func requestExchange(t *testing.T, f *apptest.Fixture, co *discovery.Company, account string) *approvals.Outcome {
-	t.Helper()
-	var api string
-	for _, a := range co.Document.APIs {
-		if a.Type == "openapi" {
-			api = a.URL
-		}
-	}
-	out, err := f.Host.Queue().CallAPI(context.Background(), approvals.APICall{Company: co.Identifier, Account: account, API: api, OperationID: "exchangeItem",
-		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
-		Intent: map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"}})
-	if err != nil || out.Status != "waiting_for_user" || out.ApprovalID == "" {
-		t.Fatalf("the exchange request: %+v, %v", out, err)
-	}
-	return out
-}
-
 // TestApprovalsFront: a new approval in the real queue reaches the window at once (its event),
 // then the badge counts it and a desktop notification names the verified Company; the user's
 // Approve through the window's service performs it; a state change updates the badge and shows
@@ -244,7 +223,7 @@ func TestApprovalsFront(t *testing.T) {
 		t.Errorf("RunExampleAgent outside demo = %v", err)
 	}
 
-	out := requestExchange(t, f, co, "personal")
+	out := apptest.RequestExchange(t, f, co, "personal")
 	if !ev.has(`approvals:changed [{"kind":"created","id":"` + out.ApprovalID + `","state":"pending"}]`) {
 		t.Errorf("the window did not hear of the new approval at once: %v", ev.events)
 	}

@@ -3,82 +3,15 @@ package app_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/apis"
-	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/vault"
-	"github.com/poppydesk/poppydesk/vault/vaulttest"
 )
-
-// A long-used Poppydesk: 200 discovered Companies, 10,000 decided approvals and 100,000 recorded
-// exchanges spread over 45 days (the exchange log keeps 30 days and 200 MiB).
-const (
-	scaleCompanies = 200
-	scaleApprovals = 10000
-	scaleExchanges = 100000
-	scaleSpan      = 45 * 24 * time.Hour
-)
-
-// longHistory runs the product once for real (sign in, the model's request, the user's approval
-// in the window's Approvals service, so the records are the product's own), closes the Host and
-// grows its state database to the scale above. The returned fixture's Host is closed.
-func longHistory(tb testing.TB) *apptest.Fixture {
-	tb.Helper()
-	f := apptest.Start(tb, apptest.Options{})
-	f.SignIn(tb, "personal", "orders:read", "orders:write")
-	co := f.Discover(tb)
-	out := requestExchangeTB(tb, f, co.Identifier)
-	a := f.Host.Fronts().Approvals
-	it, err := a.Get(out)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if res, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest); err != nil || res.Status != "done" {
-		tb.Fatalf("Approve = %+v, %v", res, err)
-	}
-	if err := f.Host.Engine().FlushExchanges(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	f.Close()
-	if err := vaulttest.Grow(context.Background(), statePath(f), vaulttest.Scale{Companies: scaleCompanies, Approvals: scaleApprovals,
-		Exchanges: scaleExchanges, Now: f.Clock.Now(), Span: scaleSpan}); err != nil {
-		tb.Fatal(err)
-	}
-	return f
-}
-
-func statePath(f *apptest.Fixture) string { return filepath.Join(f.Config.Paths.Data, app.StateFile) }
-
-// requestExchangeTB asks for the spec's jacket exchange as the model would (requestExchange, for
-// benchmarks too); it returns the approval's ID.
-func requestExchangeTB(tb testing.TB, f *apptest.Fixture, company string) string {
-	tb.Helper()
-	co, err := f.Host.Engine().Company(context.Background(), company)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var api string
-	for _, a := range co.Document.APIs {
-		if a.Type == "openapi" {
-			api = a.URL
-		}
-	}
-	out, err := f.Host.Queue().CallAPI(context.Background(), approvals.APICall{Company: co.Identifier, Account: "personal", API: api, OperationID: "exchangeItem",
-		Input:  apis.Input{Path: map[string]string{"id": "ord_7Hk2"}, Body: json.RawMessage(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)},
-		Intent: map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"}})
-	if err != nil || out.Status != "waiting_for_user" || out.ApprovalID == "" {
-		tb.Fatalf("the exchange request: %+v, %v", out, err)
-	}
-	return out.ApprovalID
-}
 
 // firstLists builds a Host from cfg and makes the first calls of each of the window's services
 // (what the window does when it opens), then closes the Host. It returns how long the start
@@ -160,9 +93,9 @@ func TestLongHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a long history")
 	}
-	f := longHistory(t)
+	f := apptest.LongHistory(t)
 	_, _, _, l := firstLists(t, f.Config)
-	if l.approvals != 0 || l.earlier != earlierPage || l.next == "" || l.companies != companiesPage || l.companiesTotal != scaleCompanies {
+	if l.approvals != 0 || l.earlier != earlierPage || l.next == "" || l.companies != companiesPage || l.companiesTotal != apptest.LongCompanies {
 		t.Fatalf("first lists: %+v", l)
 	}
 	// Every decided approval, a page at a time, once each.
@@ -190,12 +123,12 @@ func TestLongHistory(t *testing.T) {
 		if cursor = p.Next; cursor == "" {
 			break
 		}
-		if pages > scaleApprovals {
+		if pages > apptest.LongApprovals {
 			t.Fatal("the pages do not end")
 		}
 	}
-	if len(seen) != scaleApprovals {
-		t.Fatalf("%d decided approvals paged, want %d", len(seen), scaleApprovals)
+	if len(seen) != apptest.LongApprovals {
+		t.Fatalf("%d decided approvals paged, want %d", len(seen), apptest.LongApprovals)
 	}
 	// Every Company, a page at a time, once each, in name order.
 	var names []string
@@ -204,7 +137,7 @@ func TestLongHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Companies) > companiesPage || p.Total != scaleCompanies {
+		if len(p.Companies) > companiesPage || p.Total != apptest.LongCompanies {
 			t.Fatalf("a page of %d Companies of %d", len(p.Companies), p.Total)
 		}
 		for _, e := range p.Companies {
@@ -216,15 +149,15 @@ func TestLongHistory(t *testing.T) {
 		if cursor = p.Next; cursor == "" {
 			break
 		}
-		if pages > scaleCompanies {
+		if pages > apptest.LongCompanies {
 			t.Fatal("the pages do not end")
 		}
 	}
-	if len(names) != scaleCompanies || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != scaleCompanies {
-		t.Fatalf("%d Companies paged (want %d, each once, in name order); the first: %q", len(names), scaleCompanies, names[:min(len(names), 5)])
+	if len(names) != apptest.LongCompanies || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != apptest.LongCompanies {
+		t.Fatalf("%d Companies paged (want %d, each once, in name order); the first: %q", len(names), apptest.LongCompanies, names[:min(len(names), 5)])
 	}
 	// The exchange log within its window after the open (vault.OpenState prunes).
-	db, err := sql.Open("sqlite", "file:"+statePath(f)+"?_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", "file:"+f.StatePath()+"?_pragma=query_only(1)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +168,11 @@ func TestLongHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutoff := f.Clock.Now().Add(-vault.DefaultExchangeMaxAge).UnixNano()
-	if rows == 0 || rows >= scaleExchanges || bytes > vault.DefaultExchangeMaxBytes || oldest.Int64 < cutoff {
+	if rows == 0 || rows >= apptest.LongExchanges || bytes > vault.DefaultExchangeMaxBytes || oldest.Int64 < cutoff {
 		t.Fatalf("the exchange log holds %d rows, %d bytes, the oldest at %v: not within 30 days and %d bytes",
 			rows, bytes, time.Unix(0, oldest.Int64), vault.DefaultExchangeMaxBytes)
 	}
-	t.Logf("exchange log after the open: %d of %d rows kept, %d bytes", rows, scaleExchanges, bytes)
+	t.Logf("exchange log after the open: %d of %d rows kept, %d bytes", rows, apptest.LongExchanges, bytes)
 }
 
 // BenchmarkStartLongHistory: app.New with its start-up work, then the window's first calls, over
@@ -249,7 +182,7 @@ func TestLongHistory(t *testing.T) {
 // status and the Approvals list: the open approvals and the first earlierPage decided ones); every-section-ratio with the first call of every other section too, the 200
 // Company cards included, which the empty state does not have.
 func BenchmarkStartLongHistory(b *testing.B) {
-	big := longHistory(b)
+	big := apptest.LongHistory(b)
 	empty := apptest.Start(b, apptest.Options{})
 	empty.Close()
 	firstLists(b, big.Config) // the first open prunes the exchange log to its window

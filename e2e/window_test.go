@@ -35,7 +35,7 @@ var sections = []struct{ id, title, empty string }{
 
 // prerequisites returns the built frontend and Chromium, or skips (fails with
 // POPPYDESK_REQUIRE_E2E=1) when one is missing.
-func prerequisites(t *testing.T) (dist, chromium string) {
+func prerequisites(t testing.TB) (dist, chromium string) {
 	t.Helper()
 	require := os.Getenv("POPPYDESK_REQUIRE_E2E") == "1"
 	missing := func(msg string) {
@@ -303,7 +303,7 @@ func jsString(s string) string {
 // windowBrowser starts Debian's headless Chromium with the flags every window test uses (a fresh
 // profile, no D-Bus), with extra flags if any, and installs the observer before any page script
 // runs. The browser stops when the test ends.
-func windowBrowser(t *testing.T, ctx context.Context, chromium string, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
+func windowBrowser(t testing.TB, ctx context.Context, chromium string, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,

@@ -2,7 +2,9 @@
 # Reads `go test -bench` output (stdin or files) and prints one table of the benchmarks that
 # compare against a baseline in the same run (internal/benchratio: names SUBJECT/vs=BASELINE,
 # metric x-baseline) or against a floor (metric x-floor: the signed request against a plain
-# request plus one bare signature): package, benchmark, ratio, baseline, and both times.
+# request plus one bare signature), and the ratios a benchmark reports itself (metrics named
+# *-ratio, against a baseline its doc names, such as an empty state): package, benchmark, ratio,
+# baseline, and both times where known.
 set -euo pipefail
 awk '
 /^pkg: / { pkg = $2; sub(/^github.com\/poppydesk\/poppydesk\//, "", pkg) }
@@ -27,6 +29,12 @@ awk '
 		if ($(i+1) == "bare-sig-ns/op") sns = $i
 	}
 	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %12s %12s", pkg, name, ratio, "plain + bare signature", ns, pns + sns)
+}
+/^Benchmark/ && /-ratio( |$)/ {
+	name = $1; sub(/-[0-9]+$/, "", name)
+	for (i = 3; i < NF; i++) {
+		if ($(i+1) ~ /-ratio$/) rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %12s %12s", pkg, name "/" $(i+1), $i, "its doc (same run)", "", "")
+	}
 }
 END {
 	printf "%-22s %-58s %10s  %-26s %12s %12s\n", "package", "benchmark", "ratio", "baseline", "ns/op", "baseline ns/op"

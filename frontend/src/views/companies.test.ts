@@ -128,7 +128,9 @@ describe("the Companies view", () => {
     }));
     b.data.total = 200;
     companiesView(b)(host, context([]));
+    expect(host.querySelector("#co-list")!.getAttribute("aria-busy")).toBe("true");
     await flush();
+    expect(host.querySelector("#co-list")!.hasAttribute("aria-busy")).toBe(false);
     const cards = () => host.querySelectorAll(".co-card").length;
     expect(cards()).toBe(COMPANIES_PAGE);
     expect(b.reads).toEqual([`/${COMPANIES_PAGE}`]);

@@ -97,7 +97,8 @@ export function companiesView(backend: CompaniesBackend): SectionView {
         },
       );
     });
-    const list = el("div", { class: "co-list", id: "co-list" });
+    // aria-busy until the first read of the list has ended, for assistive technology.
+    const list = el("div", { class: "co-list", id: "co-list", "aria-busy": "true" });
     host.replaceChildren(form, list);
 
     const fail = (what: string) => (e: unknown) => {
@@ -200,9 +201,11 @@ export function companiesView(backend: CompaniesBackend): SectionView {
         } while (cursor && entries.length < want);
       } catch (e) {
         if (!gone) list.replaceChildren(ctx.empty(), el("p", { class: "si-error" }, `Companies are unavailable: ${describeError(e)}`));
+        list.removeAttribute("aria-busy");
         return;
       }
       if (gone) return;
+      list.removeAttribute("aria-busy");
       shown = entries.length;
       next = l.next;
       if (entries.length === 0) {

@@ -28,7 +28,9 @@ describe("the Approvals list with a long history", () => {
       item({ id: `apr_d${i}`, state: "succeeded", decidable: false, current: { ...item().current, summaryText: `decided ${i}` } }),
     );
     approvalsView(backend, { requireTrusted: false })($("host"), ctx());
+    expect($("approvals-list").getAttribute("aria-busy")).toBe("true");
     await vi.waitFor(() => expect($("approval-row-apr_1")).toBeTruthy());
+    expect($("approvals-list").hasAttribute("aria-busy")).toBe(false);
     const scroller = document.querySelector(".group-earlier .approval-earlier") as HTMLElement;
     expect(scroller.dataset.rows).toBe("25");
     expect(backend.earlierCalls).toEqual(["/25"]);

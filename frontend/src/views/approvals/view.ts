@@ -59,7 +59,8 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
   return (host: HTMLElement, ctx: ViewContext) => {
     // The empty state at once (replaced when the list has loaded), so the section never flashes
     // blank.
-    const listHost = el("div", { class: "approvals-list", id: "approvals-list" }, ctx.empty());
+    // aria-busy until the first read of the list has ended, for assistive technology.
+    const listHost = el("div", { class: "approvals-list", id: "approvals-list", "aria-busy": "true" }, ctx.empty());
     host.append(listHost);
     if (!dialog) dialog = new ApprovalDialog(document, backend, opts);
     const dlg = dialog;
@@ -102,11 +103,13 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
         next = page.next;
       } catch (err) {
         if (!gone) listHost.replaceChildren(el("p", { class: "result-error", role: "alert" }, `Could not read the approvals: ${describeError(err)}`));
+        listHost.removeAttribute("aria-busy");
         return [];
       }
       if (gone) return items;
       ctx.setBadge("approvals", items.filter((i) => i.decidable).length);
       renderList(items);
+      listHost.removeAttribute("aria-busy");
       return items;
     };
 

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/webbridge"
+)
+
+// firstScreen is true once the window has shown its first screen: the header's data from Go
+// (body[data-ready]) and the Approvals list, its default section, read (no longer aria-busy).
+const firstScreen = `document.body.dataset.ready === "true" && !!document.querySelector("#approvals-list:not([aria-busy])")`
+
+// openWindow builds a Host from cfg as `poppydesk` does (app.New), serves its window and opens it
+// in the browser tab bctx, and waits for the first screen. It returns how long that took from
+// before app.New, and a function that closes the window's server and the Host.
+func openWindow(tb testing.TB, bctx context.Context, cfg app.Config, dist string) (time.Duration, func()) {
+	tb.Helper()
+	start := time.Now()
+	h, err := app.New(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.WaitStarted(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := webbridge.Start(context.Background(), "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: h.Bindings(), Log: h.Logger()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	detach := h.Relay().Attach(srv)
+	closeAll := func() {
+		detach()
+		srv.Close()
+		if err := h.CloseWithin(app.ShutdownGrace); err != nil {
+			tb.Error(err)
+		}
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Navigate(srv.URL())); err != nil {
+		closeAll()
+		tb.Fatalf("opening the window failed: %v", err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Poll[chromedp.Void](firstScreen, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(time.Millisecond))); err != nil {
+		closeAll()
+		tb.Fatalf("waiting for the first screen: %v", err)
+	}
+	return time.Since(start), closeAll
+}
+
+// TestWindowLongHistory: the window in Chromium over a long history (200 Companies, 10,000
+// decided approvals, 100,000 exchanges). The Approvals list opens with its first page read and
+// only the rows in and near view in the DOM, and reads the next page when scrolled; a row
+// opens the whole approval in the dialog. The Companies screen shows its first page of cards in
+// name order and the rest a page at a time.
+func TestWindowLongHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a long history")
+	}
+	dist, chromium := prerequisites(t)
+	f := apptest.LongHistory(t)
+	bctx := windowBrowser(t, context.Background(), chromium, 1200, 800)
+	took, closeWindow := openWindow(t, bctx, f.Config, dist)
+	defer closeWindow()
+	t.Logf("window to its first screen over the long history: %v", took)
+	eval := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return s
+	}
+	waitFor := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(bctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+			t.Fatalf("waiting for %s (%s): %v; the page shows: %s", what, expr, err, eval(`document.querySelector("main")?.innerText.slice(0, 400) ?? ""`))
+		}
+	}
+	const earlier = `document.querySelector(".group-earlier .approval-earlier")`
+	waitFor("the earlier approvals", `!!`+earlier)
+	if got := eval(earlier + `.dataset.rows`); got != "25" {
+		t.Fatalf("the first page holds %s rows, want 25 (FIRST_PAGE)", got)
+	}
+	rendered := func() int {
+		n, _ := strconv.Atoi(eval(`String(` + earlier + `.querySelectorAll(".approval-row").length)`))
+		return n
+	}
+	if n := rendered(); n == 0 || n > 25 {
+		t.Fatalf("%d rows in the DOM", n)
+	}
+	eval(`(() => { const s = ` + earlier + `; s.scrollTop = s.scrollHeight; s.dispatchEvent(new Event("scroll")); return ""; })()`)
+	waitFor("the next page", earlier+`.dataset.rows === "75"`)
+	if n := rendered(); n == 0 || n > 40 {
+		t.Fatalf("%d rows in the DOM after scrolling", n)
+	}
+	// A row opens the whole approval: its terms and the Company's verified name.
+	eval(`(() => { document.querySelector(".group-earlier .approval-row").click(); return ""; })()`)
+	waitFor("the dialog", `!!document.querySelector("#approval-dialog")?.textContent.includes("Shop (reference Company)")`)
+	eval(`(() => { document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true })); location.hash = "#/companies"; return ""; })()`)
+
+	waitFor("the Companies screen", `!!document.querySelector("#co-list:not([aria-busy]) .co-card")`)
+	cards := func() string { return eval(`String(document.querySelectorAll(".co-card").length)`) }
+	if n := cards(); n != "30" {
+		t.Fatalf("the Companies screen shows %s cards, want its first page of 30", n)
+	}
+	if got := eval(`document.querySelector("#co-more").textContent`); got != "Show more Companies (170 more)" {
+		t.Fatalf("the Show more button says %q", got)
+	}
+	for i := 0; i < 10 && eval(`String(document.querySelector(".co-more").hidden)`) == "false"; i++ {
+		before := cards()
+		eval(`(() => { document.querySelector("#co-more").click(); return ""; })()`)
+		waitFor("the next page of Companies", `String(document.querySelectorAll(".co-card").length) !== "`+before+`"`)
+	}
+	if n := cards(); n != "200" {
+		t.Fatalf("%s cards after every page, want 200", n)
+	}
+	if errs := eval(`JSON.stringify(window.__errors)`); errs != "[]" {
+		t.Fatalf("page errors: %s", errs)
+	}
+}
+
+// BenchmarkWindowStartLongHistory: the window's start in Chromium, from before app.New to its
+// first screen shown (the header and the Approvals list read, as a user sees it), over the long
+// history against the same over an empty state database, interleaved in the same run in one
+// browser tab. window-start-ratio is the long history's time over the empty state's.
+func BenchmarkWindowStartLongHistory(b *testing.B) {
+	dist, chromium := prerequisites(b)
+	big := apptest.LongHistory(b)
+	empty := apptest.Start(b, apptest.Options{})
+	empty.Close()
+	bctx := windowBrowser(b, context.Background(), chromium, 1200, 800)
+	for _, cfg := range []app.Config{big.Config, empty.Config} { // the first open prunes the exchange log; Chromium warms up
+		_, closeWindow := openWindow(b, bctx, cfg, dist)
+		closeWindow()
+	}
+	var tBig, tEmpty time.Duration
+	for b.Loop() {
+		d, closeWindow := openWindow(b, bctx, empty.Config, dist)
+		closeWindow()
+		tEmpty += d
+		d, closeWindow = openWindow(b, bctx, big.Config, dist)
+		closeWindow()
+		tBig += d
+	}
+	b.ReportMetric(float64(tBig)/float64(tEmpty), "window-start-ratio")
+	b.ReportMetric(float64(tEmpty.Microseconds())/1000/float64(b.N), "empty-window-ms")
+	b.ReportMetric(float64(tBig.Microseconds())/1000/float64(b.N), "long-window-ms")
+}
