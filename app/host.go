@@ -412,7 +412,7 @@ func (h *Host) openState(ctx context.Context) error {
 		dir = h.stateDir
 	}
 	path := filepath.Join(dir, StateFile)
-	st, err := vault.OpenState(ctx, path, vault.StateOptions{Now: h.now, Logger: h.log})
+	st, err := vault.OpenState(ctx, path, vault.StateOptions{Now: h.now, Logger: h.log, PruneLater: true}) // startWork prunes
 	if err != nil {
 		return fmt.Errorf("opening the state database %s failed: %w; check the data folder's permissions", path, err)
 	}

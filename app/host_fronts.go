@@ -84,11 +84,21 @@ func (h *Host) browserEngine() (*engine.Engine, browserjoin.StatusFunc) {
 	return h.engine, browserjoin.OAuthStatus(h.oauth)
 }
 
-// startWork starts what runs for the Host's life: approvals whose outcome is unknown are sent
+// startWork starts what runs for the Host's life: the exchange log is pruned to its window,
+// approvals whose outcome is unknown are sent
 // again with the same approval (Operations 7), messages persisted but not accepted are sent
 // again with the same IDs (spec 8.3), and at shutdown the window's streams stop.
 func (h *Host) startWork(context.Context) error {
 	return h.life.Go("start-up recovery", func(ctx context.Context) {
+		// The exchange log back within its window (30 days, 200 MiB), beside the window's
+		// first reads: after weeks unused this deletes many rows.
+		if h.state != nil {
+			if n, err := h.state.PruneExchanges(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				h.log.Warn("keeping the exchange log within its window failed; it is tried again as exchanges are recorded", "err", err)
+			} else if n > 0 {
+				h.log.Info("the exchange log was kept within its window", "removed", n)
+			}
+		}
 		if h.queue != nil {
 			if err := h.queue.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				h.log.Warn("recovering approvals with an unknown outcome failed; use Check the outcome in the window", "err", err)

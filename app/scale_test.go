@@ -87,8 +87,7 @@ type listed struct {
 // TestLongHistory: with 200 Companies, 10,000 decided approvals and 100,000 exchanges, the window's
 // first lists are pages (List holds the open approvals only, none here; Earlier pages through every
 // decided one exactly once), the Companies screen lists all 200, and
-// the exchange log is within its retention window (30 days, 200 MiB) once the state database is
-// opened.
+// the exchange log is within its retention window (30 days, 200 MiB) once the Host has started.
 func TestLongHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a long history")
@@ -156,7 +155,7 @@ func TestLongHistory(t *testing.T) {
 	if len(names) != apptest.LongCompanies || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != apptest.LongCompanies {
 		t.Fatalf("%d Companies paged (want %d, each once, in name order); the first: %q", len(names), apptest.LongCompanies, names[:min(len(names), 5)])
 	}
-	// The exchange log within its window after the open (vault.OpenState prunes).
+	// The exchange log within its window once the Host has started (its start-up work prunes).
 	db, err := sql.Open("sqlite", "file:"+f.StatePath()+"?_pragma=query_only(1)")
 	if err != nil {
 		t.Fatal(err)

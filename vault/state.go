@@ -38,6 +38,10 @@ type StateOptions struct {
 	ExchangeMaxBytes int64            // default DefaultExchangeMaxBytes
 	BusyTimeout      time.Duration    // default DefaultBusyTimeout
 	Logger           *slog.Logger     // default slog.Default()
+	// PruneLater leaves the exchange log as it is at open: the caller runs PruneExchanges when
+	// it suits it (the Host, in its start-up work beside the window's first reads, so a log
+	// unused for weeks does not hold up the start).
+	PruneLater bool
 }
 
 // State is Poppydesk's non-secret memory in one SQLite file (WAL mode). One connection writes;
@@ -95,7 +99,8 @@ func SchemaVersion() int {
 }
 
 // OpenState opens (creating if needed) the state database at path, applies the embedded
-// migrations that it lacks (forward only), and prunes the exchange log.
+// migrations that it lacks (forward only), and prunes the exchange log (unless
+// opts.PruneLater).
 func OpenState(ctx context.Context, path string, opts StateOptions) (*State, error) {
 	s, err := openState(ctx, path, opts)
 	if err != nil {
@@ -104,6 +109,9 @@ func OpenState(ctx context.Context, path string, opts StateOptions) (*State, err
 	if err := migrate(ctx, s.w, path, -1); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if opts.PruneLater {
+		return s, nil
 	}
 	if _, err := s.PruneExchanges(ctx); err != nil {
 		s.Close()

@@ -666,3 +666,34 @@ func TestOpenStateOddPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenPrunesUnlessLater: OpenState keeps the exchange log within its window at open, except
+// with PruneLater (the Host prunes in its start-up work instead).
+func TestOpenPrunesUnlessLater(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		opts StateOptions
+		kept int
+	}{
+		{"at open", StateOptions{}, 0},
+		{"later", StateOptions{PruneLater: true}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			s, err := OpenState(ctx, path, StateOptions{Now: func() time.Time { return t0 }})
+			must(t, err)
+			_, err = s.AddExchange(ctx, store.Exchange{At: t0, Company: "https://a.example"})
+			must(t, err)
+			must(t, s.Close())
+			tc.opts.Now = func() time.Time { return t0.Add(DefaultExchangeMaxAge + time.Hour) }
+			s, err = OpenState(ctx, path, tc.opts)
+			must(t, err)
+			defer s.Close()
+			if all, err := s.ListExchanges(ctx, ExchangeQuery{Limit: 10}); err != nil || len(all) != tc.kept {
+				t.Fatalf("%d exchanges after the open, %v; want %d", len(all), err, tc.kept)
+			}
+		})
+	}
+}
