@@ -24,6 +24,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // heard records what the Host tells the window: each event as its name and its data as JSON.
@@ -793,5 +794,59 @@ func TestActivityFront(t *testing.T) {
 	sf := apptest.Start(t, apptest.Options{Socket: true})
 	if info := sf.Host.Fronts().Activity.Info(); !info.Listening || info.Socket != sf.Host.Socket() || info.Socket == "" || info.Problem != "" {
 		t.Errorf("Info with the model's socket = %+v", info)
+	}
+}
+
+// TestConversationCompaniesFromListColumns: the Conversations screen lists the Companies whose
+// stored agent column names a Company Agent (spec 8.1), without reading their documents; a
+// Company stored before the list columns (name and agent empty) is read whole and listed when its
+// document lists an agent; a Company whose columns say it has no agent is not listed.
+func TestConversationCompaniesFromListColumns(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{})
+	co := f.Discover(t)
+	ep, ok := co.AgentEndpoint()
+	if !ok {
+		t.Fatal("the reference Company lists no Company Agent")
+	}
+	ctx := context.Background()
+	f.Close()
+	st, err := vault.OpenState(ctx, f.StatePath(), vault.StateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.GetCompany(ctx, co.Identifier)
+	if err != nil || rec.Agent != ep || rec.Name != co.Organization.Name {
+		t.Fatalf("stored list columns: name %q, agent %q, %v; want %q, %q", rec.Name, rec.Agent, err, co.Organization.Name, ep)
+	}
+	st.Close()
+	tests := []struct {
+		name, storedName, storedAgent string
+		listed                        bool
+	}{
+		{"as discovered", co.Organization.Name, ep, true},
+		{"stored before the list columns", "", "", true},
+		{"the columns say no agent", co.Organization.Name, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := vault.OpenState(ctx, f.StatePath(), vault.StateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Name, rec.Agent = tc.storedName, tc.storedAgent
+			if err := st.PutCompany(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			f.Restart(t)
+			defer f.Close()
+			cs, err := f.Host.Fronts().Conversations.Companies()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed := len(cs) == 1 && cs[0].Identifier == co.Identifier && cs[0].Name == co.Organization.Name; listed != tc.listed || len(cs) > 1 {
+				t.Fatalf("Conversations.Companies = %+v; want listed %v", cs, tc.listed)
+			}
+		})
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"net"
 
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
-	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // Fronts are the services bound to the window: views over the Host. Each holds only the Host;
@@ -142,30 +142,40 @@ func (h *Host) resumeConversations(ctx context.Context) {
 	}
 }
 
-// conversationCompanies lists the discovered Companies that offer conversations (spec 8.1),
-// with their verified names.
+// conversationCompanies lists the Companies with a Company Agent (spec 8.1) from the state
+// database's list columns, in name order; a Company stored before those columns is read whole.
 func (h *Host) conversationCompanies(ctx context.Context) ([]ConversationCompany, error) {
 	out := []ConversationCompany{}
 	if h.engine == nil {
 		return out, nil
 	}
-	cos, err := h.state.ListCompanies(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, co := range cos {
-		name := co.Domain
-		if d, err := h.engine.Company(ctx, co.Identifier); err == nil {
-			if _, ok := conversation.Endpoint(d); !ok {
-				continue
-			}
-			if d.Organization.Name != "" {
-				name = d.Organization.Name
-			}
+	q := vault.CompanyQuery{Talk: true, Limit: CompaniesPageMax}
+	for {
+		refs, err := h.state.ListCompanyRefs(ctx, q)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, ConversationCompany{Identifier: co.Identifier, Name: name})
+		for _, r := range refs {
+			name := r.Name
+			if name == "" { // stored before the list columns: its document says
+				d, err := h.engine.Company(ctx, r.Identifier)
+				if err != nil {
+					continue
+				}
+				if _, ok := d.AgentEndpoint(); !ok {
+					continue
+				}
+				if name = d.Organization.Name; name == "" {
+					name = r.Domain
+				}
+			}
+			out = append(out, ConversationCompany{Identifier: r.Identifier, Name: name})
+		}
+		if len(refs) < q.Limit {
+			return out, nil
+		}
+		q.AfterName, q.AfterID = refs[len(refs)-1].Name, refs[len(refs)-1].Identifier
 	}
-	return out, nil
 }
 
 // ForgetCompany signs every account out of the Company (revoking its refresh tokens, spec 4.6,

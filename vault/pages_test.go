@@ -124,36 +124,51 @@ func TestCompanyPages(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, StateOptions{})
 	names := []string{"beta", "Alpha", "gamma", "alpha", "", "Beta"}
+	agents := []string{"", "https://c1.example/agent", "", "https://c3.example/agent", "", ""}
 	for i, n := range names {
 		must(t, s.PutCompany(ctx, store.Company{Identifier: fmt.Sprintf("https://c%d.example", i), Domain: fmt.Sprintf("c%d.example", i), Name: n,
-			Document: json.RawMessage(`{}`), FetchedAt: t0}))
+			Agent: agents[i], Document: json.RawMessage(`{}`), FetchedAt: t0}))
 	}
-	want := []string{"https://c4.example", "https://c1.example", "https://c3.example", "https://c0.example", "https://c5.example", "https://c2.example"}
-	for _, limit := range []int{1, 2, 4, 10} {
-		var got []string
-		q := CompanyQuery{Limit: limit}
-		for range 10 {
-			page, err := s.ListCompanyRefs(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page) > limit {
-				t.Fatalf("a page of %d, limit %d", len(page), limit)
-			}
-			for _, r := range page {
-				got = append(got, r.Identifier)
-			}
-			if len(page) < limit {
-				break
-			}
-			q.AfterName, q.AfterID = page[len(page)-1].Name, page[len(page)-1].Identifier
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("limit %d: pages = %v\nwant %v", limit, got, want)
+	tests := []struct {
+		talk bool
+		want []string
+	}{
+		{false, []string{"https://c4.example", "https://c1.example", "https://c3.example", "https://c0.example", "https://c5.example", "https://c2.example"}},
+		// With a Company Agent, or stored before the columns (no name): its document says.
+		{true, []string{"https://c4.example", "https://c1.example", "https://c3.example"}},
+	}
+	for _, tc := range tests {
+		for _, limit := range []int{1, 2, 4, 10} {
+			pageThrough(t, s, CompanyQuery{Limit: limit, Talk: tc.talk}, tc.want)
 		}
 	}
 	if n, err := s.CountCompanies(ctx); err != nil || n != len(names) {
 		t.Errorf("CountCompanies = %d, %v", n, err)
+	}
+}
+
+// pageThrough reads every page of q and checks the identifiers listed, in order.
+func pageThrough(t *testing.T, s *State, q CompanyQuery, want []string) {
+	t.Helper()
+	var got []string
+	for range 10 {
+		page, err := s.ListCompanyRefs(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) > q.Limit {
+			t.Fatalf("a page of %d, limit %d", len(page), q.Limit)
+		}
+		for _, r := range page {
+			got = append(got, r.Identifier)
+		}
+		if len(page) < q.Limit {
+			break
+		}
+		q.AfterName, q.AfterID = page[len(page)-1].Name, page[len(page)-1].Identifier
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("limit %d, talk %v: pages = %v\nwant %v", q.Limit, q.Talk, got, want)
 	}
 }
 
@@ -184,8 +199,8 @@ func TestListQueriesUseIndexes(t *testing.T) {
 		{"pending approvals", `SELECT id FROM approvals WHERE state IN (?) ORDER BY created_at DESC, id DESC LIMIT 101`, []any{"pending"}, "approvals_state_created"},
 		{"the decisions of a page", `SELECT seq FROM approval_decisions WHERE approval_id IN (?, ?) AND decision IN (?, ?) ORDER BY seq`, []any{"a", "b", "approve", "decline"}, "approval_decisions_approval"},
 		{"the names of a page's Companies", `SELECT identifier, name, domain FROM companies WHERE identifier IN (?, ?)`, []any{"a", "b"}, "sqlite_autoindex_companies_1"},
-		{"Companies by name, first page", `SELECT identifier, name, domain FROM companies ORDER BY name COLLATE NOCASE, identifier LIMIT 31`, nil, "companies_name"},
-		{"Companies by name, next page", `SELECT identifier, name, domain FROM companies WHERE (name COLLATE NOCASE > ? OR name COLLATE NOCASE = ? AND identifier > ?) ORDER BY name COLLATE NOCASE, identifier LIMIT 31`, []any{"b", "b", "x"}, "companies_name"},
+		{"Companies by name, first page", `SELECT identifier, name, domain, agent FROM companies INDEXED BY companies_name ORDER BY name COLLATE NOCASE, identifier LIMIT 31`, nil, "companies_name"},
+		{"Companies by name, next page", `SELECT identifier, name, domain, agent FROM companies INDEXED BY companies_name WHERE (name COLLATE NOCASE > ? OR name COLLATE NOCASE = ? AND identifier > ?) AND (agent != '' OR name = '') ORDER BY name COLLATE NOCASE, identifier LIMIT 31`, []any{"b", "b", "x"}, "companies_name"},
 		{"a Company's conversations", `SELECT id FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, []any{"c"}, "conversations_updated"},
 		{"the exchange log's size", `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`, nil, "exchanges_size"},
 		{"aged exchanges", `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, []any{5}, "exchanges_at"},
@@ -207,6 +222,10 @@ func TestListQueriesUseIndexes(t *testing.T) {
 			all := strings.Join(plan, "; ")
 			if !strings.Contains(all, "INDEX "+tc.index) || strings.Contains(all, "SCAN approvals ") && !strings.Contains(all, "USING") {
 				t.Fatalf("plan %q does not use the index %s", all, tc.index)
+			}
+			// The Companies screen reads only the index, never a document.
+			if tc.index == "companies_name" && !strings.Contains(all, "COVERING INDEX companies_name") {
+				t.Fatalf("plan %q reads the table", all)
 			}
 			// The decisions of a page are sorted, but only the page's few dozen rows are.
 			if strings.Contains(tc.query, "ORDER BY") && strings.Contains(all, "TEMP B-TREE FOR ORDER BY") && tc.name != "the decisions of a page" {

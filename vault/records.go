@@ -22,22 +22,22 @@ func (s *State) PutCompany(ctx context.Context, c store.Company) error {
 		return fmt.Errorf("put company %s: the document is not valid JSON", c.Identifier)
 	}
 	return s.tx(ctx, "put company "+c.Identifier, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO companies (identifier, domain, name, document, fetched_at, etag, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (identifier) DO UPDATE SET domain = excluded.domain, name = excluded.name, document = excluded.document,
+		_, err := tx.ExecContext(ctx, `INSERT INTO companies (identifier, domain, name, agent, document, fetched_at, etag, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (identifier) DO UPDATE SET domain = excluded.domain, name = excluded.name, agent = excluded.agent, document = excluded.document,
 				fetched_at = excluded.fetched_at, etag = excluded.etag, expires_at = excluded.expires_at`,
-			c.Identifier, c.Domain, c.Name, string(c.Document), c.FetchedAt.UnixNano(), c.ETag, ns(c.Expires))
+			c.Identifier, c.Domain, c.Name, c.Agent, string(c.Document), c.FetchedAt.UnixNano(), c.ETag, ns(c.Expires))
 		return err
 	})
 }
 
-const companyCols = `identifier, domain, name, document, fetched_at, etag, expires_at`
+const companyCols = `identifier, domain, name, agent, document, fetched_at, etag, expires_at`
 
 func scanCompany(sc interface{ Scan(...any) error }) (store.Company, error) {
 	var c store.Company
 	var doc string
 	var fetched, exp sql.NullInt64
-	if err := sc.Scan(&c.Identifier, &c.Domain, &c.Name, &doc, &fetched, &c.ETag, &exp); err != nil {
+	if err := sc.Scan(&c.Identifier, &c.Domain, &c.Name, &c.Agent, &doc, &fetched, &c.ETag, &exp); err != nil {
 		return c, err
 	}
 	c.Document = json.RawMessage(doc)
@@ -83,15 +83,18 @@ func (s *State) CompanyNames(ctx context.Context, ids []string) (map[string]stor
 	return out, rows.Err()
 }
 
-// CompanyRef names a stored Company for a list: its identifier, name and domain.
-type CompanyRef struct{ Identifier, Name, Domain string }
+// CompanyRef names a stored Company for a list: its identifier, name, domain and Company Agent
+// endpoint (store.Company).
+type CompanyRef struct{ Identifier, Name, Domain, Agent string }
 
 // CompanyQuery selects a page of Companies in name order (names compared without ASCII case,
 // then identifiers): those after AfterName and AfterID (the last of the previous page) when
-// AfterID is set, at most Limit (default 50).
+// AfterID is set, at most Limit (default 50). Talk keeps only those with a Company Agent, and
+// those stored before the agent column (an empty name), whose document says.
 type CompanyQuery struct {
 	AfterName, AfterID string
 	Limit              int
+	Talk               bool
 }
 
 // ListCompanyRefs returns a page of Companies in name order, one range scan of the
@@ -100,11 +103,18 @@ func (s *State) ListCompanyRefs(ctx context.Context, q CompanyQuery) ([]CompanyR
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
-	query := `SELECT identifier, name, domain FROM companies`
+	var where []string
 	var args []any
 	if q.AfterID != "" {
-		query += ` WHERE (name COLLATE NOCASE > ? OR name COLLATE NOCASE = ? AND identifier > ?)`
+		where = append(where, `(name COLLATE NOCASE > ? OR name COLLATE NOCASE = ? AND identifier > ?)`)
 		args = append(args, q.AfterName, q.AfterName, q.AfterID)
+	}
+	if q.Talk {
+		where = append(where, `(agent != '' OR name = '')`)
+	}
+	query := `SELECT identifier, name, domain, agent FROM companies INDEXED BY companies_name`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	rows, err := s.r.QueryContext(ctx, query+` ORDER BY name COLLATE NOCASE, identifier LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
@@ -114,7 +124,7 @@ func (s *State) ListCompanyRefs(ctx context.Context, q CompanyQuery) ([]CompanyR
 	var out []CompanyRef
 	for rows.Next() {
 		var r CompanyRef
-		if err := rows.Scan(&r.Identifier, &r.Name, &r.Domain); err != nil {
+		if err := rows.Scan(&r.Identifier, &r.Name, &r.Domain, &r.Agent); err != nil {
 			return nil, fmt.Errorf("list a page of companies: %w", err)
 		}
 		out = append(out, r)

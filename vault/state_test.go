@@ -210,14 +210,14 @@ func TestCompaniesAndCache(t *testing.T) {
 	tests := []store.Company{
 		{Identifier: "https://shop.example", Domain: "shop.example", Name: "Shop", Document: json.RawMessage(`{"v":"0.4"}`), FetchedAt: t0, ETag: `"a"`, Expires: t0.Add(time.Hour)},
 		{Identifier: "https://auth.example/t/1", Domain: "books.example", Document: json.RawMessage(`{}`), FetchedAt: t0},
-		{Identifier: "https://shop.example", Domain: "shop.example", Name: "Shop, renamed", Document: json.RawMessage(`{"v":"0.5"}`), FetchedAt: t0.Add(time.Minute), ETag: `"b"`},
+		{Identifier: "https://shop.example", Domain: "shop.example", Name: "Shop, renamed", Agent: "https://shop.example/agent", Document: json.RawMessage(`{"v":"0.5"}`), FetchedAt: t0.Add(time.Minute), ETag: `"b"`},
 	}
 	for _, c := range tests {
 		if err := s.PutCompany(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.GetCompany(ctx, c.Identifier)
-		if err != nil || got.Domain != c.Domain || got.Name != c.Name || string(got.Document) != string(c.Document) ||
+		if err != nil || got.Domain != c.Domain || got.Name != c.Name || got.Agent != c.Agent || string(got.Document) != string(c.Document) ||
 			!got.FetchedAt.Equal(c.FetchedAt) || got.ETag != c.ETag || !got.Expires.Equal(c.Expires) {
 			t.Fatalf("GetCompany = %+v, %v; want %+v", got, err, c)
 		}

@@ -503,18 +503,8 @@ func (c *conv) markHandled(id string) {
 // ---- the Company's endpoint and clients ----
 
 // Endpoint returns the `poppy` protocol endpoint of a Company (spec 8.1): the first entry of
-// agent.protocols with type "poppy"; unfamiliar types are skipped.
-func Endpoint(co *discovery.Company) (string, bool) {
-	if co.Channels.Agent == nil {
-		return "", false
-	}
-	for _, p := range co.Channels.Agent.Protocols {
-		if p.Type == "poppy" && p.Endpoint != "" {
-			return strings.TrimSuffix(p.Endpoint, "/"), true
-		}
-	}
-	return "", false
-}
+// agent.protocols with type "poppy"; unfamiliar types are skipped (discovery.Company.AgentEndpoint).
+func Endpoint(co *discovery.Company) (string, bool) { return co.AgentEndpoint() }
 
 // usesOperations reports whether the Session declares Operations v2 (the engine declares it
 // exactly when the Company lists version "2"): extension content is sent and read only then

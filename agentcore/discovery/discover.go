@@ -740,6 +740,21 @@ func (d *Discoverer) put(ctx context.Context, key string, e CacheEntry) {
 	}
 }
 
+// AgentEndpoint returns the `poppy` protocol endpoint of the Company Agent (spec 8.1): the first
+// entry of agent.protocols with type "poppy", without a trailing slash; unfamiliar types are
+// skipped. false when the Company lists none.
+func (c *Company) AgentEndpoint() (string, bool) {
+	if c.Channels.Agent == nil {
+		return "", false
+	}
+	for _, p := range c.Channels.Agent.Protocols {
+		if p.Type == "poppy" && p.Endpoint != "" {
+			return strings.TrimSuffix(p.Endpoint, "/"), true
+		}
+	}
+	return "", false
+}
+
 // SessionDestinations returns the Company's Session destinations (spec 5.2) from the chosen
 // document: the request URLs its listed APIs describe (an MCP server's url; for an OpenAPI API,
 // its description's servers joined with its paths, as read at discovery, each path template

@@ -262,6 +262,7 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 	e.mu.Unlock()
 	if changed {
 		rec := store.Company{Identifier: c.Identifier, Domain: strings.ToLower(c.Organization.Domain), Name: c.Organization.Name, Document: doc, FetchedAt: e.now()}
+		rec.Agent, _ = c.AgentEndpoint()
 		if err := e.cfg.State.PutCompany(ctx, rec); err != nil {
 			return nil, fmt.Errorf("engine: storing the discovered Company %s: %w", c.Identifier, err)
 		}

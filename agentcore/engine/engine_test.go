@@ -542,8 +542,9 @@ func TestCompanyNames(t *testing.T) {
 	}
 	check(f.e, "after discovery", want)
 	rec, err := f.state.GetCompany(ctx, c.Identifier)
-	if err != nil || rec.Name != c.Organization.Name {
-		t.Fatalf("stored Company: name %q, %v; want %q", rec.Name, err, c.Organization.Name)
+	ep, _ := c.AgentEndpoint()
+	if err != nil || rec.Name != c.Organization.Name || rec.Agent != ep || ep == "" {
+		t.Fatalf("stored Company: name %q, agent %q, %v; want %q, %q", rec.Name, rec.Agent, err, c.Organization.Name, ep)
 	}
 	f.e.Close(ctx)
 

@@ -50,13 +50,14 @@ type EngineState interface {
 type Company struct {
 	Identifier string
 	Domain     string
-	// Name is the organization's name from the document (spec 3), for lists; "" when a store
-	// from before this column has not seen the Company discovered again.
-	Name      string
-	Document  json.RawMessage
-	FetchedAt time.Time
-	ETag      string
-	Expires   time.Time // zero: no expiry given
+	// Name is the organization's name from the document (spec 3) and Agent the Company
+	// Agent's poppy endpoint (spec 8.1, "" when none), for lists; both "" when a store from
+	// before these columns has not seen the Company discovered again.
+	Name, Agent string
+	Document    json.RawMessage
+	FetchedAt   time.Time
+	ETag        string
+	Expires     time.Time // zero: no expiry given
 }
 
 // CompanyName is a stored Company's name and domain, as [Company] has them.

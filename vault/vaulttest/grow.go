@@ -55,8 +55,8 @@ func Grow(ctx context.Context, path string, s Scale) error {
 		return fmt.Errorf("vaulttest: %s has no Company to clone; discover one first", path)
 	}
 	if add := s.Companies - have; add > 0 {
-		if _, err := tx.ExecContext(ctx, seq+`INSERT INTO companies (identifier, domain, name, document, fetched_at, etag, expires_at)
-			SELECT 'https://auth.c' || n || '.localhost', 'c' || n || '.localhost', c.name || ' ' || n,
+		if _, err := tx.ExecContext(ctx, seq+`INSERT INTO companies (identifier, domain, name, agent, document, fetched_at, etag, expires_at)
+			SELECT 'https://auth.c' || n || '.localhost', 'c' || n || '.localhost', c.name || ' ' || n, replace(c.agent, c.domain, 'c' || n || '.localhost'),
 				replace(replace(replace(c.document, c.identifier, 'https://auth.c' || n || '.localhost'), c.domain, 'c' || n || '.localhost'),
 					'"' || c.name || '"', '"' || c.name || ' ' || n || '"'),
 				c.fetched_at, c.etag, c.expires_at
