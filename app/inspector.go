@@ -25,7 +25,8 @@ import (
 // EventInspector says an exchange or a finding was recorded; the window lists again.
 const EventInspector = "inspector:changed"
 
-// inspectorMax bounds how many exchanges one listing reads (the log itself keeps a window).
+// inspectorMax bounds how many of the newest exchanges one listing reads (the log itself keeps
+// a window of 30 days and 200 MiB).
 const inspectorMax = 5000
 
 // exchangeRecorded is the engine's OnExchange: the exchange's findings go to the Host's
@@ -132,19 +133,21 @@ func (i *Inspector) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(i.h.Context(), 30*time.Second)
 }
 
-func (i *Inspector) exchanges(ctx context.Context) ([]store.Exchange, error) {
+// timeline reads the newest inspectorMax exchanges, newest first, without their headers and
+// bodies, a page at a time down the primary key.
+func (i *Inspector) timeline(ctx context.Context) ([]store.Exchange, error) {
 	var out []store.Exchange
-	var after int64
+	q := vault.ExchangeQuery{Newest: true, NoBodies: true, Limit: 500}
 	for len(out) < inspectorMax {
-		page, err := i.h.state.ListExchanges(ctx, vault.ExchangeQuery{AfterID: after, Limit: 500})
+		page, err := i.h.state.ListExchanges(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("reading the exchange log failed: %w", err)
 		}
 		out = append(out, page...)
-		if len(page) < 500 {
+		if len(page) < q.Limit {
 			break
 		}
-		after = page[len(page)-1].ID
+		q.BeforeID = page[len(page)-1].ID
 	}
 	return out, nil
 }
@@ -180,7 +183,8 @@ func (q InspectorQuery) match(r InspectorRow, d *inspect.Details) bool {
 	return true
 }
 
-// List returns the newest exchanges matching q, newest first.
+// List returns the newest exchanges matching q, newest first, from the newest inspectorMax of
+// the log (Total counts the matches among those).
 func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
 	if err := i.h.refusal(); err != nil {
 		return InspectorPage{}, err
@@ -190,7 +194,7 @@ func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
 	if err := i.h.engine.FlushExchanges(ctx); err != nil {
 		return InspectorPage{}, err
 	}
-	all, err := i.exchanges(ctx)
+	all, err := i.timeline(ctx)
 	if err != nil {
 		return InspectorPage{}, err
 	}
@@ -199,8 +203,7 @@ func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
 	}
 	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}}
 	companies, sessions := map[string]bool{}, map[string]bool{}
-	for k := len(all) - 1; k >= 0; k-- {
-		ex := all[k]
+	for _, ex := range all {
 		d, err := inspect.ParseDetails(ex.Details)
 		if err != nil {
 			d = &inspect.Details{}
@@ -235,15 +238,9 @@ func (i *Inspector) byIDs(ctx context.Context, ids []int64) ([]store.Exchange, e
 	if err := i.h.engine.FlushExchanges(ctx); err != nil {
 		return nil, err
 	}
-	all, err := i.exchanges(ctx)
+	out, err := i.h.state.ListExchanges(ctx, vault.ExchangeQuery{IDs: ids, Limit: len(ids)})
 	if err != nil {
-		return nil, err
-	}
-	var out []store.Exchange
-	for _, ex := range all {
-		if slices.Contains(ids, ex.ID) {
-			out = append(out, ex)
-		}
+		return nil, fmt.Errorf("reading the exchange log failed: %w", err)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("those exchanges are no longer in the log (it keeps a window of the latest ones)")

@@ -155,18 +155,35 @@ func TestLongHistory(t *testing.T) {
 	if len(names) != apptest.LongCompanies || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != apptest.LongCompanies {
 		t.Fatalf("%d Companies paged (want %d, each once, in name order); the first: %q", len(names), apptest.LongCompanies, names[:min(len(names), 5)])
 	}
-	// The exchange log within its window once the Host has started (its start-up work prunes).
+	// The Inspector's timeline starts at the newest exchange (the Host may record more as it
+	// works), newest first, and opens it.
 	db, err := sql.Open("sqlite", "file:"+f.StatePath()+"?_pragma=query_only(1)")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var newest int64
+	if err := db.QueryRow(`SELECT MAX(id) FROM exchanges`).Scan(&newest); err != nil {
+		t.Fatal(err)
+	}
+	tl, err := h.Fronts().Inspector.List(app.InspectorQuery{Limit: 50})
+	if err != nil || len(tl.Rows) != 50 {
+		t.Fatalf("Inspector.List: %d rows, %v", len(tl.Rows), err)
+	}
+	if _, err := h.Fronts().Inspector.Entry(tl.Rows[0].ID); err != nil {
+		t.Fatalf("opening the newest exchange: %v", err)
+	}
+	// The exchange log within its window once the Host has started (its start-up work prunes).
 	var rows, bytes int64
 	var oldest sql.NullInt64
 	if err := db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(size), 0), MIN(at) FROM exchanges`).Scan(&rows, &bytes, &oldest); err != nil {
 		t.Fatal(err)
 	}
 	cutoff := f.Clock.Now().Add(-vault.DefaultExchangeMaxAge).UnixNano()
+	if tl.Rows[0].ID < newest || !slices.IsSortedFunc(tl.Rows, func(a, b app.InspectorRow) int { return int(b.ID - a.ID) }) {
+		t.Fatalf("the Inspector's timeline starts at exchange %d, the newest is %d (newest first: %v)", tl.Rows[0].ID, newest,
+			slices.IsSortedFunc(tl.Rows, func(a, b app.InspectorRow) int { return int(b.ID - a.ID) }))
+	}
 	if rows == 0 || rows >= apptest.LongExchanges || bytes > vault.DefaultExchangeMaxBytes || oldest.Int64 < cutoff {
 		t.Fatalf("the exchange log holds %d rows, %d bytes, the oldest at %v: not within 30 days and %d bytes",
 			rows, bytes, time.Unix(0, oldest.Int64), vault.DefaultExchangeMaxBytes)

@@ -578,11 +578,20 @@ func (s *State) AddExchange(ctx context.Context, e store.Exchange) (int64, error
 type ExchangeQuery struct {
 	Company string
 	Since   time.Time
-	AfterID int64 // only ids greater than this (paging)
-	Limit   int   // default 100
+	AfterID int64 // only ids greater than this (paging oldest first)
+	// Newest lists newest first, and BeforeID, when set, keeps only ids less than it (paging
+	// newest first).
+	Newest   bool
+	BeforeID int64
+	// IDs, when set, keeps only these exchanges.
+	IDs []int64
+	// NoBodies leaves the headers and bodies out (a timeline's rows do not show them).
+	NoBodies bool
+	Limit    int // default 100
 }
 
-// ListExchanges returns exchanges matching q, oldest first.
+// ListExchanges returns exchanges matching q, oldest first (newest first with q.Newest): one
+// range scan of the primary key.
 func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exchange, error) {
 	var where []string
 	var args []any
@@ -595,15 +604,31 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 	if q.AfterID > 0 {
 		where, args = append(where, "id > ?"), append(args, q.AfterID)
 	}
+	if q.BeforeID > 0 {
+		where, args = append(where, "id < ?"), append(args, q.BeforeID)
+	}
+	if len(q.IDs) > 0 {
+		where = append(where, "id IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
+		for _, id := range q.IDs {
+			args = append(args, id)
+		}
+	}
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
-	query := `SELECT id, at, company, direction, method, url, status, request_headers, request_body,
-		response_headers, response_body, duration_ns, details FROM exchanges`
+	cols := `request_headers, request_body, response_headers, response_body`
+	if q.NoBodies {
+		cols = `'null', x'', 'null', x''`
+	}
+	query := `SELECT id, at, company, direction, method, url, status, ` + cols + `, duration_ns, details FROM exchanges`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY id LIMIT ?"
+	if q.Newest {
+		query += " ORDER BY id DESC LIMIT ?"
+	} else {
+		query += " ORDER BY id LIMIT ?"
+	}
 	args = append(args, q.Limit)
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {

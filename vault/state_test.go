@@ -475,6 +475,22 @@ func TestExchangeLogWindow(t *testing.T) {
 	if err != nil || len(page) != 2 || page[0].ID != all[1].ID {
 		t.Fatalf("page = %+v, %v", page, err)
 	}
+	// Newest first, a page before an ID, by IDs, and without headers and bodies.
+	newest, err := s.ListExchanges(ctx, ExchangeQuery{Newest: true, Limit: 2})
+	if err != nil || len(newest) != 2 || newest[0].ID != all[len(all)-1].ID || newest[1].ID != all[len(all)-2].ID {
+		t.Fatalf("newest = %+v, %v", newest, err)
+	}
+	before, err := s.ListExchanges(ctx, ExchangeQuery{Newest: true, BeforeID: newest[1].ID, Limit: 1, NoBodies: true})
+	if err != nil || len(before) != 1 || before[0].ID != all[len(all)-3].ID || len(before[0].ResponseBody) != 0 || before[0].URL != all[len(all)-3].URL {
+		t.Fatalf("before = %+v, %v", before, err)
+	}
+	if len(all[len(all)-3].ResponseBody) == 0 {
+		t.Fatal("the exchanges of this test have bodies")
+	}
+	byID, err := s.ListExchanges(ctx, ExchangeQuery{IDs: []int64{all[2].ID, all[0].ID, 1 << 40}, Limit: 3})
+	if err != nil || len(byID) != 2 || byID[0].ID != all[0].ID || byID[1].ID != all[2].ID || len(byID[1].ResponseBody) == 0 {
+		t.Fatalf("by IDs = %+v, %v", byID, err)
+	}
 	if later, _ := s.ListExchanges(ctx, ExchangeQuery{Since: clk.Now().Add(time.Second)}); len(later) != 0 {
 		t.Fatalf("Since in the future returned %d exchanges", len(later))
 	}
