@@ -89,10 +89,14 @@ type InspectorRow struct {
 
 // InspectorPage is the timeline with what its filters can choose from.
 type InspectorPage struct {
-	Rows      []InspectorRow `json:"rows"`
-	Total     int            `json:"total"` // matches before Limit
-	Companies []string       `json:"companies"`
-	Sessions  []string       `json:"sessions"`
+	Rows  []InspectorRow `json:"rows"`
+	Total int            `json:"total"` // matches before Limit
+	// Searched is how many of the log's newest exchanges were searched; Capped says the log
+	// holds more, older ones, which are not listed.
+	Searched  int      `json:"searched"`
+	Capped    bool     `json:"capped"`
+	Companies []string `json:"companies"`
+	Sessions  []string `json:"sessions"`
 }
 
 // InspectorHeader is one header line.
@@ -139,6 +143,7 @@ func (i *Inspector) timeline(ctx context.Context) ([]store.Exchange, error) {
 	var out []store.Exchange
 	q := vault.ExchangeQuery{Newest: true, NoBodies: true, Limit: 500}
 	for len(out) < inspectorMax {
+		q.Limit = min(500, inspectorMax-len(out))
 		page, err := i.h.state.ListExchanges(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("reading the exchange log failed: %w", err)
@@ -201,7 +206,7 @@ func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
-	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}}
+	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}, Searched: len(all), Capped: len(all) >= inspectorMax}
 	companies, sessions := map[string]bool{}, map[string]bool{}
 	for _, ex := range all {
 		d, err := inspect.ParseDetails(ex.Details)

@@ -60,7 +60,7 @@ func openWindow(tb testing.TB, bctx context.Context, cfg app.Config, dist string
 // decided approvals, 100,000 exchanges). The Approvals list opens with its first page read and
 // only the rows in and near view in the DOM, and reads the next page when scrolled; a row
 // opens the whole approval in the dialog. The Companies screen shows its first page of cards in
-// name order and the rest a page at a time.
+// name order and the rest a page at a time; the Inspector's timeline the log's newest exchanges.
 func TestWindowLongHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a long history")
@@ -122,6 +122,12 @@ func TestWindowLongHistory(t *testing.T) {
 	}
 	if n := cards(); n != "200" {
 		t.Fatalf("%s cards after every page, want 200", n)
+	}
+	// The Inspector's timeline: the log's newest exchanges, and it says it searched only those.
+	eval(`(() => { location.hash = "#/inspector"; return ""; })()`)
+	waitFor("the Inspector's timeline", `!!document.querySelector("#insp-summary")?.textContent.includes("among the log’s newest 5000, the newest 200 shown")`)
+	if n := eval(`String(document.querySelectorAll(".insp-open").length)`); n != "200" {
+		t.Fatalf("the timeline shows %s rows, want 200", n)
 	}
 	if errs := eval(`JSON.stringify(window.__errors)`); errs != "[]" {
 		t.Fatalf("page errors: %s", errs)

@@ -1128,6 +1128,8 @@ export namespace app {
 	export class InspectorPage {
 	    rows: InspectorRow[];
 	    total: number;
+	    searched: number;
+	    capped: boolean;
 	    companies: string[];
 	    sessions: string[];
 	
@@ -1139,6 +1141,8 @@ export namespace app {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.rows = this.convertValues(source["rows"], InspectorRow);
 	        this.total = source["total"];
+	        this.searched = source["searched"];
+	        this.capped = source["capped"];
 	        this.companies = source["companies"];
 	        this.sessions = source["sessions"];
 	    }

@@ -80,7 +80,7 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
     summary.textContent =
       p.total === 0
         ? "No exchange matches. Every request Poppydesk makes to a Company appears here as it happens."
-        : `${p.total} exchange${p.total === 1 ? "" : "s"}${p.total > rows.length ? `, the newest ${rows.length} shown` : ""}. Select rows to export them.`;
+        : `${p.total} exchange${p.total === 1 ? "" : "s"}${p.capped ? ` among the log’s newest ${p.searched}` : ""}${p.total > rows.length ? `, the newest ${rows.length} shown` : ""}. Select rows to export them.`;
     list.replaceChildren(
       ...rows.map((r) => {
         const box = el("input", { type: "checkbox", "aria-label": `Select exchange ${r.id}`, checked: selected.has(r.id) });
