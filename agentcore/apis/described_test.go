@@ -28,11 +28,7 @@ func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 	s.EditPoppyJSON(func(doc map[string]any) {
 		doc["apis"] = append(doc["apis"].([]any), map[string]any{"type": "openapi", "url": late, "description": "served late"})
 	})
-	tr, err := transport.New(s.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := s.Transport(t, nil)
 	disc, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)

@@ -46,19 +46,15 @@ func newFixture(t testing.TB, faults ...string) *fixture {
 	f := &fixture{clk: &poppytest.Clock{}}
 	s := poppytest.Start(t, poppytest.Options{Faults: faults, Now: f.clk.Now})
 	f.s = s
-	cfg := s.ClientConfig()
-	cfg.Now = f.clk.Now
-	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-		f.mu.Lock()
-		f.sleeps = append(f.sleeps, d)
-		f.mu.Unlock()
-		return ctx.Err()
-	}
-	var err error
-	if f.tr, err = transport.New(cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.tr.Close)
+	f.tr = s.Transport(t, func(cfg *transport.Config) {
+		cfg.Now = f.clk.Now
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			f.mu.Lock()
+			f.sleeps = append(f.sleeps, d)
+			f.mu.Unlock()
+			return ctx.Err()
+		}
+	})
 	f.cache = discovery.NewMemoryCache()
 	disc, err := discovery.New(discovery.Config{Transport: f.tr, Now: f.clk.Now, Cache: f.cache})
 	if err != nil {

@@ -22,13 +22,7 @@ func TestHangingAPIEnds(t *testing.T) {
 	defer cancel()
 	s := poppytest.Start(t, poppytest.Options{})
 	s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	cfg := s.ClientConfig()
-	cfg.Timeout = 300 * time.Millisecond
-	tr, err := transport.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := s.Transport(t, func(c *transport.Config) { c.Timeout = 300 * time.Millisecond })
 	agent, err := s.NewTestAgent(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

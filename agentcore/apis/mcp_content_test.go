@@ -31,13 +31,7 @@ func companyMCP(t *testing.T, srv *mcp.Server, timeout time.Duration) *apis.MCPS
 	}
 	tr := f.tr
 	if timeout > 0 {
-		cfg := f.s.ClientConfig()
-		cfg.Timeout = timeout
-		var err error
-		if tr, err = transport.New(cfg); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
+		tr = f.s.Transport(t, func(c *transport.Config) { c.Timeout = timeout })
 	}
 	c, err := apis.New(apis.Config{Transport: tr, Signer: f.session(t, "alice", opsV2), Destinations: b.Build(), Version: f.company.Version, Now: f.clk.Now})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
@@ -47,11 +46,7 @@ func BenchmarkDiscoverGitHubCompany(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := transport.New(s.ClientConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(tr.Close)
+	tr := s.Transport(b, nil)
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		b.Fatal(err)

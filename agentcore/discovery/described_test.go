@@ -11,7 +11,6 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // startCompany starts a reference Company with faults and returns it with a Discoverer over a
@@ -28,11 +27,7 @@ func startCompany(t *testing.T, faults ...string) (*poppytest.Server, *discovery
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	tr, err := transport.New(s.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tr.Close)
+	tr := s.Transport(t, nil)
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)

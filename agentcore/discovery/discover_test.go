@@ -25,12 +25,9 @@ type env struct {
 func newEnv(t *testing.T, faults ...string) *env {
 	t.Helper()
 	s := poppytest.Start(t, poppytest.Options{Faults: faults})
-	tr, err := transport.New(s.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tr.Close)
+	tr := s.Transport(t, nil)
 	e := &env{s: s, tr: tr, clk: poppytest.NewFrozenClock(time.Now()), known: discovery.NewMemoryKnown()}
+	var err error
 	e.d, err = discovery.New(discovery.Config{Transport: tr, Now: e.clk.Now, Known: e.known})
 	if err != nil {
 		t.Fatal(err)

@@ -18,13 +18,7 @@ import (
 // context has no deadline of its own, so only that bound ends the wait.
 func TestDiscoveryOfAHangingCompanyEnds(t *testing.T) {
 	s := poppytest.Start(t, poppytest.Options{Faults: []string{poppytest.FaultHangDiscovery}})
-	cfg := s.ClientConfig()
-	cfg.DocumentTimeout = 300 * time.Millisecond
-	tr, err := transport.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := s.Transport(t, func(c *transport.Config) { c.DocumentTimeout = 300 * time.Millisecond })
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)

@@ -53,12 +53,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	s := poppytest.Start(t, poppytest.Options{Faults: o.faults, Now: now})
 	s.SetDPoP(o.dpop)
 	f.s = s
-	var err error
-	f.tr, err = transport.New(s.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.tr.Close)
+	f.tr = s.Transport(t, nil)
 	d, err := discovery.New(discovery.Config{Transport: f.tr})
 	if err != nil {
 		t.Fatal(err)

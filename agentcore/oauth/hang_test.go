@@ -22,13 +22,7 @@ func TestHangingTokenEndpointEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := poppytest.Start(t, poppytest.Options{})
-	cfg := s.ClientConfig()
-	cfg.DocumentTimeout = 300 * time.Millisecond
-	tr, err := transport.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := s.Transport(t, func(c *transport.Config) { c.DocumentTimeout = 300 * time.Millisecond })
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)

@@ -11,18 +11,12 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 func start(t *testing.T, opts poppytest.Options) (*poppytest.Server, *http.Client) {
 	t.Helper()
 	s := poppytest.Start(t, opts)
-	tr, err := transport.New(s.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tr.Close)
-	return s, tr.NoRedirectClient()
+	return s, s.Transport(t, nil).NoRedirectClient()
 }
 
 func getJSON(t *testing.T, c *http.Client, url string, hdr map[string]string) (int, http.Header, map[string]any) {

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // TB is the part of testing.TB that Start uses. *testing.T, *testing.B and *testing.F satisfy
@@ -72,4 +74,20 @@ func BlockedIn(t TB, fn string) {
 			t.Fatalf("no goroutine is blocked in %s", fn)
 		}
 	}
+}
+
+// Transport is a transport over s.ClientConfig, changed by edit when it is not nil, closed when
+// the test ends; a transport that cannot be built fails the test.
+func (s *Server) Transport(t TB, edit func(*transport.Config)) *transport.Transport {
+	t.Helper()
+	cfg := s.ClientConfig()
+	if edit != nil {
+		edit(&cfg)
+	}
+	tr, err := transport.New(cfg)
+	if err != nil {
+		t.Fatalf("building a transport to the reference Company: %v", err)
+	}
+	t.Cleanup(tr.Close)
+	return tr
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
-	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // TestHangingJWKSEnds: a Personal Agent whose JWKS never answers makes Session verification
@@ -36,11 +35,7 @@ func TestHangingJWKSEnds(t *testing.T) {
 		}
 		served.ServeHTTP(w, r)
 	}))
-	tr, err := transport.New(s.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := s.Transport(t, nil)
 	v := sessioncheck.New(sessioncheck.Config{Identifier: s.Issuer(), HTTPClient: tr.NoRedirectClient(), FetchTimeout: 300 * time.Millisecond})
 	sess, err := agent.Sessions.Open(ctx, s.Issuer(), session.Options{Version: "0.4"})
 	if err != nil {

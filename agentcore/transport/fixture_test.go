@@ -31,27 +31,23 @@ func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fi
 	t.Helper()
 	s := poppytest.Start(t, poppytest.Options{Faults: faults})
 	f := &fixture{s: s}
-	cfg := s.ClientConfig()
-	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-		f.mu.Lock()
-		f.sleeps = append(f.sleeps, d)
-		f.mu.Unlock()
-		return ctx.Err()
-	}
-	cfg.Observer = func(ex transport.Exchange) {
-		f.mu.Lock()
-		f.exchanges = append(f.exchanges, ex)
-		f.mu.Unlock()
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
+	f.tr = s.Transport(t, func(cfg *transport.Config) {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			f.mu.Lock()
+			f.sleeps = append(f.sleeps, d)
+			f.mu.Unlock()
+			return ctx.Err()
+		}
+		cfg.Observer = func(ex transport.Exchange) {
+			f.mu.Lock()
+			f.exchanges = append(f.exchanges, ex)
+			f.mu.Unlock()
+		}
+		if mod != nil {
+			mod(cfg)
+		}
+	})
 	var err error
-	f.tr, err = transport.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.tr.Close)
 	f.disc, err = discovery.New(discovery.Config{Transport: f.tr})
 	if err != nil {
 		t.Fatal(err)
