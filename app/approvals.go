@@ -221,7 +221,7 @@ func approvalRowsOf(rows []approvals.Row, now time.Time) []ApprovalRow {
 	for i := range rows {
 		r := &rows[i]
 		out = append(out, ApprovalRow{ID: r.ID, Company: r.Company, CompanyName: visible(r.CompanyName), CompanyDomain: visible(r.CompanyDomain),
-			Account: r.Account, Interface: r.Interface, State: r.State, Decidable: rowDecidable(r, now), Violation: r.Violation,
+			Account: r.Account, Interface: r.Interface, State: r.State, Decidable: decidable(r.State, r.ExpiresAt, now), Violation: r.Violation,
 			SummaryText: visible(r.SummaryText), ExpiresAt: timeText(r.ExpiresAt), Created: timeText(r.Created), Updated: timeText(r.Updated),
 			Decided: timeText(r.Decided)})
 	}
@@ -392,15 +392,10 @@ func exampleAgentRunOf(r agentRun) ExampleAgentRun {
 	return out
 }
 
-// decidable reports whether the user can still approve or decline the item: it is pending and
-// its current revision has not expired (Operations 5).
-func decidable(it *approvals.Item, now time.Time) bool {
-	return it.State == string(operations.StatePending) && now.Before(it.Current.ExpiresAt)
-}
-
-// rowDecidable is decidable for a list's row.
-func rowDecidable(r *approvals.Row, now time.Time) bool {
-	return r.State == string(operations.StatePending) && now.Before(r.ExpiresAt)
+// decidable reports whether the user can still approve or decline an approval in state whose
+// current revision expires at expires: it is pending and has not expired (Operations 5).
+func decidable(state string, expires, now time.Time) bool {
+	return state == string(operations.StatePending) && now.Before(expires)
 }
 
 // approvalItemOf converts a queue item for the window as of now: Company text with invisible
@@ -415,7 +410,7 @@ func approvalItemOf(it *approvals.Item, now time.Time) ApprovalItem {
 		SID:           it.SID,
 		Interface:     it.Interface,
 		State:         it.State,
-		Decidable:     decidable(it, now),
+		Decidable:     decidable(it.State, it.Current.ExpiresAt, now),
 		Violation:     it.Violation,
 		Current:       convertRevision(&it.Current),
 		Changes:       it.Changes,

@@ -451,7 +451,7 @@ func (h *Host) ResetDemo(ctx context.Context) error {
 	now := h.now()
 	for i := range items {
 		it := &items[i]
-		if decidable(it, now) {
+		if decidable(it.State, it.Current.ExpiresAt, now) {
 			if err := h.queue.Decline(ctx, it.ID, it.Current.Revision); err != nil {
 				h.log.Warn("resetting the demo: an approval could not be declined", "approval", it.ID, "err", err)
 			}

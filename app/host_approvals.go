@@ -99,7 +99,7 @@ func (h *Host) approvalsWaiting() int { return int(h.pending.Load()) }
 func countDecidable(items []approvals.Row, now time.Time) int {
 	n := 0
 	for i := range items {
-		if rowDecidable(&items[i], now) {
+		if decidable(items[i].State, items[i].ExpiresAt, now) {
 			n++
 		}
 	}

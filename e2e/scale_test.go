@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
-	"github.com/poppydesk/poppydesk/app/webbridge"
 )
 
 // firstScreen is true once the window has shown its first screen: the header's data from Go
@@ -33,14 +31,9 @@ func openWindow(tb testing.TB, bctx context.Context, cfg app.Config, dist string
 	if err := h.WaitStarted(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := webbridge.Start(context.Background(), "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: h.Bindings(), Log: h.Logger()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	detach := h.Relay().Attach(srv)
+	srv, stop := startWindowServer(tb, context.Background(), h, dist)
 	closeAll := func() {
-		detach()
-		srv.Close()
+		stop()
 		if err := h.CloseWithin(app.ShutdownGrace); err != nil {
 			tb.Error(err)
 		}

@@ -325,11 +325,19 @@ func windowBrowser(t testing.TB, ctx context.Context, chromium string, width, he
 // receives the Host's events. It stops when the test ends.
 func serveWindow(t *testing.T, ctx context.Context, h *app.Host, dist string) *webbridge.Server {
 	t.Helper()
+	srv, stop := startWindowServer(t, ctx, h, dist)
+	t.Cleanup(stop)
+	return srv
+}
+
+// startWindowServer is serveWindow without the cleanup: stop detaches the bridge from the Host's
+// events and closes it.
+func startWindowServer(tb testing.TB, ctx context.Context, h *app.Host, dist string) (srv *webbridge.Server, stop func()) {
+	tb.Helper()
 	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: h.Bindings(), Log: h.Logger()})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	detach := h.Relay().Attach(srv)
-	t.Cleanup(func() { detach(); srv.Close() })
-	return srv
+	return srv, func() { detach(); srv.Close() }
 }

@@ -135,10 +135,8 @@ func (s *State) ListApprovals(ctx context.Context, states ...string) ([]store.Ap
 	q := `SELECT ` + approvalCols + ` FROM approvals`
 	var args []any
 	if len(states) > 0 {
-		q += ` WHERE state IN (?` + strings.Repeat(", ?", len(states)-1) + `)`
-		for _, st := range states {
-			args = append(args, st)
-		}
+		list, vals := inList(states)
+		q, args = q+` WHERE state IN `+list, vals
 	}
 	q += ` ORDER BY created_at, id`
 	rows, err := s.r.QueryContext(ctx, q, args...)
@@ -174,21 +172,13 @@ func (s *State) ListApprovalsPage(ctx context.Context, q store.ApprovalQuery) ([
 	}
 	var where []string
 	var args []any
-	in := func(col string, not bool, vals []string) {
-		op := " IN ("
-		if not {
-			op = " NOT IN ("
-		}
-		where = append(where, col+op+"?"+strings.Repeat(", ?", len(vals)-1)+")")
-		for _, v := range vals {
-			args = append(args, v)
-		}
-	}
 	if len(q.States) > 0 {
-		in("state", false, q.States)
+		list, vals := inList(q.States)
+		where, args = append(where, "state IN "+list), append(args, vals...)
 	}
 	if len(q.NotStates) > 0 {
-		in("state", true, q.NotStates)
+		list, vals := inList(q.NotStates)
+		where, args = append(where, "state NOT IN "+list), append(args, vals...)
 	}
 	if q.BeforeID != "" {
 		at := q.BeforeCreated.UnixNano()
@@ -227,13 +217,13 @@ func (s *State) fillPageRevisions(ctx context.Context, page []store.Approval) er
 		return nil
 	}
 	idx := make(map[string]int, len(page))
-	args := make([]any, 0, len(page))
+	ids := make([]string, len(page))
 	for i := range page {
-		idx[page[i].ID] = i
-		args = append(args, page[i].ID)
+		idx[page[i].ID], ids[i] = i, page[i].ID
 	}
+	list, args := inList(ids)
 	rows, err := s.r.QueryContext(ctx, `SELECT approval_id, revision, operation, received_at FROM approval_revisions
-		WHERE approval_id IN (?`+strings.Repeat(", ?", len(page)-1)+`) ORDER BY approval_id, revision`, args...)
+		WHERE approval_id IN `+list+` ORDER BY approval_id, revision`, args...)
 	if err != nil {
 		return fmt.Errorf("revisions of a page of approvals: %w", err)
 	}
@@ -294,16 +284,11 @@ func (s *State) DecisionsOf(ctx context.Context, ids []string, kinds ...string) 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ids)+len(kinds))
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	where := ` WHERE approval_id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	list, args := inList(ids)
+	where := ` WHERE approval_id IN ` + list
 	if len(kinds) > 0 {
-		where += ` AND decision IN (?` + strings.Repeat(", ?", len(kinds)-1) + `)`
-		for _, k := range kinds {
-			args = append(args, k)
-		}
+		list, vals := inList(kinds)
+		where, args = where+` AND decision IN `+list, append(args, vals...)
 	}
 	decs, err := s.decisions(ctx, where, args)
 	for _, d := range decs {

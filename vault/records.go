@@ -57,17 +57,24 @@ func (s *State) GetCompany(ctx context.Context, identifier string) (store.Compan
 	return c, nil
 }
 
+// inList is the SQL list "(?, ?, ...)" of len(vals) placeholders, and vals as its arguments;
+// vals must not be empty.
+func inList[T any](vals []T) (string, []any) {
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	return "(?" + strings.Repeat(", ?", len(vals)-1) + ")", args
+}
+
 // CompanyNames implements store.EngineState: one read of the primary key, no document.
 func (s *State) CompanyNames(ctx context.Context, ids []string) (map[string]store.CompanyName, error) {
 	out := make(map[string]store.CompanyName, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT identifier, name, domain FROM companies WHERE identifier IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	list, args := inList(ids)
+	rows, err := s.r.QueryContext(ctx, `SELECT identifier, name, domain FROM companies WHERE identifier IN `+list, args...)
 	if err != nil {
 		return nil, fmt.Errorf("company names: %w", err)
 	}
@@ -608,10 +615,8 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 		where, args = append(where, "id < ?"), append(args, q.BeforeID)
 	}
 	if len(q.IDs) > 0 {
-		where = append(where, "id IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
-		for _, id := range q.IDs {
-			args = append(args, id)
-		}
+		list, vals := inList(q.IDs)
+		where, args = append(where, "id IN "+list), append(args, vals...)
 	}
 	if q.Limit <= 0 {
 		q.Limit = 100

@@ -344,14 +344,14 @@ func (e *Engine) CompanyNames(ctx context.Context, ids []string) (map[string]sto
 	}
 	for _, id := range missing {
 		n, ok := names[id]
-		if ok && n.Name != "" {
+		switch {
+		case !ok: // never discovered
+			continue
+		case n.Name != "":
 			out[id] = n
 			continue
 		}
-		if !ok {
-			continue
-		}
-		c, err := e.Company(ctx, id)
+		c, err := e.Company(ctx, id) // stored before the name column
 		if err != nil {
 			e.log.WarnContext(ctx, "engine: a stored Company could not be read for its name", "company", id, "err", err)
 			continue
