@@ -138,15 +138,14 @@ func (i *Inspector) ctx() (context.Context, context.CancelFunc) {
 }
 
 // timeline reads the newest inspectorMax exchanges, newest first, without their headers and
-// bodies, a page at a time down the primary key.
-func (i *Inspector) timeline(ctx context.Context) ([]store.Exchange, error) {
-	var out []store.Exchange
-	q := vault.ExchangeQuery{Newest: true, NoBodies: true, Limit: 500}
-	for len(out) < inspectorMax {
-		q.Limit = min(500, inspectorMax-len(out))
+// bodies, a page at a time down the primary key; capped says the log holds older ones too.
+func (i *Inspector) timeline(ctx context.Context) (out []store.Exchange, capped bool, err error) {
+	q := vault.ExchangeQuery{Newest: true, NoBodies: true}
+	for len(out) <= inspectorMax {
+		q.Limit = min(500, inspectorMax+1-len(out)) // one more than shown says whether older ones exist
 		page, err := i.h.state.ListExchanges(ctx, q)
 		if err != nil {
-			return nil, fmt.Errorf("reading the exchange log failed: %w", err)
+			return nil, false, fmt.Errorf("reading the exchange log failed: %w", err)
 		}
 		out = append(out, page...)
 		if len(page) < q.Limit {
@@ -154,7 +153,10 @@ func (i *Inspector) timeline(ctx context.Context) ([]store.Exchange, error) {
 		}
 		q.BeforeID = page[len(page)-1].ID
 	}
-	return out, nil
+	if len(out) > inspectorMax {
+		return out[:inspectorMax], true, nil
+	}
+	return out, false, nil
 }
 
 func rowOf(ex store.Exchange, d *inspect.Details) InspectorRow {
@@ -199,14 +201,14 @@ func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
 	if err := i.h.engine.FlushExchanges(ctx); err != nil {
 		return InspectorPage{}, err
 	}
-	all, err := i.timeline(ctx)
+	all, capped, err := i.timeline(ctx)
 	if err != nil {
 		return InspectorPage{}, err
 	}
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
-	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}, Searched: len(all), Capped: len(all) >= inspectorMax}
+	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}, Searched: len(all), Capped: capped}
 	companies, sessions := map[string]bool{}, map[string]bool{}
 	for _, ex := range all {
 		d, err := inspect.ParseDetails(ex.Details)

@@ -38,6 +38,9 @@ func TestInspectorTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if page.Capped || page.Searched == 0 || page.Searched < page.Total {
+		t.Fatalf("a short log searched %d exchanges, capped %v, %d matches", page.Searched, page.Capped, page.Total)
+	}
 	var row *app.InspectorRow
 	for i := range page.Rows {
 		if page.Rows[i].Cause == "model: call_api_operation" && page.Rows[i].Status == 200 {
