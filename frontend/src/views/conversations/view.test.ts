@@ -148,4 +148,12 @@ describe("conversations view without conversations", () => {
     expect(host.querySelector(".empty")).not.toBeNull();
     expect(host.querySelector("#conv-problem")?.textContent).toBe("the engine is not running");
   });
+
+  it("says why when the Companies to talk with can't be read", async () => {
+    const f = new Fake();
+    f.companies = () => Promise.reject(new Error("listing the Companies failed: the state database is locked"));
+    const host = await mount(f, []);
+    expect(host.querySelector(".empty")).not.toBeNull();
+    expect(host.querySelector("#conv-problem")?.textContent).toContain("Conversations are unavailable: listing the Companies failed: the state database is locked");
+  });
 });

@@ -325,9 +325,12 @@ export function conversationsView(backend: ConversationsBackend, opts: Conversat
         showPlaceholder("Choose a conversation, or start one.");
         void refreshList();
       },
-      () => {
-        // The service is not bound in this window (for example a build without the engine).
-        if (alive) host.replaceChildren(ctx.empty());
+      (err) => {
+        // Go could not say (the state database could not be read, or the service is not bound
+        // in this window): the empty state, and why.
+        if (!alive) return;
+        fail("Conversations are unavailable")(err);
+        host.replaceChildren(problem, ctx.empty());
       },
     );
 
