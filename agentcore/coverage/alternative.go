@@ -132,9 +132,13 @@ func parseReference(raw json.RawMessage, apis []discovery.API) (Reference, strin
 	switch ref.Type {
 	case RefOpenAPI, RefMCP:
 	case RefWeb:
-		if _, err := transport.CheckURL(ref.URL); err != nil || len(ref.URL) > maxRefURL {
+		u, err := transport.CheckURL(ref.URL)
+		if err != nil || len(ref.URL) > maxRefURL {
 			return Reference{}, fmt.Sprintf("the web reference's url %s is not an HTTPS URL Poppydesk can use, so it is skipped (spec 3, 9.2)", quoteShort(ref.URL))
 		}
+		// The URL is kept as parsed, so the User and the model see the scheme in lower case
+		// ("HTTPS://shop.example" is shown as "https://shop.example").
+		ref.URL = u.String()
 		return ref, ""
 	default:
 		return Reference{}, fmt.Sprintf("the reference type %s is not one Poppydesk knows, so it is skipped (spec 9.2)", quoteShort(ref.Type))

@@ -39,6 +39,7 @@ func TestParseAlternative(t *testing.T) {
 		{name: "listed mcp", raw: `{"references": [{"type": "mcp", "url": "https://shop.example/mcp", "tool": "search_products"}]}`, refs: []string{"mcp"}},
 		{name: "mcp without tool", raw: `{"instructions": "x", "references": [{"type": "mcp", "url": "https://shop.example/mcp", "operation_id": "a"}]}`, instr: "x", skipWord: "tool"},
 		{name: "web over http", raw: `{"instructions": "x", "references": [{"type": "web", "url": "http://shop.example/close"}]}`, instr: "x", skipWord: "HTTPS"},
+		{name: "web with an upper-case scheme", raw: `{"references": [{"type": "web", "url": "HTTPS://shop.example/close"}]}`, refs: []string{"web"}},
 		{name: "web with a dot-segment", raw: `{"instructions": "x", "references": [{"type": "web", "url": "https://shop.example/a/../oauth/token"}]}`, instr: "x", skipWord: "HTTPS"},
 		{name: "reference without type", raw: `{"instructions": "x", "references": [{"url": "https://shop.example/x"}]}`, instr: "x", skipWord: "no type"},
 		{name: "references not a list", raw: `{"instructions": "x", "references": {"type": "web"}}`, instr: "x", skipWord: "not a list"},
