@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -93,6 +94,7 @@ func FuzzParseDocument(f *testing.F) {
 	f.Add([]byte(`{"protocol_version":"0.4","supported_versions":{"0.3":"https://e.com/a"},"organization":{"name":"E","domain":"e.com"},"apis":[{"type":"mcp","url":"https://e.com/mcp"}],"extensions":{"operations":[{"version":"2"}]},"auth":{"scope_hints":{"a":{"changes":"weird"}}}}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"protocol_version":"0.4","organization":{"name":"E","domain":"e.com"},"apis":[{"type":"mcp","url":"http://e.com/mcp"}]}`))
+	f.Add([]byte(`{"protocol_version":"0.4","organization":{"name":"E","domain":"e.com"},"apis":[{"type":"mcp","url":"HTTPS://e.com/mcp"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		d, err := discovery.ParseDocument(body)
 		if err != nil {
@@ -105,7 +107,8 @@ func FuzzParseDocument(f *testing.F) {
 			t.Fatalf("accepted a document without required fields: %s", body)
 		}
 		for _, a := range d.APIs {
-			if !strings.HasPrefix(a.URL, "https://") {
+			// A scheme is case-insensitive (RFC 3986 3.1): "HTTPS://" is HTTPS.
+			if u, err := url.Parse(a.URL); err != nil || u.Scheme != "https" || u.Host == "" {
 				t.Fatalf("accepted a non-HTTPS API URL %q", a.URL)
 			}
 		}
