@@ -341,10 +341,11 @@ func isMCP(co *discovery.Company, service string) bool {
 // extension endpoint, the longest that contains rawURL; else the URL's origin.
 func ServiceURL(co *discovery.Company, rawURL string) string {
 	// norm is scheme://host[:port]/path lowercased except the path, without query, fragment
-	// or trailing slash, for comparing.
+	// or trailing slash, for comparing; "" for a string that is not an absolute URL (a
+	// scheme-relative "//host" names no service).
 	norm := func(raw string) string {
 		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" {
+		if err != nil || u.Scheme == "" || u.Host == "" {
 			return ""
 		}
 		return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + strings.TrimSuffix(u.EscapedPath(), "/")
