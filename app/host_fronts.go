@@ -85,9 +85,9 @@ func (h *Host) browserEngine() (*engine.Engine, browserjoin.StatusFunc) {
 }
 
 // startWork starts what runs for the Host's life: the exchange log is pruned to its window,
-// approvals whose outcome is unknown are sent
-// again with the same approval (Operations 7), messages persisted but not accepted are sent
-// again with the same IDs (spec 8.3), and at shutdown the window's streams stop.
+// approvals whose outcome is unknown are sent again with the same approval (Operations 7),
+// messages persisted but not accepted are sent again with the same IDs (spec 8.3), and at
+// shutdown the window's streams stop.
 func (h *Host) startWork(context.Context) error {
 	return h.life.Go("start-up recovery", func(ctx context.Context) {
 		// The exchange log back within its window (30 days, 200 MiB), beside the window's

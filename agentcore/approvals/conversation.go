@@ -33,7 +33,7 @@ func (q *Queue) ProposeFromConversation(ctx context.Context, f conversation.Oper
 	}
 	u := ""
 	if c, err := q.cfg.Engine.Company(ctx, f.Company); err == nil {
-		if ep, ok := conversation.Endpoint(c); ok {
+		if ep, ok := c.AgentEndpoint(); ok {
 			u = ep + "/" + f.ConversationID + "/messages"
 		}
 	}

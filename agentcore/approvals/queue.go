@@ -448,25 +448,6 @@ func (q *Queue) List(ctx context.Context) ([]Item, error) {
 	return out, nil
 }
 
-// ListPage returns a page of items, newest first, for histories too long to list whole: those
-// in one of states (any state when empty) and in none of notStates. cursor is the next cursor of
-// the previous page ("" for the first); next is "" on the last page.
-func (q *Queue) ListPage(ctx context.Context, states, notStates []string, cursor string, limit int) (items []Item, next string, err error) {
-	recs, next, err := q.page(ctx, states, notStates, cursor, limit)
-	if err != nil {
-		return nil, "", err
-	}
-	items = make([]Item, 0, len(recs))
-	for i := range recs {
-		it, err := q.item(ctx, &recs[i])
-		if err != nil {
-			return nil, "", err
-		}
-		items = append(items, *it)
-	}
-	return items, next, nil
-}
-
 // Row is an item as a list shows it: who asked for what, its state and when. It is built from
 // the stored records without checking the terms or computing the digest (what Get does for the
 // dialog), so a page of a long history is one read of the state database and a small decode
@@ -489,7 +470,9 @@ type Row struct {
 	Created, Updated time.Time
 }
 
-// ListRows is ListPage for a list's rows: the same page, the same cursor, as [Row]s.
+// ListRows returns a page of rows, newest first, for histories too long to list whole: those
+// in one of states (any state when empty) and in none of notStates. cursor is the next cursor of
+// the previous page ("" for the first); next is "" on the last page.
 func (q *Queue) ListRows(ctx context.Context, states, notStates []string, cursor string, limit int) (rows []Row, next string, err error) {
 	recs, next, err := q.page(ctx, states, notStates, cursor, limit)
 	if err != nil {
@@ -544,7 +527,7 @@ func (q *Queue) ListRows(ctx context.Context, states, notStates []string, cursor
 	return rows, next, nil
 }
 
-// page reads a page of records for ListPage and ListRows.
+// page reads a page of records for ListRows.
 func (q *Queue) page(ctx context.Context, states, notStates []string, cursor string, limit int) (recs []store.Approval, next string, err error) {
 	if limit <= 0 {
 		limit = 50

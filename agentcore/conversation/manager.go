@@ -502,10 +502,6 @@ func (c *conv) markHandled(id string) {
 
 // ---- the Company's endpoint and clients ----
 
-// Endpoint returns the `poppy` protocol endpoint of a Company (spec 8.1): the first entry of
-// agent.protocols with type "poppy"; unfamiliar types are skipped (discovery.Company.AgentEndpoint).
-func Endpoint(co *discovery.Company) (string, bool) { return co.AgentEndpoint() }
-
 // usesOperations reports whether the Session declares Operations v2 (the engine declares it
 // exactly when the Company lists version "2"): extension content is sent and read only then
 // (spec 8.4, Operations 2).
@@ -665,7 +661,7 @@ func (m *Manager) Start(ctx context.Context, s Start) (*View, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conversation: %w", err)
 	}
-	ep, ok := Endpoint(co)
+	ep, ok := co.AgentEndpoint() // spec 8.1
 	if !ok {
 		return nil, &Error{Op: "start", Company: co.Identifier, Code: "no_endpoint", Msg: "the Company lists no conversation protocol of type poppy in agent.protocols (spec 8.1), so Poppydesk cannot talk with its agent"}
 	}

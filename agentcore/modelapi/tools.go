@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
-	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -193,7 +192,7 @@ func (t *tools) listCompanies(ctx context.Context, raw json.RawMessage) *Reply {
 		if c := k.Company; c != nil {
 			sel := apis.Select(c.Channels.APIs)
 			offers["openapi_apis"], offers["mcp_servers"] = len(sel.OpenAPI), len(sel.MCP)
-			_, offers["conversations"] = conversation.Endpoint(c)
+			_, offers["conversations"] = c.AgentEndpoint()
 			offers["website"] = c.Channels.Web != nil
 			offers["browser_join"] = c.Channels.Web != nil && c.Channels.Web.BrowserSessionEndpoint != ""
 			offers["sign_in"] = c.SignIn.Offered && !c.SignIn.Disabled
