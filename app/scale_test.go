@@ -21,15 +21,7 @@ import (
 func firstLists(tb testing.TB, cfg app.Config) (startup, first, took time.Duration, l listed) {
 	tb.Helper()
 	start := time.Now()
-	h, err := app.New(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := h.WaitStarted(ctx); err != nil {
-		tb.Fatal(err)
-	}
+	h := apptest.Open(tb, cfg)
 	startup = time.Since(start)
 	fr := h.Fronts()
 	fr.Shell.Info()

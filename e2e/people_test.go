@@ -53,7 +53,8 @@ func (p *windowPage) eval(expr string) string {
 func (p *windowPage) waitFor(what, expr string, timeout time.Duration) {
 	p.t.Helper()
 	if _, err := chromedp.Run(p.bctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(10*time.Millisecond))); err != nil {
-		p.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+		page, _ := chromedp.Run(p.bctx, chromedp.Evaluate[string](`document.querySelector("main")?.innerText.slice(0, 400) ?? ""`))
+		p.t.Fatalf("waiting for %s (%s): %v; the page shows: %s", what, expr, err, page)
 	}
 }
 

@@ -22,15 +22,7 @@ const firstScreen = `document.body.dataset.ready === "true" && !!document.queryS
 func openWindow(tb testing.TB, bctx context.Context, cfg app.Config, dist string) (time.Duration, func()) {
 	tb.Helper()
 	start := time.Now()
-	h, err := app.New(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := h.WaitStarted(ctx); err != nil {
-		tb.Fatal(err)
-	}
+	h := apptest.Open(tb, cfg)
 	srv, stop := startWindowServer(tb, context.Background(), h, dist)
 	closeAll := func() {
 		stop()
@@ -64,65 +56,53 @@ func TestWindowLongHistory(t *testing.T) {
 	took, closeWindow := openWindow(t, bctx, f.Config, dist)
 	defer closeWindow()
 	t.Logf("window to its first screen over the long history: %v", took)
-	eval := func(expr string) string {
-		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", expr, err)
-		}
-		return s
-	}
-	waitFor := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v; the page shows: %s", what, expr, err, eval(`document.querySelector("main")?.innerText.slice(0, 400) ?? ""`))
-		}
-	}
+	p := &windowPage{t: t, bctx: bctx}
+	const wait = 15 * time.Second
 	const earlier = `document.querySelector(".group-earlier .approval-earlier")`
-	waitFor("the earlier approvals", `!!`+earlier)
-	if got := eval(earlier + `.dataset.rows`); got != "25" {
+	p.waitFor("the earlier approvals", `!!`+earlier, wait)
+	if got := p.eval(earlier + `.dataset.rows`); got != "25" {
 		t.Fatalf("the first page holds %s rows, want 25 (FIRST_PAGE)", got)
 	}
 	rendered := func() int {
-		n, _ := strconv.Atoi(eval(`String(` + earlier + `.querySelectorAll(".approval-row").length)`))
+		n, _ := strconv.Atoi(p.eval(`String(` + earlier + `.querySelectorAll(".approval-row").length)`))
 		return n
 	}
 	if n := rendered(); n == 0 || n > 25 {
 		t.Fatalf("%d rows in the DOM", n)
 	}
-	eval(`(() => { const s = ` + earlier + `; s.scrollTop = s.scrollHeight; s.dispatchEvent(new Event("scroll")); return ""; })()`)
-	waitFor("the next page", earlier+`.dataset.rows === "75"`)
+	p.eval(`(() => { const s = ` + earlier + `; s.scrollTop = s.scrollHeight; s.dispatchEvent(new Event("scroll")); return ""; })()`)
+	p.waitFor("the next page", earlier+`.dataset.rows === "75"`, wait)
 	if n := rendered(); n == 0 || n > 40 {
 		t.Fatalf("%d rows in the DOM after scrolling", n)
 	}
 	// A row opens the whole approval: its terms and the Company's verified name.
-	eval(`(() => { document.querySelector(".group-earlier .approval-row").click(); return ""; })()`)
-	waitFor("the dialog", `!!document.querySelector("#approval-dialog")?.textContent.includes("Shop (reference Company)")`)
-	eval(`(() => { document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true })); location.hash = "#/companies"; return ""; })()`)
+	p.eval(`(() => { document.querySelector(".group-earlier .approval-row").click(); return ""; })()`)
+	p.waitFor("the dialog", `!!document.querySelector("#approval-dialog")?.textContent.includes("Shop (reference Company)")`, wait)
+	p.eval(`(() => { document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true })); location.hash = "#/companies"; return ""; })()`)
 
-	waitFor("the Companies screen", `!!document.querySelector("#co-list:not([aria-busy]) .co-card")`)
-	cards := func() string { return eval(`String(document.querySelectorAll(".co-card").length)`) }
+	p.waitFor("the Companies screen", `!!document.querySelector("#co-list:not([aria-busy]) .co-card")`, wait)
+	cards := func() string { return p.eval(`String(document.querySelectorAll(".co-card").length)`) }
 	if n := cards(); n != "30" {
 		t.Fatalf("the Companies screen shows %s cards, want its first page of 30", n)
 	}
-	if got := eval(`document.querySelector("#co-more").textContent`); got != "Show more Companies (170 more)" {
+	if got := p.eval(`document.querySelector("#co-more").textContent`); got != "Show more Companies (170 more)" {
 		t.Fatalf("the Show more button says %q", got)
 	}
-	for i := 0; i < 10 && eval(`String(document.querySelector(".co-more").hidden)`) == "false"; i++ {
+	for i := 0; i < 10 && p.eval(`String(document.querySelector(".co-more").hidden)`) == "false"; i++ {
 		before := cards()
-		eval(`(() => { document.querySelector("#co-more").click(); return ""; })()`)
-		waitFor("the next page of Companies", `String(document.querySelectorAll(".co-card").length) !== "`+before+`"`)
+		p.eval(`(() => { document.querySelector("#co-more").click(); return ""; })()`)
+		p.waitFor("the next page of Companies", `String(document.querySelectorAll(".co-card").length) !== "`+before+`"`, wait)
 	}
 	if n := cards(); n != "200" {
 		t.Fatalf("%s cards after every page, want 200", n)
 	}
 	// The Inspector's timeline: the log's newest exchanges, and it says it searched only those.
-	eval(`(() => { location.hash = "#/inspector"; return ""; })()`)
-	waitFor("the Inspector's timeline", `!!document.querySelector("#insp-summary")?.textContent.includes("among the log’s newest 5000, the newest 200 shown")`)
-	if n := eval(`String(document.querySelectorAll(".insp-open").length)`); n != "200" {
+	p.eval(`(() => { location.hash = "#/inspector"; return ""; })()`)
+	p.waitFor("the Inspector's timeline", `!!document.querySelector("#insp-summary")?.textContent.includes("among the log’s newest 5000, the newest 200 shown")`, wait)
+	if n := p.eval(`String(document.querySelectorAll(".insp-open").length)`); n != "200" {
 		t.Fatalf("the timeline shows %s rows, want 200", n)
 	}
-	if errs := eval(`JSON.stringify(window.__errors)`); errs != "[]" {
+	if errs := p.eval(`JSON.stringify(window.__errors)`); errs != "[]" {
 		t.Fatalf("page errors: %s", errs)
 	}
 }

@@ -149,6 +149,22 @@ func (f *Fixture) start(t testing.TB) {
 	}
 }
 
+// Open builds a Host from cfg as `poppydesk` does (app.New) and waits for its start-up work to
+// finish, for a test that times a start; the caller closes the Host.
+func Open(tb testing.TB, cfg app.Config) *app.Host {
+	tb.Helper()
+	h, err := app.New(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.WaitStarted(ctx); err != nil {
+		tb.Fatalf("the Host's start-up work did not finish: %v", err)
+	}
+	return h
+}
+
 // Close closes the Host (the reference Company stops at the test's cleanup).
 func (f *Fixture) Close() {
 	if f.closed || f.Host == nil {
