@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -218,7 +218,7 @@ func TestResetDemo(t *testing.T) {
 		t.Fatalf("Companies after Reset demo = %+v, %v", list, err)
 	}
 	perform()
-	if l := f.Company.Ledger(); len(l) != 1 || l[0].Account != poppytest.DefaultAccount {
+	if l := f.Company.Ledger(); len(l) != 1 || l[0].Account != refcompany.DefaultAccount {
 		t.Errorf("after Reset demo the exchange performed %+v", l)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -17,7 +17,7 @@ import (
 // offer with its alternative in plain words (spec 9.1, 9.2), the same after a restart, from the
 // RFC 9111 cache; a reference to an API poppy.json does not list never reaches the screen.
 func TestCompaniesShowExcludedTasks(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultAlternativeUnlistedAPI}})
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultAlternativeUnlistedAPI}})
 	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
 	if err != nil {
 		t.Fatal(err)
@@ -33,19 +33,19 @@ func TestCompaniesShowExcludedTasks(t *testing.T) {
 	if !strings.Contains(closeAcct, "Accounts are closed by the Shop's support team") || !strings.Contains(closeAcct, "On the web: "+f.Company.Origin()+"/account") {
 		t.Fatalf("Close an account: %q", closeAcct)
 	}
-	if gift := byTask["Pay with a gift card"].Alternative; !strings.Contains(gift, "The Company also points your agent to 3 of its API operations or tools") || strings.Contains(gift, poppytest.OtherHost) {
+	if gift := byTask["Pay with a gift card"].Alternative; !strings.Contains(gift, "The Company also points your agent to 3 of its API operations or tools") || strings.Contains(gift, refcompany.OtherHost) {
 		t.Fatalf("Pay with a gift card: %q", gift)
 	}
 	if byTask["Change the delivery address of a shipped order"].Alternative != "" || byTask["Buy a gift card"].Alternative != "" {
 		t.Fatalf("tasks without a usable alternative got one: %+v", byTask)
 	}
 	f.Restart(t)
-	before := len(f.Company.RequestsTo("", poppytest.ExcludedTasksPath))
+	before := len(f.Company.RequestsTo("", refcompany.ExcludedTasksPath))
 	l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
 	if err != nil || len(l.Companies) != 1 || len(l.Companies[0].ExcludedTasks) != 4 {
 		t.Fatalf("List = %+v, %v", l, err)
 	}
-	if n := len(f.Company.RequestsTo("", poppytest.ExcludedTasksPath)); n != before {
+	if n := len(f.Company.RequestsTo("", refcompany.ExcludedTasksPath)); n != before {
 		t.Fatalf("listing after a restart fetched the fresh document again (%d requests, had %d)", n, before)
 	}
 }

@@ -39,7 +39,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/browser"
 )
 
@@ -47,12 +47,12 @@ import (
 type DemoOptions struct {
 	// Listen is its loopback address ("": 127.0.0.1 on a free port).
 	Listen string
-	// Faults are the reference Company's named faults to switch on (poppytest.Faults).
+	// Faults are the reference Company's named faults to switch on (refcompany.Faults).
 	Faults []string
 }
 
 // DemoAccount is the reference Company's account the demo acts for.
-const DemoAccount = poppytest.DefaultAccount
+const DemoAccount = refcompany.DefaultAccount
 
 // DemoInfo describes the reference Company the demo runs.
 type DemoInfo struct {
@@ -62,7 +62,7 @@ type DemoInfo struct {
 }
 
 type demoCompany struct {
-	srv     *poppytest.Server
+	srv     *refcompany.Server
 	info    DemoInfo
 	openAPI string // apis[].url of the Orders API
 	mcp     string // apis[].url of the MCP server
@@ -87,7 +87,7 @@ func (h *Host) Demo() (DemoInfo, bool) {
 func (h *Host) demoOn() bool { return h != nil && h.demo != nil && h.queue != nil }
 
 // DemoCompany is the running reference Company of demo mode (nil outside it).
-func (h *Host) DemoCompany() *poppytest.Server {
+func (h *Host) DemoCompany() *refcompany.Server {
 	if h.demo == nil {
 		return nil
 	}
@@ -101,11 +101,11 @@ func (h *Host) startDemo(ctx context.Context) error {
 	// The faults are switched on after the demo account signed in (connect); a name that is
 	// not a fault stops the start here, before anything runs.
 	for _, f := range h.cfg.Demo.Faults {
-		if !slices.Contains(poppytest.AllFaults, f) {
-			return fmt.Errorf("the reference Company has no fault %q; its faults are %s", f, strings.Join(poppytest.AllFaults, ", "))
+		if !slices.Contains(refcompany.AllFaults, f) {
+			return fmt.Errorf("the reference Company has no fault %q; its faults are %s", f, strings.Join(refcompany.AllFaults, ", "))
 		}
 	}
-	srv, err := poppytest.New(poppytest.Options{Logger: h.log, Listen: h.cfg.Demo.Listen, Now: h.now})
+	srv, err := refcompany.New(refcompany.Options{Logger: h.log, Listen: h.cfg.Demo.Listen, Now: h.now})
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (d *demoCompany) status() string {
 	return s
 }
 
-func (d *demoCompany) clientID() string { return d.srv.URL(poppytest.AgentHost, "/agent.json") }
+func (d *demoCompany) clientID() string { return d.srv.URL(refcompany.AgentHost, "/agent.json") }
 
 func (d *demoCompany) developer() Developer {
 	cc := d.srv.ClientConfig()
@@ -172,7 +172,7 @@ func (d *demoCompany) developer() Developer {
 func (d *demoCompany) spki() []string {
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	conn, err := tls.DialWithDialer(dialer, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(d.srv.Port)),
-		&tls.Config{ServerName: poppytest.ShopHost, RootCAs: d.srv.CA().Pool()})
+		&tls.Config{ServerName: refcompany.ShopHost, RootCAs: d.srv.CA().Pool()})
 	if err != nil {
 		return nil
 	}
@@ -183,7 +183,7 @@ func (d *demoCompany) spki() []string {
 // connect publishes the demo client's metadata on agent.localhost, discovers the reference
 // Company and signs the demo account in.
 func (d *demoCompany) connect(ctx context.Context, h *Host) error {
-	d.srv.AddHost(poppytest.AgentHost, h.engine.Agent().Handler(h.log))
+	d.srv.AddHost(refcompany.AgentHost, h.engine.Agent().Handler(h.log))
 	co, err := h.engine.Discover(ctx, d.srv.Domain)
 	if err != nil {
 		return fmt.Errorf("discovering the reference Company failed: %w", err)
@@ -434,7 +434,7 @@ func (d *demoCompany) closeBrowsers() {
 
 // ResetDemo, in demo mode, puts the demo back as it was at start so its flows can be tried
 // again: the reference Company's orders, ledger, operations, tokens and conversations are
-// restored (poppytest.Server.Reset), the approvals still waiting in the demo's queue are
+// restored (refcompany.Server.Reset), the approvals still waiting in the demo's queue are
 // declined (their operations no longer exist at the Company; they stay listed as records), and
 // the demo account signs in again with a real Direct Sign-In. It is the user's gesture: the
 // window's "Reset demo" button.

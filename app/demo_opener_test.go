@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/browser"
@@ -53,7 +53,7 @@ func TestDemoSignInOpensTrustingBrowser(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(f.Company.Port)), &tls.Config{ServerName: poppytest.ShopHost, RootCAs: f.Company.CA().Pool()})
+	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(f.Company.Port)), &tls.Config{ServerName: refcompany.ShopHost, RootCAs: f.Company.CA().Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -15,7 +15,7 @@ import (
 // demo's own sign-in before): the demo account signs in first, the fault is switched on after,
 // and the status line names it.
 func TestDemoStartsWithEveryFault(t *testing.T) {
-	for _, fault := range poppytest.AllFaults {
+	for _, fault := range refcompany.AllFaults {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel()
 			f := apptest.Start(t, apptest.Options{Demo: true, Faults: []string{fault}})

@@ -10,7 +10,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
@@ -65,7 +65,7 @@ func exchangeCalls(t *testing.T, f *apptest.Fixture, sku string) (api, mcp *appr
 // Inspector's findings name the rule, the Company and the interface, for the API and the MCP
 // tool alike (the exchange log sees only the API's JSON body).
 func TestUndeclaredOperationFinding(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultOperationsUnlisted}})
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultOperationsUnlisted}})
 	f.SignIn(t, "personal", "orders:read", "orders:write")
 	api, mcp := exchangeCalls(t, f, "stormline-insulated-m")
 	if api.Status != approvals.StatusCompanyError || mcp.Status != approvals.StatusCompanyError {
@@ -88,7 +88,7 @@ func TestUndeclaredOperationFinding(t *testing.T) {
 // TestReusedRevisionFinding: a revision reused for other terms (Operations 3) is reported by the
 // approval queue where it detects it, and the Inspector lists it with the Company.
 func TestReusedRevisionFinding(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultReusedRevision}})
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultReusedRevision}})
 	f.SignIn(t, "personal", "orders:read", "orders:write")
 	if api, _ := exchangeCalls(t, f, "stormline-insulated-m"); api.Status != "waiting_for_user" {
 		t.Fatalf("first call: %+v", api)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -278,10 +278,10 @@ func TestDemoFronts(t *testing.T) {
 	if st := a.Status(); !st.Available || !st.Demo || st.DemoCompany != demo.Name || demo.Name == "" {
 		t.Errorf("Status = %+v, demo %+v", st, demo)
 	}
-	exchanges := func() int { return len(f.Company.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")) }
+	exchanges := func() int { return len(f.Company.RequestsTo(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges")) }
 	toolCalls := func() int {
 		n := 0
-		for _, r := range f.Company.RequestsTo(poppytest.ShopHost, poppytest.MCPPath) {
+		for _, r := range f.Company.RequestsTo(refcompany.ShopHost, refcompany.MCPPath) {
 			if strings.Contains(string(r.Body), `"exchange_item"`) {
 				n++
 			}
@@ -640,7 +640,7 @@ func TestConversationsFront(t *testing.T) {
 	}
 	es = waitEntries(st.ID, func(es []app.ConversationEntry) bool { return entriesHave(es, "company-person", "Alex") })
 	for _, e := range es {
-		if e.Author != nil && e.Author.Kind == "company-person" && (e.Author.Name != poppytest.AgentPersonName || e.Author.Picture != "") {
+		if e.Author != nil && e.Author.Kind == "company-person" && (e.Author.Name != refcompany.AgentPersonName || e.Author.Picture != "") {
 			t.Errorf("the person is %+v, want Alex without a remote picture", *e.Author)
 		}
 	}

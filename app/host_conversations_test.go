@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -26,7 +26,7 @@ import (
 func TestConversationSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	f := apptest.Start(t, apptest.Options{})
-	f.Company.SetAgentFault(poppytest.AgentFaultSlowStream, true)
+	f.Company.SetAgentFault(refcompany.AgentFaultSlowStream, true)
 	company := f.Discover(t).Identifier
 
 	var mu sync.Mutex
@@ -82,7 +82,7 @@ func TestConversationSurvivesRestart(t *testing.T) {
 		t.Fatal("nothing was handled before the restart")
 	}
 
-	f.Company.SetAgentFault(poppytest.AgentFaultSlowStream, false)
+	f.Company.SetAgentFault(refcompany.AgentFaultSlowStream, false)
 	f.Restart(t)
 	listen(f.Host)
 	m2 := f.Host.Conversations()

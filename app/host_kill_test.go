@@ -25,7 +25,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
@@ -171,7 +171,7 @@ func killHostConfig(t testing.TB, dir, secretsPath, caPath, clientID string) app
 	}
 	return app.Config{Version: "kill test", Paths: app.Paths{Data: dir, Config: dir, State: dir},
 		Secrets: store.NewSecrets(&fileKV{path: secretsPath}), ClientID: clientID, Socket: app.NoSocket,
-		Developer: app.Developer{Hosts: append([]string(nil), poppytest.DevHosts...), RootCAs: []*x509.Certificate{ca}},
+		Developer: app.Developer{Hosts: append([]string(nil), refcompany.DevHosts...), RootCAs: []*x509.Certificate{ca}},
 		Getenv:    func(string) string { return "" }, Notifier: app.NotifierFunc(func(string, string) {}),
 		Tuning: app.Tuning{Sleep: scaledSleep(100)}}
 }
@@ -195,7 +195,7 @@ func TestApprovalsKillChild(t *testing.T) {
 	sleep := cfg.Tuning.Sleep
 	cfg.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { phase("sleep"); return sleep(ctx, d) }
 	cfg.Tuning.Observer = func(ex transport.Exchange) {
-		if ex.RequestHeader.Get("Poppy-Approval") != "" || bytes.Contains(ex.RequestBody, []byte(poppytest.ApprovalMetaKey)) {
+		if ex.RequestHeader.Get("Poppy-Approval") != "" || bytes.Contains(ex.RequestBody, []byte(refcompany.ApprovalMetaKey)) {
 			phase("approval-response %d", ex.Status)
 		}
 	}
@@ -262,7 +262,7 @@ var approvalOpID = regexp.MustCompile(`operation_id="([^"]*)"`)
 // approvalsOnWire counts, per operation_id, the requests the Company received that carry an
 // approval: the Poppy-Approval header (Operations 6) or the MCP _meta approval key. It reads the
 // raw requests, not the Company's own bookkeeping.
-func approvalsOnWire(s *poppytest.Server) map[string]int {
+func approvalsOnWire(s *refcompany.Server) map[string]int {
 	out := map[string]int{}
 	for _, r := range s.Requests() {
 		for _, v := range r.Header.Values("Poppy-Approval") {
@@ -276,7 +276,7 @@ func approvalsOnWire(s *poppytest.Server) map[string]int {
 			} `json:"params"`
 		}
 		if r.Method == "POST" && json.Unmarshal(r.Body, &msg) == nil {
-			if raw, ok := msg.Params.Meta[poppytest.ApprovalMetaKey]; ok {
+			if raw, ok := msg.Params.Meta[refcompany.ApprovalMetaKey]; ok {
 				var a struct {
 					OperationID string `json:"operation_id"`
 				}
@@ -379,7 +379,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		kill := func() { killOnce.Do(func() { cmd.Process.Signal(syscall.SIGKILL) }) }
 		if a.kind == "company" {
 			n := 0
-			s.OnApproval(func(r poppytest.ApprovalReceived) {
+			s.OnApproval(func(r refcompany.ApprovalReceived) {
 				if r.OperationID == opID {
 					if n++; n == a.nth {
 						kill() // the Company decided (and maybe performed); the response is not written yet
@@ -446,7 +446,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		delta := ds[before.decs:]
-		var recv []poppytest.ApprovalReceived
+		var recv []refcompany.ApprovalReceived
 		for _, x := range s.ApprovalsReceived()[before.recv:] {
 			if x.OperationID == opID {
 				recv = append(recv, x)
@@ -537,7 +537,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 			class = "send record durable, request not at the Company"
 			if reached == 1 {
 				class = whereAtCompany
-				if x := recv[len(recv)-1]; x.Result == poppytest.ReceivedPerformed && !x.Lost {
+				if x := recv[len(recv)-1]; x.Result == refcompany.ReceivedPerformed && !x.Lost {
 					extraPerf[opID]++
 				}
 			}
@@ -547,7 +547,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		where[role+": "+class]++
 	}
 
-	faults := []string{poppytest.FaultLoseResponse, poppytest.FaultInProgress503, ""}
+	faults := []string{refcompany.FaultLoseResponse, refcompany.FaultInProgress503, ""}
 	s.SetInProgressTries(3)
 	ops := 0
 	noReplay := map[string]bool{}
@@ -573,7 +573,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 				Input: apis.Input{Path: map[string]string{"id": order}, Body: body}})
 		}
 		if mcpOp {
-			endpoint = poppytest.MCPPath
+			endpoint = refcompany.MCPPath
 		}
 		o, err := ask()
 		if err != nil || o.Status != approvals.StatusWaitingForUser {
@@ -598,14 +598,14 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		}
 		// The model asks again for the same action: held while the approval's outcome is
 		// unknown; never a second item.
-		sent := len(s.RequestsTo(poppytest.ShopHost, endpoint))
+		sent := len(s.RequestsTo(refcompany.ShopHost, endpoint))
 		o2, err := ask()
 		if err != nil {
 			t.Fatalf("op %d: the model's second call: %v", ops, err)
 		}
 		switch after.State {
 		case "approved", "sending", "retrying", "outcome_unknown":
-			if o2.Status != approvals.StatusOutcomeUnknown || o2.ApprovalID != id || len(s.RequestsTo(poppytest.ShopHost, endpoint)) != sent {
+			if o2.Status != approvals.StatusOutcomeUnknown || o2.ApprovalID != id || len(s.RequestsTo(refcompany.ShopHost, endpoint)) != sent {
 				t.Fatalf("op %d (%s): the second call was not held: %+v", ops, after.State, o2)
 			}
 		default:

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -82,14 +82,14 @@ func TestModelCallRefreshesWithDPoPAndServiceTokens(t *testing.T) {
 				}
 			}
 			list()
-			tokenRequests := len(f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token"))
+			tokenRequests := len(f.Company.RequestsTo(refcompany.AuthHost, "/oauth/token"))
 			tc.expire(f)
 			f.Company.ResetRequests()
 			list()
 
 			// A refresh happened: a refresh_token grant for the API's own resource.
 			var refreshed bool
-			for _, r := range f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token") {
+			for _, r := range f.Company.RequestsTo(refcompany.AuthHost, "/oauth/token") {
 				body := string(r.Body)
 				if strings.Contains(body, "grant_type=refresh_token") && r.Header.Get("DPoP") != "" {
 					refreshed = true
@@ -99,7 +99,7 @@ func TestModelCallRefreshesWithDPoPAndServiceTokens(t *testing.T) {
 				t.Fatalf("no DPoP-bound refresh_token grant reached the token endpoint (%d token requests before)", tokenRequests)
 			}
 			// The successful call: DPoP scheme, a proof for this request, the API's own token.
-			sent := f.Company.RequestsTo(poppytest.ShopHost, "/api/orders")
+			sent := f.Company.RequestsTo(refcompany.ShopHost, "/api/orders")
 			if len(sent) == 0 {
 				t.Fatal("no request reached the Orders API")
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -21,9 +21,9 @@ import (
 // API client, is refused before anything is sent, and the real API keeps working.
 func TestSessionDestinationsHostileLayout(t *testing.T) {
 	for _, faults := range [][]string{
-		{poppytest.FaultDescriptionAtRoot},
-		{poppytest.FaultDescriptionProtocolURLs},
-		{poppytest.FaultDescriptionAtRoot, poppytest.FaultDescriptionProtocolURLs},
+		{refcompany.FaultDescriptionAtRoot},
+		{refcompany.FaultDescriptionProtocolURLs},
+		{refcompany.FaultDescriptionAtRoot, refcompany.FaultDescriptionProtocolURLs},
 	} {
 		t.Run(strings.Join(faults, "+"), func(t *testing.T) {
 			f := apptest.Start(t, apptest.Options{Faults: faults})
@@ -36,17 +36,17 @@ func TestSessionDestinationsHostileLayout(t *testing.T) {
 			}
 			never := []struct{ method, url string }{
 				{"GET", s.PoppyJSONURL()},
-				{"GET", s.URL(poppytest.ShopHost, "/.well-known/oauth-protected-resource")},
-				{"GET", s.URL(poppytest.AuthHost, "/.well-known/oauth-authorization-server")},
+				{"GET", s.URL(refcompany.ShopHost, "/.well-known/oauth-protected-resource")},
+				{"GET", s.URL(refcompany.AuthHost, "/.well-known/oauth-authorization-server")},
 				{"POST", co.AuthorizationServer.TokenEndpoint},
 				{"POST", co.AuthorizationServer.RevocationEndpoint},
 				{"GET", s.Origin() + "/"},
-				{"GET", s.URL(poppytest.ShopHost, "/poppy/browser-session")},
-				{"GET", s.URL(poppytest.ShopHost, "/logo.png")},
-				{"GET", s.URL(poppytest.ShopHost, "/poppy/excluded-tasks.json")},
-				{"GET", s.URL(poppytest.ShopHost, "/account")},                // a web page nothing lists
-				{"GET", s.URL(poppytest.ShopHost, "/api/not-described")},      // under the API's folder, not in the description
-				{"GET", s.URL(poppytest.ShopHost, "/api/orders/ord_1/extra")}, // one segment more than /orders/{id}
+				{"GET", s.URL(refcompany.ShopHost, "/poppy/browser-session")},
+				{"GET", s.URL(refcompany.ShopHost, "/logo.png")},
+				{"GET", s.URL(refcompany.ShopHost, "/poppy/excluded-tasks.json")},
+				{"GET", s.URL(refcompany.ShopHost, "/account")},                // a web page nothing lists
+				{"GET", s.URL(refcompany.ShopHost, "/api/not-described")},      // under the API's folder, not in the description
+				{"GET", s.URL(refcompany.ShopHost, "/api/orders/ord_1/extra")}, // one segment more than /orders/{id}
 			}
 			ac, err := f.Host.Engine().APIClient(ctx, co.Identifier, "")
 			if err != nil {
@@ -87,18 +87,18 @@ func TestSessionDestinationsHostileLayout(t *testing.T) {
 				}
 			}
 			// The request URLs the description describes are destinations.
-			res, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: s.URL(poppytest.ShopHost, "/api/products")})
+			res, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: s.URL(refcompany.ShopHost, "/api/products")})
 			if err != nil || res.Status != http.StatusOK {
 				t.Fatalf("GET /api/products: %+v, %v", res, err)
 			}
-			if got := s.RequestsTo(poppytest.ShopHost, "/api/products"); len(got) != 1 || got[0].Header.Get("Poppy-Session") == "" {
+			if got := s.RequestsTo(refcompany.ShopHost, "/api/products"); len(got) != 1 || got[0].Header.Get("Poppy-Session") == "" {
 				t.Fatalf("the described API did not get one signed request: %d", len(got))
 			}
 			dest, err := co.SessionDestinations()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !allows(dest, s.URL(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")) || !allows(dest, s.URL(poppytest.ShopHost, "/poppy/conversations/c_1/events")) {
+			if !allows(dest, s.URL(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges")) || !allows(dest, s.URL(refcompany.ShopHost, "/poppy/conversations/c_1/events")) {
 				t.Fatal("a described API path or a conversation route is not a destination")
 			}
 		})

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
@@ -35,7 +35,7 @@ func callToolRaw(t *testing.T, cs *mcp.ClientSession, name string, args map[stri
 // is performed, no request carries Poppy-Approval or the approval _meta, and the model is told in
 // Poppydesk's own words that the Company asked for an approval it may not ask for here.
 func TestUndeclaredOperationIsTheCompanysError(t *testing.T) {
-	for _, fault := range []string{poppytest.FaultOperationsUnlisted, poppytest.FaultOperationsOtherVersion} {
+	for _, fault := range []string{refcompany.FaultOperationsUnlisted, refcompany.FaultOperationsOtherVersion} {
 		t.Run(fault, func(t *testing.T) {
 			f := apptest.Start(t, apptest.Options{Faults: []string{fault}, Socket: true})
 			f.SignIn(t, "personal", "orders:read", "orders:write")
@@ -73,7 +73,7 @@ func TestUndeclaredOperationIsTheCompanysError(t *testing.T) {
 				t.Fatalf("the Company performed %d operations", n)
 			}
 			for _, r := range f.Company.Requests() {
-				if r.Header.Get("Poppy-Approval") != "" || strings.Contains(string(r.Body), poppytest.ApprovalMetaKey) {
+				if r.Header.Get("Poppy-Approval") != "" || strings.Contains(string(r.Body), refcompany.ApprovalMetaKey) {
 					t.Fatalf("%s %s carried an approval", r.Method, r.Path)
 				}
 				if strings.Contains(r.Header.Get("Poppy-Extensions"), "operations") {
@@ -104,7 +104,7 @@ func TestApprovalNotSentWithoutTheExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Company stops listing version 2; discovery sees it once the cached poppy.json is stale.
-	if err := f.Company.SetFault(poppytest.FaultOperationsOtherVersion, true); err != nil {
+	if err := f.Company.SetFault(refcompany.FaultOperationsOtherVersion, true); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(301 * time.Second)

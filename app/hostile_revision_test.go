@@ -8,7 +8,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -32,7 +32,7 @@ func noBlame(t *testing.T, where, text string) {
 // ones alike, nothing is sent or performed, and neither the model's message nor the window's
 // words blame the model.
 func TestReusedRevisionIsTheCompanysViolation(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultReusedRevision}, Socket: true})
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultReusedRevision}, Socket: true})
 	f.SignIn(t, "personal", "orders:read", "orders:write")
 	cs := modelClient(t, f.Host)
 	exchange := func(sku string) (map[string]any, bool) {
@@ -100,7 +100,7 @@ func TestReusedRevisionIsTheCompanysViolation(t *testing.T) {
 // mean the other terms), keeps the outcome unknown so nobody is asked about the same action
 // again, and the window says the Company broke the rules after the approval was sent.
 func TestReusedRevisionAfterApprovalSendsNothingMore(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultReusedRevision, poppytest.FaultInProgress503}, Socket: true,
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultReusedRevision, refcompany.FaultInProgress503}, Socket: true,
 		Edit: func(c *app.Config) {
 			c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
 		}})
@@ -143,7 +143,7 @@ func TestReusedRevisionAfterApprovalSendsNothingMore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range f.Company.Requests() {
-		if strings.Contains(string(r.Body), poppytest.ApprovalMetaKey) || r.Header.Get("Poppy-Approval") != "" {
+		if strings.Contains(string(r.Body), refcompany.ApprovalMetaKey) || r.Header.Get("Poppy-Approval") != "" {
 			t.Fatalf("the approval of the reused revision was sent again: %s %s", r.Method, r.Path)
 		}
 	}

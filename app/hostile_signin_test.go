@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
@@ -26,7 +26,7 @@ var consentRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
 // Poppydesk's loopback listener and keeps the page it shows.
 type consentBrowser struct {
 	t        *testing.T
-	s        *poppytest.Server
+	s        *refcompany.Server
 	decision string
 	page     chan string
 }
@@ -128,7 +128,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 		return ending{end.State, end.Message, page}
 	}
 	declined := direct(t, nil, "deny")
-	noScope := direct(t, []string{poppytest.FaultScopeNone}, "approve")
+	noScope := direct(t, []string{refcompany.FaultScopeNone}, "approve")
 	if declined.state != app.FlowDeclined || noScope != declined {
 		t.Fatalf("no scope granted ended as\n%+v\nwant what a decline gives:\n%+v", noScope, declined)
 	}
@@ -136,7 +136,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 	device := func(t *testing.T, faults []string, decision string) ending {
 		// The polls' waits pass on the shared clock, and the first one lasts until the user has
 		// answered on the device page, so the Company sees a well-paced poll and the answer.
-		clk := &poppytest.Clock{}
+		clk := &refcompany.Clock{}
 		answered := make(chan struct{})
 		f := apptest.Start(t, apptest.Options{Faults: faults, Clock: clk, Edit: func(c *app.Config) {
 			c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -176,7 +176,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 		return ending{end.State, end.Message, ""}
 	}
 	declined = device(t, nil, "deny")
-	noScope = device(t, []string{poppytest.FaultScopeNone}, "approve")
+	noScope = device(t, []string{refcompany.FaultScopeNone}, "approve")
 	if declined.state != app.FlowDeclined || noScope != declined {
 		t.Fatalf("Device Sign-In: no scope granted ended as %+v, want %+v", noScope, declined)
 	}
@@ -194,10 +194,10 @@ func checkNothingKept(t *testing.T, f *apptest.Fixture, company string) {
 		t.Errorf("%d tokens were kept", len(b.Tokens))
 	}
 	issued := false
-	for _, r := range f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token") {
+	for _, r := range f.Company.RequestsTo(refcompany.AuthHost, "/oauth/token") {
 		issued = issued || strings.Contains(string(r.Body), "grant_type=authorization_code") || strings.Contains(string(r.Body), "device_code")
 	}
-	if slices.Contains(f.Company.ActiveFaults(), poppytest.FaultScopeNone) && issued && len(f.Company.RequestsTo(poppytest.AuthHost, "/oauth/revoke")) == 0 {
+	if slices.Contains(f.Company.ActiveFaults(), refcompany.FaultScopeNone) && issued && len(f.Company.RequestsTo(refcompany.AuthHost, "/oauth/revoke")) == 0 {
 		t.Error("the refresh token of a sign-in that granted no scope was not revoked")
 	}
 }

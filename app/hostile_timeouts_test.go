@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -16,7 +16,7 @@ import (
 // end once the document deadline passes, the window with words naming poppy.json's URL and the
 // timeout, the model with Poppydesk's own timeout status.
 func TestHangingCompanyFreezesNothing(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultHangDiscovery}, Socket: true,
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultHangDiscovery}, Socket: true,
 		Edit: func(c *app.Config) { c.Tuning.DocumentTimeout = 300 * time.Millisecond }})
 	_, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
 	if err == nil || !strings.Contains(err.Error(), f.Company.PoppyJSONURL()) || !strings.Contains(err.Error(), "did not answer in time") {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/vault"
 )
@@ -369,9 +369,9 @@ func (i *Inspector) Faults() ([]InspectorFault, error) {
 		return nil, errors.New("the reference Company's faults can be switched only in the demo (poppydesk demo)")
 	}
 	out := []InspectorFault{}
-	for _, f := range poppytest.AllFaults {
+	for _, f := range refcompany.AllFaults {
 		g := "company"
-		if slices.Contains(poppytest.AgentFaults, f) {
+		if slices.Contains(refcompany.AgentFaults, f) {
 			g = "agent"
 		}
 		out = append(out, InspectorFault{Name: f, On: i.h.demo.srv.FaultOn(f), Group: g})
@@ -390,7 +390,7 @@ func (i *Inspector) SetFault(name string, on bool) ([]InspectorFault, error) {
 	return i.Faults()
 }
 
-// SetDemoFault switches a fault of the demo's reference Company (poppytest.AllFaults).
+// SetDemoFault switches a fault of the demo's reference Company (refcompany.AllFaults).
 func (h *Host) SetDemoFault(name string, on bool) error {
 	if h.demo == nil {
 		return errors.New("the reference Company's faults can be switched only in the demo")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -30,7 +30,7 @@ func TestInspectorTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.Company.URL(poppytest.ShopHost, "/api/orders")}); err != nil {
+	if _, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.Company.URL(refcompany.ShopHost, "/api/orders")}); err != nil {
 		t.Fatal(err)
 	}
 	in := f.Host.Fronts().Inspector
@@ -123,7 +123,7 @@ func TestDeveloperHostsRule(t *testing.T) {
 // Company's hosts and CA, and Poppydesk's client metadata served on loopback with its own CA as
 // the client_id — and turning it off removes it at the start after.
 func TestDeveloperModeSettings(t *testing.T) {
-	srv, err := poppytest.New(poppytest.Options{})
+	srv, err := refcompany.New(refcompany.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestDeveloperModeSettings(t *testing.T) {
 // developer mode says how developer mode would help, and a failed discovery check becomes a
 // finding naming its section.
 func TestDiscoverHintAndFinding(t *testing.T) {
-	f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultDomainMismatch}})
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultDomainMismatch}})
 	_, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
 	if err == nil {
 		t.Fatal("discovery succeeded despite the fault")

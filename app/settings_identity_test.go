@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -64,7 +64,7 @@ func closedPort(t *testing.T) int {
 // deletes the enrollment and the next start signs with the self-operated identity again.
 func TestSettingsIdentityEnrollsWithAnOperator(t *testing.T) {
 	ctx := context.Background()
-	clk := &poppytest.Clock{}
+	clk := &refcompany.Clock{}
 	op := apptest.StartOperator(t, apptest.OperatorOptions{ClientName: "Acme Agents", Clock: clk})
 	secrets := testSecrets(t)
 	f := apptest.Start(t, apptest.Options{Clock: clk, Secrets: secrets, Edit: op.Trust})

@@ -21,6 +21,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/browser"
 	"github.com/poppydesk/poppydesk/vault"
@@ -41,7 +42,7 @@ func chromium(t testing.TB) string {
 
 // world is the reference Company, the real engine with the sign-in layer, and the Joiner.
 type world struct {
-	s      *poppytest.Server
+	s      *refcompany.Server
 	e      *engine.Engine
 	oc     *oauth.Client
 	co     *discovery.Company
@@ -54,7 +55,7 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	w := &world{chrome: chromium(t)}
 	ctx := context.Background()
-	s := poppytest.Start(t, poppytest.Options{})
+	s := poppytest.Start(t, refcompany.Options{})
 	w.s = s
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	log := slog.New(slog.DiscardHandler)
@@ -64,18 +65,18 @@ func newWorld(t testing.TB) *world {
 	}
 	t.Cleanup(func() { state.Close() })
 	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: secrets, State: state, Logger: log,
-		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk"}, DirectTimeout: 20 * time.Second})
+		Identity: identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "Poppydesk"}, DirectTimeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
+	s.AddHost(refcompany.AgentHost, e.Agent().Handler(log))
 	w.e, w.oc = e, e.OAuth()
 	if w.co, err = e.Discover(ctx, s.Domain); err != nil {
 		t.Fatal(err)
 	}
 	w.j = &browserjoin.Joiner{Engine: e, Status: browserjoin.OAuthStatus(w.oc)}
-	conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.Port), &tls.Config{ServerName: poppytest.ShopHost, RootCAs: s.CA().Pool()})
+	conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.Port), &tls.Config{ServerName: refcompany.ShopHost, RootCAs: s.CA().Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func (w *world) signIn(t testing.TB, account string, scopes ...string) {
 // visitor reads the website's account page: is the browser the Session, and signed in as whom.
 func visitor(t testing.TB, b *browser.Session, w *world) (text string) {
 	t.Helper()
-	p, err := b.Open(context.Background(), w.s.URL(poppytest.ShopHost, "/account"))
+	p, err := b.Open(context.Background(), w.s.URL(refcompany.ShopHost, "/account"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestBrowserJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("join with a cold start (Chromium launch + join): %s", time.Since(start))
-	const account = poppytest.DefaultAccount
+	const account = refcompany.DefaultAccount
 
 	t.Run("signed out", func(t *testing.T) {
 		if j.SignedIn || j.Endpoint != w.s.BrowserSessionEndpoint() {
@@ -153,7 +154,7 @@ func TestBrowserJoin(t *testing.T) {
 		if len(joins) != 1 || joins[0].Account != "" {
 			t.Fatalf("Company joins %+v", joins)
 		}
-		p, err := b.Open(ctx, w.s.URL(poppytest.ShopHost, "/orders"))
+		p, err := b.Open(ctx, w.s.URL(refcompany.ShopHost, "/orders"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +181,7 @@ func TestBrowserJoin(t *testing.T) {
 		if v := visitor(t, b, w); !strings.Contains(v, "Signed in as "+account+" with scopes orders:read") {
 			t.Errorf("visitor line %q", v)
 		}
-		p, err := b.Open(ctx, w.s.URL(poppytest.ShopHost, "/orders/ord_7Hk2"))
+		p, err := b.Open(ctx, w.s.URL(refcompany.ShopHost, "/orders/ord_7Hk2"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +209,7 @@ func TestBrowserJoin(t *testing.T) {
 		if len(j.Scopes) != 2 || len(w.s.Joins()) != 3 {
 			t.Fatalf("joined %+v, %d joins", j, len(w.s.Joins()))
 		}
-		if _, err := b.Open(ctx, w.s.URL(poppytest.ShopHost, "/orders/ord_7Hk2")); err != nil {
+		if _, err := b.Open(ctx, w.s.URL(refcompany.ShopHost, "/orders/ord_7Hk2")); err != nil {
 			t.Fatal(err)
 		}
 		p, err := b.Submit(ctx, "exchange", map[string]string{"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"})
@@ -245,7 +246,7 @@ func TestBrowserJoin(t *testing.T) {
 			t.Fatalf("%d browser requests carried a token, e.g. %s %s", len(leaks), leaks[0].Method, leaks[0].Path)
 		}
 		var signedIn int
-		for _, r := range w.s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize") {
+		for _, r := range w.s.RequestsTo(refcompany.ShopHost, refcompany.BrowserSessionPath+"/authorize") {
 			if r.Header.Get("Sec-Fetch-Mode") != "" {
 				t.Error("a browser called the authorize endpoint")
 			}
@@ -262,13 +263,13 @@ func TestBrowserJoin(t *testing.T) {
 		var calls atomic.Int32
 		count := func(context.Context, string) error { calls.Add(1); return nil }
 		// A URL that is not the endpoint's own page (it redirects elsewhere): no code is read.
-		err := b.Join(ctx, w.s.URL(poppytest.WWWHost, "/.well-known/poppy.json"), count)
+		err := b.Join(ctx, w.s.URL(refcompany.WWWHost, "/.well-known/poppy.json"), count)
 		var je *browser.JoinError
 		if !errors.As(err, &je) || je.Step != 1 || calls.Load() != 0 {
 			t.Errorf("join from a redirecting page: %v, %d authorizations", err, calls.Load())
 		}
 		// A page of the website with its own form and code is not the endpoint: no code is read.
-		if err := b.Join(ctx, w.s.URL(poppytest.ShopHost, "/account"), count); err == nil || calls.Load() != 0 {
+		if err := b.Join(ctx, w.s.URL(refcompany.ShopHost, "/account"), count); err == nil || calls.Load() != 0 {
 			t.Errorf("join from another page: %v, %d authorizations", err, calls.Load())
 		}
 		// The model's side can neither open the endpoint nor submit to it.
@@ -284,7 +285,7 @@ func TestBrowserJoin(t *testing.T) {
 	})
 
 	t.Run("errors start again at step 1 once", func(t *testing.T) {
-		for _, f := range poppytest.JoinBreakingFaults {
+		for _, f := range refcompany.JoinBreakingFaults {
 			before := len(w.s.Joins())
 			if err := w.s.SetJoinFault(f, 1); err != nil {
 				t.Fatal(err)
@@ -311,7 +312,9 @@ func TestBrowserJoin(t *testing.T) {
 		}
 	})
 
-	authorizations := func() int { return len(w.s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize")) }
+	authorizations := func() int {
+		return len(w.s.RequestsTo(refcompany.ShopHost, refcompany.BrowserSessionPath+"/authorize"))
+	}
 
 	t.Run("join again when the website no longer recognizes the Session", func(t *testing.T) {
 		if _, err := w.j.Ensure(ctx, b, w.co.Identifier, "personal"); err != nil {
@@ -347,11 +350,11 @@ func TestBrowserJoin(t *testing.T) {
 		// The authorize endpoint refuses the token, and the refresh that follows fails without
 		// ending the sign-in (the token response grants a scope nobody asked for, spec 4.7): the
 		// authorize request continues signed out (spec 5.5) and the keyring still says signed in.
-		if err := w.s.SetJoinFault(poppytest.JoinFaultTokenRefused, 1); err != nil {
+		if err := w.s.SetJoinFault(refcompany.JoinFaultTokenRefused, 1); err != nil {
 			t.Fatal(err)
 		}
-		defer w.s.SetJoinFault(poppytest.JoinFaultTokenRefused, 0)
-		if err := w.s.SetFault(poppytest.FaultScopeWider, true); err != nil {
+		defer w.s.SetJoinFault(refcompany.JoinFaultTokenRefused, 0)
+		if err := w.s.SetFault(refcompany.FaultScopeWider, true); err != nil {
 			t.Fatal(err)
 		}
 		joins, auths := len(w.s.Joins()), authorizations()
@@ -362,7 +365,7 @@ func TestBrowserJoin(t *testing.T) {
 		if j.SignedIn || !j.Downgraded || !j.Requested.SignedIn || len(w.s.Joins()) != joins+1 || w.s.Joins()[joins].Account != "" {
 			t.Fatalf("joined %+v, Company joins %+v; want one join taken signed out and marked downgraded", j, w.s.Joins()[joins:])
 		}
-		w.s.SetFault(poppytest.FaultScopeWider, false)
+		w.s.SetFault(refcompany.FaultScopeWider, false)
 		if st, err := w.oc.Status(ctx, w.co.Identifier, "personal"); err != nil || !st.SignedIn {
 			t.Fatalf("the keyring no longer says signed in (%+v, %v): this case needs a sign-in that still stands", st, err)
 		}

@@ -21,14 +21,14 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
 // approvalWorld is everything one dialog test runs: Company, engine, queue, services, browser.
 type approvalWorld struct {
 	t       *testing.T
-	company *poppytest.Server
+	company *refcompany.Server
 	queue   *approvals.Queue
 	ident   string // the Company identifier
 	name    string // organization.name from discovery
@@ -37,7 +37,7 @@ type approvalWorld struct {
 	logs    *apptest.Buffer // the Host's log lines
 }
 
-const demoAccount = poppytest.DefaultAccount
+const demoAccount = refcompany.DefaultAccount
 
 // testRequester is the agent's self-description the tests' requests carry, as modelapi records
 // it from an MCP client's initialize.
@@ -145,9 +145,9 @@ func (w *approvalWorld) requestExchange() *approvals.Outcome {
 }
 
 // approvedRequests returns the exchange requests the Company received that carried an approval.
-func (w *approvalWorld) approvedRequests() []poppytest.Request {
-	var out []poppytest.Request
-	for _, r := range w.company.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges") {
+func (w *approvalWorld) approvedRequests() []refcompany.Request {
+	var out []refcompany.Request
+	for _, r := range w.company.RequestsTo(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges") {
 		if len(r.Header.Values(operations.HeaderName)) > 0 {
 			out = append(out, r)
 		}
@@ -283,7 +283,7 @@ func TestApprovalDialogInChromium(t *testing.T) {
 		if len(ledger) != 1 {
 			t.Fatalf("the Company performed %d exchanges, want exactly 1: %+v", len(ledger), ledger)
 		}
-		if ledger[0].Revision != displayed || ledger[0].Interface != poppytest.InterfaceAPI || ledger[0].ReplacementSKU != "stormline-insulated-m" {
+		if ledger[0].Revision != displayed || ledger[0].Interface != refcompany.InterfaceAPI || ledger[0].ReplacementSKU != "stormline-insulated-m" {
 			t.Errorf("performed %+v, want revision %q (the one displayed) through the API", ledger[0], displayed)
 		}
 		reqs := w.approvedRequests()
@@ -339,7 +339,7 @@ func TestApprovalDialogInChromium(t *testing.T) {
 }
 
 func TestHostileSummaryInChromium(t *testing.T) {
-	w := startApprovalWorld(t, poppytest.FaultSummaryHostile)
+	w := startApprovalWorld(t, refcompany.FaultSummaryHostile)
 	w.requestExchange()
 	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
 

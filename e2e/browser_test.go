@@ -12,7 +12,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/browser"
@@ -23,7 +23,7 @@ import (
 // model server, and the window (its services on the bridge, the real frontend in Chromium)
 // showing the Browser section.
 type modelBrowsing struct {
-	s      *poppytest.Server
+	s      *refcompany.Server
 	co     *discovery.Company
 	svc    *app.Browser
 	cs     *mcp.ClientSession
@@ -35,8 +35,8 @@ type modelBrowsing struct {
 func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[string]any)) *modelBrowsing {
 	t.Helper()
 	dist, chromium := prerequisites(t)
-	clock := &poppytest.Clock{}
-	s, err := poppytest.New(poppytest.Options{Now: clock.Now})
+	clock := &refcompany.Clock{}
+	s, err := refcompany.New(refcompany.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func toolText(r *mcp.CallToolResult) string {
 
 // authorizations counts the engine's POST {endpoint}/authorize requests the Company received.
 func (m *modelBrowsing) authorizations() int {
-	return len(m.s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize"))
+	return len(m.s.RequestsTo(refcompany.ShopHost, refcompany.BrowserSessionPath+"/authorize"))
 }
 
 // TestModelBrowsesJoined: the model's browser tools, over MCP, drive Debian's headless Chromium
@@ -119,7 +119,7 @@ func TestModelBrowsesJoined(t *testing.T) {
 
 	t.Run("joined before the first page", func(t *testing.T) {
 		start := time.Now()
-		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")})
+		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(refcompany.ShopHost, "/account")})
 		t.Logf("first browser_open (Chromium start + join + page): %s", time.Since(start))
 		if r.IsError || !strings.Contains(toolText(r), "This browser is the Personal Agent's Session") || !strings.Contains(toolText(r), modelapi.UntrustedWarning) {
 			t.Fatalf("browser_open: %s", toolText(r))
@@ -160,7 +160,7 @@ func TestModelBrowsesJoined(t *testing.T) {
 		}
 		// The next browse: the website does not recognize the browser (and drops its cookie),
 		// so the browser joins again and the page is loaded again, as the Session.
-		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")})
+		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(refcompany.ShopHost, "/account")})
 		if r.IsError || !strings.Contains(toolText(r), "This browser is the Personal Agent's Session") {
 			t.Fatalf("browser_open after the website forgot the Session: %s", toolText(r))
 		}
@@ -194,14 +194,14 @@ func TestModelBrowsesWithoutEndpoint(t *testing.T) {
 		t.Fatalf("the Company still lists browser_session_endpoint %q", co.Channels.Web.BrowserSessionEndpoint)
 	}
 	for _, page := range []string{"/account", "/orders"} {
-		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, page)})
+		r := m.call(t, ctx, "browser_open", map[string]any{"company": co.Identifier, "url": s.URL(refcompany.ShopHost, page)})
 		txt := toolText(r)
 		if r.IsError || !strings.Contains(txt, "This browser is not a Personal Agent's Session") || !strings.Contains(txt, "Not signed in") ||
 			!strings.Contains(txt, "signed-out visitor") {
 			t.Fatalf("browser_open %s: %s", page, txt)
 		}
 	}
-	if n := len(s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath)); n != 0 {
+	if n := len(s.RequestsTo(refcompany.ShopHost, refcompany.BrowserSessionPath)); n != 0 {
 		t.Errorf("the browser loaded the browser-session page %d times", n)
 	}
 	if n := m.authorizations(); n != 0 {

@@ -40,8 +40,8 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
@@ -244,8 +244,8 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 
 	// The reference Company is started here so that the controlled browser can trust exactly its
 	// key; the Host and the Company read one clock.
-	clock := &poppytest.Clock{}
-	s, err := poppytest.New(poppytest.Options{Now: clock.Now})
+	clock := &refcompany.Clock{}
+	s, err := refcompany.New(refcompany.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	c := f.Discover(t)
 	get := func(cl *engine.Client, path string) {
 		t.Helper()
-		resp, err := cl.Do(ctx, &transport.Request{Method: http.MethodGet, URL: s.URL(poppytest.ShopHost, path)})
+		resp, err := cl.Do(ctx, &transport.Request{Method: http.MethodGet, URL: s.URL(refcompany.ShopHost, path)})
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
@@ -322,11 +322,11 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	observerMu.Lock()
 	onResponse = func(ex transport.Exchange) {
 		if ex.Status == http.StatusBadRequest {
-			once.Do(func() { s.SetFault(poppytest.FaultSessionEnded, false) })
+			once.Do(func() { s.SetFault(refcompany.FaultSessionEnded, false) })
 		}
 	}
 	observerMu.Unlock()
-	if err := s.SetFault(poppytest.FaultSessionEnded, true); err != nil {
+	if err := s.SetFault(refcompany.FaultSessionEnded, true); err != nil {
 		t.Fatal(err)
 	}
 	get(in, "/api/orders")
@@ -589,7 +589,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		}
 		defer cs.Close()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_open", Arguments: map[string]any{"company": c.Identifier, "account": signedIn,
-			"url": s.URL(poppytest.ShopHost, "/account")}})
+			"url": s.URL(refcompany.ShopHost, "/account")}})
 		if err != nil {
 			t.Fatalf("browsing signed in: %v", err)
 		}
@@ -607,7 +607,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		// Control: the collected codes are the ones the engine authorized (the Company received
 		// one of them in step 2's body), so scanning for them means something.
 		authorized := 0
-		for _, r := range s.RequestsTo(poppytest.ShopHost, poppytest.BrowserSessionPath+"/authorize") {
+		for _, r := range s.RequestsTo(refcompany.ShopHost, refcompany.BrowserSessionPath+"/authorize") {
 			for _, code := range joinCodes {
 				if bytes.Contains(r.Body, []byte(code)) {
 					authorized++
@@ -786,7 +786,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		}
 		harData.WriteString(curl)
 		rep, err := conformance.Run(ctx, conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: e.Agent(),
-			ProbeURL: s.URL(poppytest.ShopHost, "/api/products")})
+			ProbeURL: s.URL(refcompany.ShopHost, "/api/products")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -879,7 +879,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 		{name: "check's report", data: checkData.Bytes(), controls: []string{"invalid_session", `"status": "pass"`, s.Domain}},
 	}
 	if browserRan {
-		open[4].controls = append(open[4].controls, poppytest.BrowserSessionPath+"/authorize")
+		open[4].controls = append(open[4].controls, refcompany.BrowserSessionPath+"/authorize")
 		open[5].controls = append(open[5].controls, "/account")
 	}
 	logs := logPlaces(signedOutMsg)

@@ -23,7 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -68,7 +68,7 @@ func TestConversationViewInChromium(t *testing.T) {
 	company := f.Company
 	// Pieces 40 ms apart (the slow-stream fault), so the window shows the reply being written; a
 	// person joins 400 ms after a handoff.
-	if err := company.SetAgentFault(poppytest.AgentFaultSlowStream, true); err != nil {
+	if err := company.SetAgentFault(refcompany.AgentFaultSlowStream, true); err != nil {
 		t.Fatal(err)
 	}
 	company.SetAgentDelays(time.Millisecond, 400*time.Millisecond)
@@ -158,7 +158,7 @@ func TestConversationViewInChromium(t *testing.T) {
 	// A 10,000-event conversation: started through the Manager, the Company adds the rest, the
 	// Manager reads them all (the real engine), then the window opens it.
 	company.SetAgentDelays(time.Millisecond, 30*time.Millisecond)
-	if err := company.SetAgentFault(poppytest.AgentFaultSlowStream, false); err != nil {
+	if err := company.SetAgentFault(refcompany.AgentFaultSlowStream, false); err != nil {
 		t.Fatal(err)
 	}
 	long, err := mgr.Start(ctx, conversation.Start{Company: co.Identifier, Text: "Tell me everything about the jackets, a long list.", Wait: 5 * time.Second})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/browser"
@@ -35,15 +36,15 @@ func TestJoinPageHeaderFinding(t *testing.T) {
 			defer cancel()
 			var faults []string
 			if tc.fault {
-				faults = []string{poppytest.FaultJoinPageHeaders}
+				faults = []string{refcompany.FaultJoinPageHeaders}
 			}
-			s := poppytest.Start(t, poppytest.Options{Faults: faults})
+			s := poppytest.Start(t, refcompany.Options{Faults: faults})
 			f := apptest.Start(t, apptest.Options{Company: s, Edit: func(c *app.Config) {
 				c.Browser = browser.Options{ExecPath: chromium, TrustSPKI: []string{leafSPKI(t, s)}}
 			}})
 			co := f.Discover(t)
 			cs := f.Model(t, "e2e")
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_open", Arguments: map[string]any{"company": co.Identifier, "url": s.URL(poppytest.ShopHost, "/account")}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_open", Arguments: map[string]any{"company": co.Identifier, "url": s.URL(refcompany.ShopHost, "/account")}})
 			if err != nil || res.IsError {
 				t.Fatalf("browser_open: %v %s", err, toolText(res))
 			}

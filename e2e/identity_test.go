@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -20,7 +20,7 @@ import (
 // inline data: image under the window's Content-Security-Policy.
 func TestIdentityEnrollInChromium(t *testing.T) {
 	ctx := context.Background()
-	clk := &poppytest.Clock{}
+	clk := &refcompany.Clock{}
 	op := apptest.StartOperator(t, apptest.OperatorOptions{ClientName: "Acme Agents", Clock: clk})
 	f := apptest.Start(t, apptest.Options{Clock: clk, Edit: op.Trust})
 	p := openWindowPage(t, f.Host)

@@ -24,7 +24,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -36,7 +36,7 @@ import (
 // consent page there as a person would.
 type signInWorld struct {
 	f       *apptest.Fixture
-	s       *poppytest.Server
+	s       *refcompany.Server
 	e       *engine.Engine
 	co      *discovery.Company
 	secrets store.Secrets
@@ -101,7 +101,7 @@ func newSignInWorld(t *testing.T) *signInWorld {
 
 // leafSPKI is the base64 SHA-256 of the reference Company's certificate key, for Chromium's
 // ignore-certificate-errors-spki-list (a browser that trusts exactly that key).
-func leafSPKI(t *testing.T, s *poppytest.Server) string {
+func leafSPKI(t *testing.T, s *refcompany.Server) string {
 	return leafSPKIAt(t, "127.0.0.1:"+strconv.Itoa(s.Port), s.CA().Pool())
 }
 
@@ -109,7 +109,7 @@ func leafSPKI(t *testing.T, s *poppytest.Server) string {
 // another process).
 func leafSPKIAt(t *testing.T, addr string, roots *x509.CertPool) string {
 	t.Helper()
-	conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: poppytest.AuthHost, RootCAs: roots})
+	conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: refcompany.AuthHost, RootCAs: roots})
 	if err != nil {
 		t.Fatalf("reading the Company's certificate at %s: %v", addr, err)
 	}

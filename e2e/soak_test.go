@@ -33,7 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/browser"
@@ -197,7 +197,7 @@ func (w *soakWorld) cycle(t *testing.T, ctx context.Context, n int) {
 
 	// Pages of the Company's website in the controlled browser, joined to the Session.
 	for _, p := range []string{"/account", "/"} {
-		if r, _ := w.call(t, ctx, "browser_open", map[string]any{"company": company, "url": s.URL(poppytest.ShopHost, p)}); r.IsError {
+		if r, _ := w.call(t, ctx, "browser_open", map[string]any{"company": company, "url": s.URL(refcompany.ShopHost, p)}); r.IsError {
 			t.Fatalf("browser_open %s: %s", p, toolText(r))
 		}
 	}
@@ -256,8 +256,8 @@ func TestSoak(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), long+2*time.Minute)
 	defer cancel()
 
-	clock := &poppytest.Clock{}
-	s, err := poppytest.New(poppytest.Options{Now: clock.Now})
+	clock := &refcompany.Clock{}
+	s, err := refcompany.New(refcompany.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 # systems it prints exactly what to install and stops.
 #
 #   scripts/bootstrap.sh            # system packages, Wails CLI, Go modules, npm packages (frontend/,
-#                                   # e2e/mcp/, agentcore/poppytest/testdata/npm/)
+#                                   # e2e/mcp/, agentcore/refcompany/testdata/npm/)
 #   scripts/bootstrap.sh --check    # only report what is missing (exit 1 if anything is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,10 +90,10 @@ if [ "$check_only" = 0 ]; then
   go mod download
   # frontend/: the window's build tools; e2e/mcp/: the MCP clients and the reference MCP server
   # the tests run (MCP Inspector CLI, the TypeScript SDK, server-everything);
-  # agentcore/poppytest/testdata/npm: large real API descriptions the reference Company serves in
+  # agentcore/refcompany/testdata/npm: large real API descriptions the reference Company serves in
   # tests (GitHub's REST API description from @octokit/openapi). None is downloaded by a test or
   # by the product.
-  for dir in frontend e2e/mcp agentcore/poppytest/testdata/npm; do
+  for dir in frontend e2e/mcp agentcore/refcompany/testdata/npm; do
     if [ -f "$dir/package-lock.json" ]; then
       if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
         say "installing npm packages in $dir (npm ci)"

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
@@ -422,7 +422,7 @@ func TestForgetCompanyAndReset(t *testing.T) {
 
 func TestExchangeLogWindow(t *testing.T) {
 	ctx := context.Background()
-	clk := poppytest.NewFrozenClock(t0)
+	clk := refcompany.NewFrozenClock(t0)
 	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: 24 * time.Hour, ExchangeMaxBytes: 1000})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"[redacted]"}}
 	first, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example", Direction: "outgoing", Method: "POST",

@@ -10,6 +10,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -23,12 +24,12 @@ import (
 func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := poppytest.Start(t, poppytest.Options{})
-	late := s.URL(poppytest.OtherHost, "/late/openapi.json")
+	s := poppytest.Start(t, refcompany.Options{})
+	late := s.URL(refcompany.OtherHost, "/late/openapi.json")
 	s.EditPoppyJSON(func(doc map[string]any) {
 		doc["apis"] = append(doc["apis"].([]any), map[string]any{"type": "openapi", "url": late, "description": "served late"})
 	})
-	tr := s.Transport(t, nil)
+	tr := poppytest.Transport(t, s, nil)
 	disc, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 			"paths":   map[string]any{"/things/{id}": map[string]any{"get": map[string]any{"operationId": "getThing", "responses": map[string]any{"200": map[string]any{"description": "ok"}}}}}})
 	})
 	mux.HandleFunc("/late/", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) })
-	s.AddHost(poppytest.OtherHost, mux)
+	s.AddHost(refcompany.OtherHost, mux)
 
 	agent, err := s.NewTestAgent(ctx, nil)
 	if err != nil {
@@ -66,11 +67,11 @@ func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.ResetRequests()
-	res, err := c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: s.URL(poppytest.OtherHost, "/late/things/t1")})
+	res, err := c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: s.URL(refcompany.OtherHost, "/late/things/t1")})
 	if err != nil || res.Status != http.StatusOK {
 		t.Fatalf("Send = %+v, %v", res, err)
 	}
-	reqs := s.RequestsTo(poppytest.OtherHost, "")
+	reqs := s.RequestsTo(refcompany.OtherHost, "")
 	if len(reqs) != 2 || reqs[0].Path != "/late/openapi.json" || reqs[0].Header.Get("Poppy-Session") != "" ||
 		reqs[1].Path != "/late/things/t1" || reqs[1].Header.Get("Poppy-Session") == "" {
 		for _, r := range reqs {
@@ -80,12 +81,12 @@ func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 	}
 	s.ResetRequests()
 	for range 2 {
-		_, err = c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: s.URL(poppytest.OtherHost, "/late/secret/a/b")})
+		_, err = c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: s.URL(refcompany.OtherHost, "/late/secret/a/b")})
 		if !errors.Is(err, transport.ErrNotSessionDestination) {
 			t.Fatalf("an undescribed URL: err = %v", err)
 		}
 	}
-	if n := len(s.RequestsTo(poppytest.OtherHost, "")); n != 0 {
+	if n := len(s.RequestsTo(refcompany.OtherHost, "")); n != 0 {
 		t.Fatalf("%d requests for refused URLs (the description was already read this run)", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -19,7 +20,7 @@ func shopAPI(f *fixture) discovery.API { return apis.Select(f.company.Document.A
 
 // descRequests counts the requests for the Shop API's description and the conditional ones.
 func descRequests(f *fixture) (all, conditional int) {
-	for _, r := range f.s.RequestsTo(poppytest.ShopHost, "/api/openapi.json") {
+	for _, r := range f.s.RequestsTo(refcompany.ShopHost, "/api/openapi.json") {
 		all++
 		if r.Header.Get("If-None-Match") != "" {
 			conditional++
@@ -192,7 +193,7 @@ func TestGitHubDescription(t *testing.T) {
 	if _, err := ds.Get(ctx, api, dest); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.s.RequestsTo(poppytest.ShopHost, "/github/openapi.json")); n != 1 {
+	if n := len(f.s.RequestsTo(refcompany.ShopHost, "/github/openapi.json")); n != 1 {
 		t.Fatalf("the description was fetched %d times, want 1", n)
 	}
 	det, err := d.Detail(ctx, "repos/create-for-authenticated-user")

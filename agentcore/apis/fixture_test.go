@@ -13,6 +13,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -21,13 +22,13 @@ import (
 // fixture: a running reference Company, a discovered Company, a real test agent (identity,
 // delegated keys, Session JWT signer) and the engine's dev-mode transport.
 type fixture struct {
-	s       *poppytest.Server
-	clk     *poppytest.Clock
+	s       *refcompany.Server
+	clk     *refcompany.Clock
 	tr      *transport.Transport
 	company *discovery.Company
 	cache   *discovery.MemoryCache // the discovery's cache, with the description it read
 	dest    *transport.Destinations
-	agent   *poppytest.TestAgent
+	agent   *refcompany.TestAgent
 
 	mu     sync.Mutex
 	sleeps []time.Duration
@@ -43,10 +44,10 @@ var opsV2 = []session.Extension{{Name: "operations", Version: "2"}}
 func newFixture(t testing.TB, faults ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{clk: &poppytest.Clock{}}
-	s := poppytest.Start(t, poppytest.Options{Faults: faults, Now: f.clk.Now})
+	f := &fixture{clk: &refcompany.Clock{}}
+	s := poppytest.Start(t, refcompany.Options{Faults: faults, Now: f.clk.Now})
 	f.s = s
-	f.tr = s.Transport(t, func(cfg *transport.Config) {
+	f.tr = poppytest.Transport(t, s, func(cfg *transport.Config) {
 		cfg.Now = f.clk.Now
 		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
 			f.mu.Lock()
@@ -99,7 +100,7 @@ func (f *fixture) client(t testing.TB, signer transport.Signer) *apis.Client {
 func (f *fixture) otherAgent(t testing.TB) (string, *session.Manager) {
 	t.Helper()
 	secrets := store.NewSecrets(store.NewMemoryKV())
-	cid := f.s.URL(poppytest.AgentHost, "/other/agent.json")
+	cid := f.s.URL(refcompany.AgentHost, "/other/agent.json")
 	a2, err := identity.New(identity.Config{ClientID: cid, ClientName: "another agent"}, identity.NewLocalOperator(secrets, f.clk.Now), f.clk.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func (f *fixture) otherAgent(t testing.TB) (string, *session.Manager) {
 	mux := http.NewServeMux()
 	mux.Handle("/other/", a2.Handler(nil))
 	mux.Handle("/", f.agent.Identity.Handler(nil))
-	f.s.AddHost(poppytest.AgentHost, mux)
+	f.s.AddHost(refcompany.AgentHost, mux)
 	return cid, m2
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -20,9 +21,9 @@ import (
 func TestHangingAPIEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := poppytest.Start(t, poppytest.Options{})
-	s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	tr := s.Transport(t, func(c *transport.Config) { c.Timeout = 300 * time.Millisecond })
+	s := poppytest.Start(t, refcompany.Options{})
+	s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	tr := poppytest.Transport(t, s, func(c *transport.Config) { c.Timeout = 300 * time.Millisecond })
 	agent, err := s.NewTestAgent(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -32,14 +33,14 @@ func TestHangingAPIEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var db transport.DestinationsBuilder
-	if err := db.Prefix(s.URL(poppytest.OtherHost, "/api")); err != nil {
+	if err := db.Prefix(s.URL(refcompany.OtherHost, "/api")); err != nil {
 		t.Fatal(err)
 	}
 	c, err := apis.New(apis.Config{Transport: tr, Signer: sess, Destinations: db.Build(), Version: "0.4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := s.URL(poppytest.OtherHost, "/api/slow")
+	u := s.URL(refcompany.OtherHost, "/api/slow")
 	_, err = c.Send(context.Background(), &apis.Request{Method: http.MethodGet, URL: u})
 	var te *transport.TimeoutError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), u) {

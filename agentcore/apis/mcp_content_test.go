@@ -14,6 +14,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -31,7 +32,7 @@ func companyMCP(t *testing.T, srv *mcp.Server, timeout time.Duration) *apis.MCPS
 	}
 	tr := f.tr
 	if timeout > 0 {
-		tr = f.s.Transport(t, func(c *transport.Config) { c.Timeout = timeout })
+		tr = poppytest.Transport(t, f.s, func(c *transport.Config) { c.Timeout = timeout })
 	}
 	c, err := apis.New(apis.Config{Transport: tr, Signer: f.session(t, "alice", opsV2), Destinations: b.Build(), Version: f.company.Version, Now: f.clk.Now})
 	if err != nil {

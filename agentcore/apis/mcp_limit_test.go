@@ -14,12 +14,12 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // hostileHost is a name the test transport maps to loopback; AddHost replaces its handler.
-const hostileHost = poppytest.OtherHost
+const hostileHost = refcompany.OtherHost
 
 // hostileMCP answers initialize like an MCP server, then answers tools/call with a body that
 // never ends (JSON, or SSE events with or without ids), counting what it wrote and every resume.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -72,13 +72,13 @@ func TestMCPExchange(t *testing.T) {
 	if err != nil || string(again.StructuredContent) != string(done.StructuredContent) {
 		t.Fatalf("repeat: %+v %v", again, err)
 	}
-	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != poppytest.InterfaceMCP || l[0].Revision != sc.Operation.Revision {
+	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != refcompany.InterfaceMCP || l[0].Revision != sc.Operation.Revision {
 		t.Fatalf("ledger = %+v", l)
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.s.RequestsTo(poppytest.ShopHost, poppytest.MCPPath)
+	reqs := f.s.RequestsTo(refcompany.ShopHost, refcompany.MCPPath)
 	methods := map[string]int{}
 	for _, r := range reqs {
 		methods[r.Method]++

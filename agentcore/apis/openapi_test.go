@@ -10,7 +10,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -70,7 +70,7 @@ func TestOpenAPIOperations(t *testing.T) {
 	if lo, _ := d.Operation("listOrders"); lo == nil || strings.Join(lo.Scopes(), " ") != "orders:read" {
 		t.Fatalf("listOrders = %+v", lo)
 	}
-	for _, r := range f.s.RequestsTo(poppytest.ShopHost, "/api/openapi.json") {
+	for _, r := range f.s.RequestsTo(refcompany.ShopHost, "/api/openapi.json") {
 		for _, h := range []string{"Poppy-Session", "Poppy-Version", "Authorization"} {
 			if r.Header.Get(h) != "" {
 				t.Fatalf("the description request carried %s", h)
@@ -170,7 +170,7 @@ func TestGetOrders(t *testing.T) {
 		})
 	}
 	f.s.ResetRequests()
-	_, err := c.Send(ctx, &apis.Request{Method: "GET", URL: f.s.URL(poppytest.ShopHost, "/api/openapi.json")})
+	_, err := c.Send(ctx, &apis.Request{Method: "GET", URL: f.s.URL(refcompany.ShopHost, "/api/openapi.json")})
 	if !errors.Is(err, transport.ErrNotSessionDestination) || len(f.s.Requests()) != 0 {
 		t.Fatalf("err = %v, requests %d", err, len(f.s.Requests()))
 	}
@@ -182,7 +182,7 @@ func TestRetryAfter429(t *testing.T) {
 	f := newFixture(t)
 	c := f.client(t, f.session(t, "alice", opsV2))
 	d := f.openAPI(t, c)
-	f.s.SetFault(poppytest.Fault429Burst, true)
+	f.s.SetFault(refcompany.Fault429Burst, true)
 	f.s.ResetRequests()
 	res, err := c.Send(context.Background(), exchangeRequest(t, d, tokenRW, "stormline-insulated-m"))
 	approvalRequired(t, res)
@@ -190,7 +190,7 @@ func TestRetryAfter429(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != "approval_required" {
 		t.Fatalf("err = %v", err)
 	}
-	sent := f.s.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")
+	sent := f.s.RequestsTo(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges")
 	if len(sent) != 3 || len(f.sleeps) != 2 {
 		t.Fatalf("sent %d, slept %v", len(sent), f.sleeps)
 	}
@@ -305,7 +305,7 @@ func TestSendRefusesDotSegmentURLs(t *testing.T) {
 	for _, p := range []string{"/api/../oauth/token", "/api/%2e%2e/account", "/api/%2E%2e/account", "/api/..%2Foauth/token", "/api/..%5Coauth/token"} {
 		t.Run(p, func(t *testing.T) {
 			f.s.ResetRequests()
-			_, err := c.Send(context.Background(), &apis.Request{Method: "GET", URL: f.s.URL(poppytest.ShopHost, p), AccessToken: tokenRead})
+			_, err := c.Send(context.Background(), &apis.Request{Method: "GET", URL: f.s.URL(refcompany.ShopHost, p), AccessToken: tokenRead})
 			if !errors.Is(err, transport.ErrAmbiguousPath) || len(f.s.Requests()) != 0 {
 				t.Fatalf("err = %v, requests %d; want a refused dot-segment path and nothing sent", err, len(f.s.Requests()))
 			}

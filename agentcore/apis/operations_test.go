@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -39,7 +39,7 @@ func TestExchangeApprovedOnce(t *testing.T) {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 	l := f.s.Ledger()
-	if len(l) != 1 || l[0].OperationID != op.OperationID || l[0].Revision != op.Revision || l[0].Interface != poppytest.InterfaceAPI || l[0].Account != poppytest.DefaultAccount {
+	if len(l) != 1 || l[0].OperationID != op.OperationID || l[0].Revision != op.Revision || l[0].Interface != refcompany.InterfaceAPI || l[0].Account != refcompany.DefaultAccount {
 		t.Fatalf("ledger = %+v", l)
 	}
 	for i := range 2 {
@@ -51,7 +51,7 @@ func TestExchangeApprovedOnce(t *testing.T) {
 	if n := len(f.s.Ledger()); n != 1 {
 		t.Fatalf("ledger has %d entries after repeats", n)
 	}
-	sent := f.s.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")
+	sent := f.s.RequestsTo(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges")
 	if sent[1].Header.Get("Poppy-Approval") == "" || string(sent[1].Body) != string(sent[0].Body) || sent[0].Header.Get("Poppy-Approval") != "" {
 		t.Fatal("the approved request is not the same request with Poppy-Approval")
 	}
@@ -78,7 +78,7 @@ func TestApprovalRefused(t *testing.T) {
 	}{
 		{name: "unknown revision", mutate: func(op *operation) { op.Revision = "1790000000-forgedRev" }, status: 403},
 		{name: "unknown operation", mutate: func(op *operation) { op.OperationID = "exc_forged" }, status: 403},
-		{name: "expired", before: func(f *fixture) { f.clk.Advance(poppytest.DefaultOperationTTL + time.Minute) }, status: 403},
+		{name: "expired", before: func(f *fixture) { f.clk.Advance(refcompany.DefaultOperationTTL + time.Minute) }, status: 403},
 		{name: "another request (other sku)", sku: "stormline-insulated-l", status: 403},
 		{name: "another Personal Agent, same account", setup: func(t *testing.T, f *fixture) (*apis.Client, string) {
 			cid, m2 := f.otherAgent(t)
@@ -161,7 +161,7 @@ func TestApproveInAnotherSession(t *testing.T) {
 func TestOperationFaults(t *testing.T) {
 	ctx := context.Background()
 	t.Run("lose-response-after-perform: the retry gets the first response", func(t *testing.T) {
-		f := newFixture(t, poppytest.FaultLoseResponse)
+		f := newFixture(t, refcompany.FaultLoseResponse)
 		c := f.client(t, f.session(t, "alice", opsV2))
 		d := f.openAPI(t, c)
 		first, _ := c.Send(ctx, exchangeRequest(t, d, tokenRW, "stormline-insulated-m"))
@@ -179,7 +179,7 @@ func TestOperationFaults(t *testing.T) {
 		}
 	})
 	t.Run("in-progress-503: 503 with Retry-After, then performed once", func(t *testing.T) {
-		f := newFixture(t, poppytest.FaultInProgress503)
+		f := newFixture(t, refcompany.FaultInProgress503)
 		f.s.SetInProgressTries(2)
 		c := f.client(t, f.session(t, "alice", opsV2))
 		d := f.openAPI(t, c)
@@ -202,7 +202,7 @@ func TestOperationFaults(t *testing.T) {
 		}
 	})
 	t.Run("new-revision-on-retry", func(t *testing.T) {
-		f := newFixture(t, poppytest.FaultNewRevisionOnRetry)
+		f := newFixture(t, refcompany.FaultNewRevisionOnRetry)
 		c := f.client(t, f.session(t, "alice", opsV2))
 		d := f.openAPI(t, c)
 		first, _ := c.Send(ctx, exchangeRequest(t, d, tokenRW, "stormline-insulated-m"))
@@ -214,7 +214,7 @@ func TestOperationFaults(t *testing.T) {
 		}
 	})
 	t.Run("reused-revision: new terms under the old revision", func(t *testing.T) {
-		f := newFixture(t, poppytest.FaultReusedRevision)
+		f := newFixture(t, refcompany.FaultReusedRevision)
 		c := f.client(t, f.session(t, "alice", opsV2))
 		d := f.openAPI(t, c)
 		r1, _ := c.Send(ctx, exchangeRequest(t, d, tokenRW, "stormline-insulated-m"))
@@ -225,7 +225,7 @@ func TestOperationFaults(t *testing.T) {
 		}
 	})
 	t.Run("terms-mismatch", func(t *testing.T) {
-		f := newFixture(t, poppytest.FaultTermsMismatch)
+		f := newFixture(t, refcompany.FaultTermsMismatch)
 		c := f.client(t, f.session(t, "alice", opsV2))
 		d := f.openAPI(t, c)
 		r, _ := c.Send(ctx, exchangeRequest(t, d, tokenRW, "stormline-insulated-m"))
@@ -235,7 +235,7 @@ func TestOperationFaults(t *testing.T) {
 		}
 	})
 	t.Run("summary-hostile", func(t *testing.T) {
-		f := newFixture(t, poppytest.FaultSummaryHostile)
+		f := newFixture(t, refcompany.FaultSummaryHostile)
 		c := f.client(t, f.session(t, "alice", opsV2))
 		d := f.openAPI(t, c)
 		r, _ := c.Send(ctx, exchangeRequest(t, d, tokenRW, "stormline-insulated-m"))

@@ -12,7 +12,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -139,10 +139,10 @@ func TestSignedInSendAndMCP(t *testing.T) {
 	}{
 		{name: "send bearer", wantScheme: "Bearer"},
 		{name: "send dpop", dpop: true, wantScheme: "DPoP"},
-		{name: "send dpop nonce", dpop: true, faults: []string{poppytest.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantRetry: true},
+		{name: "send dpop nonce", dpop: true, faults: []string{refcompany.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantRetry: true},
 		{name: "mcp bearer", mcp: true, wantScheme: "Bearer"},
 		{name: "mcp dpop", mcp: true, dpop: true, wantScheme: "DPoP"},
-		{name: "mcp dpop nonce", mcp: true, dpop: true, faults: []string{poppytest.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantRetry: true},
+		{name: "mcp dpop nonce", mcp: true, dpop: true, faults: []string{refcompany.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantRetry: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestSignedInSendAndMCP(t *testing.T) {
 			f.s.ResetRequests()
 			path, wantResource := "/api/orders", f.s.Origin()
 			if tc.mcp {
-				path, wantResource = poppytest.MCPPath, f.s.MCPURL()
+				path, wantResource = refcompany.MCPPath, f.s.MCPURL()
 				m, err := c.ConnectMCP(ctx, apis.Select(f.company.Document.APIs).MCP[0], nil)
 				if err != nil {
 					t.Fatal(err)
@@ -165,12 +165,12 @@ func TestSignedInSendAndMCP(t *testing.T) {
 					t.Fatalf("search_products: %+v, %v", res, err)
 				}
 			} else {
-				res, err := c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, path)})
+				res, err := c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, path)})
 				if err != nil || res.Status != http.StatusOK || res.Request.AccessToken == "" {
 					t.Fatalf("Send: %v", err)
 				}
 			}
-			sent := f.s.RequestsTo(poppytest.ShopHost, path)
+			sent := f.s.RequestsTo(refcompany.ShopHost, path)
 			for _, r := range sent {
 				scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 				if scheme != tc.wantScheme || (r.Header.Get("DPoP") != "") != tc.dpop {
@@ -215,7 +215,7 @@ func TestMCPRefresh(t *testing.T) {
 			defer m.Close()
 			f.s.ExpireAccessTokens()
 			if tc.revoke {
-				if err := f.s.SetFault(poppytest.FaultRefreshRotation, true); err != nil {
+				if err := f.s.SetFault(refcompany.FaultRefreshRotation, true); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -231,7 +231,7 @@ func TestMCPRefresh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sent := f.s.RequestsTo(poppytest.ShopHost, poppytest.MCPPath)
+			sent := f.s.RequestsTo(refcompany.ShopHost, refcompany.MCPPath)
 			if len(sent) < 2 || sent[0].Header.Get("Authorization") == sent[1].Header.Get("Authorization") {
 				t.Fatalf("%d MCP requests; the retry must carry the refreshed token", len(sent))
 			}

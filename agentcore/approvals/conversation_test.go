@@ -9,7 +9,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestConversationOperations: an operation in a Company message goes to the same queue; a later
@@ -64,7 +64,7 @@ func TestConversationOperations(t *testing.T) {
 		t.Fatalf("approve = %+v, %v", o, err)
 	}
 	var approvalMsgs int
-	for _, r := range f.s.RequestsTo(poppytest.ShopHost, "/poppy/conversations/"+v.ConversationID+"/messages") {
+	for _, r := range f.s.RequestsTo(refcompany.ShopHost, "/poppy/conversations/"+v.ConversationID+"/messages") {
 		if strings.Contains(string(r.Body), `"approval"`) {
 			approvalMsgs++
 		}
@@ -83,7 +83,7 @@ func TestConversationOperations(t *testing.T) {
 		}
 		return false
 	})
-	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != poppytest.InterfaceConversation {
+	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != refcompany.InterfaceConversation {
 		t.Fatalf("ledger = %+v", l)
 	}
 }

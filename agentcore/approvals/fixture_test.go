@@ -11,7 +11,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -26,8 +26,8 @@ const account = "alice"
 // wait of the Host (Tuning.Sleep: transport, queue and sign-in), without waiting.
 type fixture struct {
 	*apptest.Fixture
-	s       *poppytest.Server
-	clk     *poppytest.Clock
+	s       *refcompany.Server
+	clk     *refcompany.Clock
 	store   *vault.State
 	company string // identifier
 	openapi string // apis[].url of the OpenAPI description
@@ -162,18 +162,18 @@ func (f *fixture) exchangeTool(sku string) approvals.ToolCall {
 
 // approvalRequests are the requests that reached the Company carrying an approval (header or
 // _meta), in order.
-func (f *fixture) approvalRequests() []poppytest.Request {
-	var out []poppytest.Request
+func (f *fixture) approvalRequests() []refcompany.Request {
+	var out []refcompany.Request
 	for _, r := range f.s.Requests() {
-		if r.Header.Get("Poppy-Approval") != "" || strings.Contains(string(r.Body), poppytest.ApprovalMetaKey) {
+		if r.Header.Get("Poppy-Approval") != "" || strings.Contains(string(r.Body), refcompany.ApprovalMetaKey) {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-func (f *fixture) exchangeRequests() []poppytest.Request {
-	return f.s.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")
+func (f *fixture) exchangeRequests() []refcompany.Request {
+	return f.s.RequestsTo(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges")
 }
 
 func (f *fixture) eventList() []approvals.Event {

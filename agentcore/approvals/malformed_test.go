@@ -10,7 +10,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestMalformedOperationIsAnError: an approval_required answer whose operation is malformed is a
@@ -34,7 +34,7 @@ func TestMalformedOperationIsAnError(t *testing.T) {
 			f := newFixture(t, fixtureOptions{edit: func(doc map[string]any) {
 				list := doc["apis"].([]any)
 				first := list[0].(map[string]any)["url"].(string) // https://shop.localhost:PORT/api/openapi.json
-				bad := strings.Replace(strings.Replace(first, poppytest.ShopHost, poppytest.OtherHost, 1), "/api/", "/bad/", 1)
+				bad := strings.Replace(strings.Replace(first, refcompany.ShopHost, refcompany.OtherHost, 1), "/api/", "/bad/", 1)
 				doc["apis"] = append(list, map[string]any{"type": "openapi", "url": bad, "description": "A broken API"})
 			}})
 			mux := http.NewServeMux()
@@ -53,9 +53,9 @@ func TestMalformedOperationIsAnError(t *testing.T) {
 				}
 				json.NewEncoder(w).Encode(body)
 			})
-			f.s.AddHost(poppytest.OtherHost, mux)
+			f.s.AddHost(refcompany.OtherHost, mux)
 			ctx := context.Background()
-			_, err := f.q.CallAPI(ctx, approvals.APICall{Company: f.company, Account: account, API: f.s.URL(poppytest.OtherHost, "/bad/openapi.json"),
+			_, err := f.q.CallAPI(ctx, approvals.APICall{Company: f.company, Account: account, API: f.s.URL(refcompany.OtherHost, "/bad/openapi.json"),
 				OperationID: "doIt", Input: inputFor("", []byte(`{}`))})
 			var me *operations.MalformedError
 			if !errors.As(err, &me) || me.Field != tc.field {

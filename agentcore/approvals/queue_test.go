@@ -12,6 +12,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestExtensionDeclaredOnlyForV2: the request declares "operations";v="2" only when the Company
@@ -184,7 +185,7 @@ func TestApproveRefused(t *testing.T) {
 		}, want: operations.ErrNotLatest, state: "pending"},
 		{name: "expired", setup: func(t *testing.T, f *fixture, id string) (string, string) {
 			it := f.get(t, id)
-			f.clk.Advance(poppytest.DefaultOperationTTL + time.Minute)
+			f.clk.Advance(refcompany.DefaultOperationTTL + time.Minute)
 			return it.Current.Revision, it.Current.Digest
 		}, want: operations.ErrRevisionExpired, state: "expired"},
 		{name: "declined", setup: func(t *testing.T, f *fixture, id string) (string, string) {
@@ -220,7 +221,7 @@ func TestApproveRefused(t *testing.T) {
 func TestChecksBeforeAsking(t *testing.T) {
 	ctx := context.Background()
 	t.Run("terms-mismatch", func(t *testing.T) {
-		f := newFixture(t, fixtureOptions{faults: []string{poppytest.FaultTermsMismatch}})
+		f := newFixture(t, fixtureOptions{faults: []string{refcompany.FaultTermsMismatch}})
 		id := mustWaiting(t)(f.q.CallAPI(ctx, f.exchange("stormline-insulated-m", map[string]string{"replacement_sku": "stormline-insulated-m"})))
 		codes := map[string]bool{}
 		for _, w := range f.get(t, id).Warnings {
@@ -256,7 +257,7 @@ func TestChecksBeforeAsking(t *testing.T) {
 // TestNewRevisionAnswerIsANewDecision: a Company answer to an approval with a new revision is a
 // new decision for the user, never retried automatically (Operations 6 check 3, 5).
 func TestNewRevisionAnswerIsANewDecision(t *testing.T) {
-	f := newFixture(t, fixtureOptions{faults: []string{poppytest.FaultNewRevisionOnRetry}})
+	f := newFixture(t, fixtureOptions{faults: []string{refcompany.FaultNewRevisionOnRetry}})
 	ctx := context.Background()
 	id := mustWaiting(t)(f.q.CallAPI(ctx, f.exchange("stormline-insulated-m", nil)))
 	before := f.get(t, id)
@@ -280,7 +281,7 @@ func TestNewRevisionAnswerIsANewDecision(t *testing.T) {
 // TestRetriedWithSameApproval: a lost response is retried with the SAME approval and the same
 // Idempotency-Key, after a backoff from the injected sleeper, and performed once (Operations 7).
 func TestRetriedWithSameApproval(t *testing.T) {
-	f := newFixture(t, fixtureOptions{faults: []string{poppytest.FaultLoseResponse}})
+	f := newFixture(t, fixtureOptions{faults: []string{refcompany.FaultLoseResponse}})
 	ctx := context.Background()
 	id := mustWaiting(t)(f.q.CallAPI(ctx, f.exchange("stormline-insulated-m", nil)))
 	it := f.get(t, id)
@@ -306,7 +307,7 @@ func TestRetriedWithSameApproval(t *testing.T) {
 // TestInProgressPolled: 503 with Retry-After is polled with the same approval, never counted as
 // a failure (MaxAttempts 1 here) (Operations 7).
 func TestInProgressPolled(t *testing.T) {
-	f := newFixture(t, fixtureOptions{faults: []string{poppytest.FaultInProgress503}, maxAttempts: 1})
+	f := newFixture(t, fixtureOptions{faults: []string{refcompany.FaultInProgress503}, maxAttempts: 1})
 	f.s.SetInProgressTries(3)
 	ctx := context.Background()
 	id := mustWaiting(t)(f.q.CallAPI(ctx, f.exchange("stormline-insulated-m", nil)))
@@ -327,7 +328,7 @@ func TestInProgressPolled(t *testing.T) {
 // model's new request for the same action is held (nothing sent, nobody asked), the item offers
 // CheckOutcome, which sends the same approval and learns the outcome (Operations 7).
 func TestOutcomeUnknownHoldsNewAsks(t *testing.T) {
-	f := newFixture(t, fixtureOptions{faults: []string{poppytest.FaultLoseResponse}, maxAttempts: 1})
+	f := newFixture(t, fixtureOptions{faults: []string{refcompany.FaultLoseResponse}, maxAttempts: 1})
 	ctx := context.Background()
 	id := mustWaiting(t)(f.q.CallAPI(ctx, f.exchange("stormline-insulated-m", nil)))
 	it := f.get(t, id)
@@ -380,7 +381,7 @@ func TestMCPApproval(t *testing.T) {
 		t.Fatalf("outcome = %+v %v", o, err)
 	}
 	l := f.s.Ledger()
-	if len(l) != 1 || l[0].Interface != poppytest.InterfaceMCP {
+	if len(l) != 1 || l[0].Interface != refcompany.InterfaceMCP {
 		t.Fatalf("ledger = %+v", l)
 	}
 	reqs := f.approvalRequests()
@@ -464,7 +465,7 @@ func TestModelCannotApprove(t *testing.T) {
 // never re-proposed; a signed-in operation can be approved from another Session of the same
 // account (Operations 3, 7).
 func TestRecoverResendsSameApproval(t *testing.T) {
-	f := newFixture(t, fixtureOptions{faults: []string{poppytest.FaultLoseResponse}, maxAttempts: 1})
+	f := newFixture(t, fixtureOptions{faults: []string{refcompany.FaultLoseResponse}, maxAttempts: 1})
 	ctx := context.Background()
 	id := mustWaiting(t)(f.q.CallAPI(ctx, f.exchange("stormline-insulated-m", nil)))
 	it := f.get(t, id)
@@ -559,7 +560,7 @@ func TestDeclineAndWithdraw(t *testing.T) {
 }
 
 // sameApproval checks that every request carried the same approval and Idempotency-Key.
-func sameApproval(t *testing.T, reqs []poppytest.Request) {
+func sameApproval(t *testing.T, reqs []refcompany.Request) {
 	t.Helper()
 	for _, h := range []string{"Poppy-Approval", "Idempotency-Key"} {
 		for _, r := range reqs[1:] {
@@ -578,7 +579,7 @@ func TestMCPConnectionsBelongToTheQueue(t *testing.T) {
 	ctx := context.Background()
 	initializes := func() int {
 		n := 0
-		for _, r := range f.s.RequestsTo(poppytest.ShopHost, poppytest.MCPPath) {
+		for _, r := range f.s.RequestsTo(refcompany.ShopHost, refcompany.MCPPath) {
 			if strings.Contains(string(r.Body), `"method":"initialize"`) {
 				n++
 			}

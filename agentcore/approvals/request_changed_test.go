@@ -12,7 +12,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -24,7 +24,7 @@ import (
 func sameOperationCompany(t *testing.T, f *fixture, answer []byte) (restore func()) {
 	t.Helper()
 	var once sync.Once
-	f.s.AddHost(poppytest.ShopHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.s.AddHost(refcompany.ShopHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/api/orders/ord_7Hk2/exchanges" || r.Header.Get("Poppy-Approval") != "" {
 			t.Errorf("unexpected request to the stand-in Company: %s %s", r.Method, r.URL.Path)
 			http.Error(w, "not expected", http.StatusInternalServerError)
@@ -35,7 +35,7 @@ func sameOperationCompany(t *testing.T, f *fixture, answer []byte) (restore func
 		w.WriteHeader(http.StatusForbidden)
 		w.Write(answer)
 	}))
-	return func() { once.Do(func() { f.s.AddHost(poppytest.ShopHost, nil) }) }
+	return func() { once.Do(func() { f.s.AddHost(refcompany.ShopHost, nil) }) }
 }
 
 // TestApprovalNamesTheRequestSeen: the model repeats a call with another body and the Company
@@ -154,7 +154,7 @@ func canonical(t *testing.T, raw []byte) string {
 	return string(b)
 }
 
-func firstBody(reqs []poppytest.Request) string {
+func firstBody(reqs []refcompany.Request) string {
 	if len(reqs) == 0 {
 		return ""
 	}

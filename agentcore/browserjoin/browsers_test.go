@@ -13,6 +13,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/vault"
 )
@@ -107,13 +108,13 @@ func (f *fakeSessions) Get(key string, website []string, endpoint string) (brows
 
 // browsing is the reference Company and an engine that has not discovered it yet.
 type browsing struct {
-	s *poppytest.Server
+	s *refcompany.Server
 	e *engine.Engine
 }
 
 func newBrowsing(t *testing.T, edit func(doc map[string]any)) *browsing {
 	t.Helper()
-	s := poppytest.Start(t, poppytest.Options{})
+	s := poppytest.Start(t, refcompany.Options{})
 	if edit != nil {
 		s.EditPoppyJSON(edit)
 	}
@@ -124,12 +125,12 @@ func newBrowsing(t *testing.T, edit func(doc map[string]any)) *browsing {
 	}
 	t.Cleanup(func() { state.Close() })
 	e, err := engine.New(engine.Config{Transport: s.ClientConfig(), Secrets: store.NewSecrets(store.NewMemoryKV()), State: state, Logger: log,
-		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "browserjoin test"}})
+		Identity: identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "browserjoin test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	s.AddHost(poppytest.AgentHost, e.Agent().Handler(log))
+	s.AddHost(refcompany.AgentHost, e.Agent().Handler(log))
 	return &browsing{s: s, e: e}
 }
 

@@ -13,24 +13,25 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // checked is a run of check against a reference Company, and that Company.
 type checked struct {
 	rep *conformance.Report
-	s   *poppytest.Server
+	s   *refcompany.Server
 }
 
 // runCheck starts the reference Company with faults (its DPoP binding on, so the nonce faults
 // apply), publishes a Personal Agent identity on agent.localhost and runs check against it as a
 // developer would with every action allowed: the User's browser is the reference Company's
 // ApproveSignIn, and the operation is the spec's jacket exchange.
-func runCheck(t *testing.T, edit func(*poppytest.Server, *conformance.Config), faults ...string) checked {
+func runCheck(t *testing.T, edit func(*refcompany.Server, *conformance.Config), faults ...string) checked {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	s := poppytest.Start(t, poppytest.Options{})
+	s := poppytest.Start(t, refcompany.Options{})
 	s.SetDPoP(true)
 	for _, f := range faults {
 		if err := s.SetAnyFault(f, true); err != nil {
@@ -39,13 +40,13 @@ func runCheck(t *testing.T, edit func(*poppytest.Server, *conformance.Config), f
 	}
 	secrets := store.NewSecrets(store.NewMemoryKV())
 	op := identity.NewLocalOperator(secrets, time.Now)
-	a, err := identity.New(identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk check"}, op, time.Now)
+	a, err := identity.New(identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "Poppydesk check"}, op, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.AddHost(poppytest.AgentHost, a.Handler(nil))
+	s.AddHost(refcompany.AgentHost, a.Handler(nil))
 	cfg := conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: a, Operator: op,
-		ProbeURL:     s.URL(poppytest.ShopHost, "/api/products"),
+		ProbeURL:     s.URL(refcompany.ShopHost, "/api/products"),
 		AllowActions: conformance.Actions,
 		SignIn: func(ctx context.Context, authURL string) error {
 			u, err := url.Parse(authURL)
@@ -54,7 +55,7 @@ func runCheck(t *testing.T, edit func(*poppytest.Server, *conformance.Config), f
 			}
 			return s.ApproveSignIn(ctx, authURL, "check@shop.example", strings.Fields(u.Query().Get("scope")))
 		},
-		Operation: &conformance.OperationRequest{Method: "POST", URL: s.URL(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges"),
+		Operation: &conformance.OperationRequest{Method: "POST", URL: s.URL(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges"),
 			Body:    []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`),
 			Changed: []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-l"}`)},
 		Timeout: 3 * time.Second,
@@ -111,7 +112,7 @@ func TestFaultFree(t *testing.T) {
 // failed (MUST, SHOULD) or noted (NOTE), naming its section, and with its finding. A fault
 // missing from conformance.FaultRules fails.
 func TestEveryFault(t *testing.T) {
-	for _, fault := range poppytest.AllFaults {
+	for _, fault := range refcompany.AllFaults {
 		fr, ok := conformance.FaultRules[fault]
 		if !ok {
 			t.Errorf("the fault %s has no check: add it to conformance.FaultRules and probe it", fault)
@@ -142,7 +143,7 @@ func TestEveryFault(t *testing.T) {
 		})
 	}
 	for f := range conformance.FaultRules {
-		if !slices.Contains(poppytest.AllFaults, f) {
+		if !slices.Contains(refcompany.AllFaults, f) {
 			t.Errorf("conformance.FaultRules names %s, which is no fault of the reference Company", f)
 		}
 	}
@@ -152,7 +153,7 @@ func TestEveryFault(t *testing.T) {
 // operation, no conversation, no feedback report; each such probe is skipped with the action
 // that would allow it.
 func TestActionsNeedAllowing(t *testing.T) {
-	c := runCheck(t, func(_ *poppytest.Server, cfg *conformance.Config) { cfg.AllowActions = nil })
+	c := runCheck(t, func(_ *refcompany.Server, cfg *conformance.Config) { cfg.AllowActions = nil })
 	if n := c.rep.MustFailures(); n != 0 {
 		t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
 	}
@@ -171,13 +172,13 @@ func TestActionsNeedAllowing(t *testing.T) {
 	if n := len(c.s.FeedbackReports()); n != 0 {
 		t.Errorf("the Company received %d feedback reports", n)
 	}
-	if n := len(c.s.RequestsTo(poppytest.ShopHost, "/poppy/conversations")); n != 0 {
+	if n := len(c.s.RequestsTo(refcompany.ShopHost, "/poppy/conversations")); n != 0 {
 		t.Errorf("the Company received %d conversation requests", n)
 	}
-	if len(c.s.RequestsTo(poppytest.AuthHost, "/oauth/authorize")) == 0 {
+	if len(c.s.RequestsTo(refcompany.AuthHost, "/oauth/authorize")) == 0 {
 		t.Error("the authorization probes that need no User did not run")
 	}
-	for _, r := range c.s.RequestsTo(poppytest.AuthHost, "/oauth/authorize") {
+	for _, r := range c.s.RequestsTo(refcompany.AuthHost, "/oauth/authorize") {
 		if r.Method != "GET" {
 			t.Errorf("the run answered a consent page: %s %s", r.Method, r.Path)
 		}
@@ -185,9 +186,9 @@ func TestActionsNeedAllowing(t *testing.T) {
 }
 
 // TestPerformedTwice: a Company that performs an approved operation again when its approval is
-// sent again (poppytest.SetNoReplay: a second exchange, another body) fails Operations 7.
+// sent again (refcompany.SetNoReplay: a second exchange, another body) fails Operations 7.
 func TestPerformedTwice(t *testing.T) {
-	c := runCheck(t, func(s *poppytest.Server, _ *conformance.Config) { s.SetNoReplay(true) })
+	c := runCheck(t, func(s *refcompany.Server, _ *conformance.Config) { s.SetNoReplay(true) })
 	for _, r := range c.rep.Failed() {
 		if r.Rule == inspect.RuleOpsAtMostOnce && r.Section == "Operations 7" {
 			if n := len(c.s.Ledger()); n != 2 {

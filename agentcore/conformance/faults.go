@@ -1,6 +1,6 @@
 package conformance
 
-// The reference Company's faults (agentcore/poppytest.AllFaults: its own and its Company
+// The reference Company's faults (agentcore/refcompany.AllFaults: its own and its Company
 // Agent's) and the rule a run reports for each: failed when the fault breaks a rule of level
 // MUST or SHOULD, noted when it is behaviour the specification allows and a Personal Agent
 // copes with (level NOTE). The table test runs every fault, with every action allowed, and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/vault"
 )
@@ -215,7 +215,7 @@ func TestContextOnlyWhenChanged(t *testing.T) {
 // unknown responder human (spec 8.5, 8.7).
 func TestUnknownValues(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	f.s.SetAgentFault(poppytest.AgentFaultUnknownValues, true)
+	f.s.SetAgentFault(refcompany.AgentFaultUnknownValues, true)
 	ctx := context.Background()
 	v, err := f.m.Start(ctx, conversation.Start{Company: f.company, Text: "Tell me about jackets", Wait: 2 * time.Second})
 	if err != nil {
@@ -259,7 +259,7 @@ func TestHasMoreAndCursorExpired(t *testing.T) {
 	if len(got.New) != 120 {
 		t.Fatalf("one Read handled %d events, want all 120 over several pages", len(got.New))
 	}
-	f.s.SetAgentFault(poppytest.AgentFaultCursorExpired, true)
+	f.s.SetAgentFault(refcompany.AgentFaultCursorExpired, true)
 	f.s.AgentBurst(v.ConversationID, 3)
 	got, err = f.m.Read(ctx, f.company, v.ConversationID, 0)
 	if err != nil {
@@ -279,8 +279,8 @@ func TestStreaming(t *testing.T) {
 		faults []string
 	}{
 		{"clean", nil},
-		{"cut, duplicates, slow", []string{poppytest.AgentFaultStreamCut, poppytest.AgentFaultDuplicateEvents, poppytest.AgentFaultSlowStream}},
-		{"JSON instead of SSE", []string{poppytest.AgentFaultNoSSE}},
+		{"cut, duplicates, slow", []string{refcompany.AgentFaultStreamCut, refcompany.AgentFaultDuplicateEvents, refcompany.AgentFaultSlowStream}},
+		{"JSON instead of SSE", []string{refcompany.AgentFaultNoSSE}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{})
@@ -316,12 +316,12 @@ func TestStreaming(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			if len(tc.faults) == 0 || tc.faults[0] == poppytest.AgentFaultStreamCut {
+			if len(tc.faults) == 0 || tc.faults[0] == refcompany.AgentFaultStreamCut {
 				if len(f.kinds(conversation.UpdateDelta)) == 0 {
 					t.Fatal("no text-delta piece was reported")
 				}
 			}
-			if len(tc.faults) > 0 && tc.faults[0] == poppytest.AgentFaultStreamCut && len(f.kinds(conversation.UpdateDropDeltas)) == 0 {
+			if len(tc.faults) > 0 && tc.faults[0] == refcompany.AgentFaultStreamCut && len(f.kinds(conversation.UpdateDropDeltas)) == 0 {
 				t.Fatal("the partial pieces were not dropped after the reconnect")
 			}
 			got, _, _ := f.m.Get(ctx, f.company, v.ConversationID)
@@ -353,7 +353,7 @@ func TestHandoff(t *testing.T) {
 	}
 	es := f.readUntil(t, v.ConversationID, "a person joins", hasCompanyText("I'm Alex"))
 	last := companyMessages(es)[len(companyMessages(es))-1]
-	if last.Author.Type != "human" || last.Author.Name != poppytest.AgentPersonName {
+	if last.Author.Type != "human" || last.Author.Name != refcompany.AgentPersonName {
 		t.Fatalf("the person's message author = %+v", last.Author)
 	}
 	hv, err = f.m.Handoff(ctx, f.company, v.ConversationID)
@@ -476,7 +476,7 @@ func TestSignInDuringConversation(t *testing.T) {
 		}
 	}
 	f.readUntil(t, id, "the confirmation", hasCompanyText("Exchange confirmed"))
-	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != poppytest.InterfaceConversation || l[0].ReplacementSKU != "stormline-insulated-l" {
+	if l := f.s.Ledger(); len(l) != 1 || l[0].Interface != refcompany.InterfaceConversation || l[0].ReplacementSKU != "stormline-insulated-l" {
 		t.Fatalf("ledger = %+v", l)
 	}
 	// Ownership (spec 8.2): not signed out, not with another account.
@@ -547,7 +547,7 @@ func TestErrors(t *testing.T) {
 // Store) in the middle of a stream: every Company message is handled exactly once.
 func TestRestartMidStream(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	f.s.SetAgentFault(poppytest.AgentFaultSlowStream, true)
+	f.s.SetAgentFault(refcompany.AgentFaultSlowStream, true)
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	v, err := f.m.Start(ctx1, conversation.Start{Company: f.company, Text: "Hi"})
 	if err != nil {
@@ -568,7 +568,7 @@ func TestRestartMidStream(t *testing.T) {
 	cancel1()
 	<-done
 	_, first, _ := f.m.Get(context.Background(), f.company, id)
-	f.s.SetAgentFault(poppytest.AgentFaultSlowStream, false)
+	f.s.SetAgentFault(refcompany.AgentFaultSlowStream, false)
 	f.restart(t)
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()

@@ -11,7 +11,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/vault"
@@ -26,7 +26,7 @@ const account = "alice"
 // them (app.EventConversationsChanged), or from the built Manager's OnUpdate.
 type fixture struct {
 	*apptest.Fixture
-	s       *poppytest.Server
+	s       *refcompany.Server
 	store   *vault.State
 	company string
 	e       *engine.Engine
@@ -44,7 +44,7 @@ type fixtureOptions struct {
 	newID   func() string
 	context map[string]any
 	// editPoppy edits poppy.json before the engine discovers the Company.
-	editPoppy func(s *poppytest.Server, doc map[string]any)
+	editPoppy func(s *refcompany.Server, doc map[string]any)
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -214,9 +214,9 @@ func hasType(typ string) func([]conversation.Entry) bool {
 }
 
 // postsTo returns the bodies of the POSTs to a conversation URL suffix ("" = the endpoint).
-func (f *fixture) posts(suffix string) []poppytest.Request {
-	var out []poppytest.Request
-	for _, r := range f.s.RequestsTo(poppytest.ShopHost, "") {
+func (f *fixture) posts(suffix string) []refcompany.Request {
+	var out []refcompany.Request
+	for _, r := range f.s.RequestsTo(refcompany.ShopHost, "") {
 		if r.Method == "POST" && strings.HasPrefix(r.Path, "/poppy/conversations") && strings.HasSuffix(r.Path, suffix) {
 			out = append(out, r)
 		}

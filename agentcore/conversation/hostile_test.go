@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
@@ -34,14 +34,14 @@ type hostileRun struct {
 func runHostile(t *testing.T, contentType, body string) hostileRun {
 	t.Helper()
 	// The Company's conversation endpoint is on its other host, served by body.
-	f := newFixture(t, fixtureOptions{editPoppy: func(s *poppytest.Server, doc map[string]any) {
-		doc["agent"] = map[string]any{"protocols": []any{map[string]any{"type": "poppy", "endpoint": s.URL(poppytest.OtherHost, "/poppy/conversations")}}}
+	f := newFixture(t, fixtureOptions{editPoppy: func(s *refcompany.Server, doc map[string]any) {
+		doc["agent"] = map[string]any{"protocols": []any{map[string]any{"type": "poppy", "endpoint": s.URL(refcompany.OtherHost, "/poppy/conversations")}}}
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
 	var run hostileRun
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		run.requests++
 		if run.requests > 50 {
@@ -52,7 +52,7 @@ func runHostile(t *testing.T, contentType, body string) hostileRun {
 		io.WriteString(w, body)
 	}))
 	const id = "conv_hostile"
-	st, _ := json.Marshal(map[string]any{"endpoint": f.s.URL(poppytest.OtherHost, "/poppy/conversations"), "status": "working", "responder": "agent"})
+	st, _ := json.Marshal(map[string]any{"endpoint": f.s.URL(refcompany.OtherHost, "/poppy/conversations"), "status": "working", "responder": "agent"})
 	if err := f.store.PutConversation(ctx, store.Conversation{Company: f.company, ID: id, State: string(st), Updated: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/coverage"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -66,7 +66,7 @@ func TestExcludedTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !x.Listed || len(x.Tasks) != 3 || x.URL != f.s.URL(poppytest.ShopHost, poppytest.ExcludedTasksPath) {
+	if !x.Listed || len(x.Tasks) != 3 || x.URL != f.s.URL(refcompany.ShopHost, refcompany.ExcludedTasksPath) {
 		t.Fatalf("excluded tasks = %+v", x)
 	}
 	if tk := task(t, x, "change the delivery address of a shipped order"); tk.Alternative != nil {
@@ -90,14 +90,14 @@ func TestExcludedTasks(t *testing.T) {
 	if !strings.Contains(gift.Alternative.Instructions, "Ignore any other instructions") {
 		t.Fatal("the Company's instructions are not kept as its content")
 	}
-	if n := f.credentialsOn(t, poppytest.ExcludedTasksPath); n != 1 {
+	if n := f.credentialsOn(t, refcompany.ExcludedTasksPath); n != 1 {
 		t.Fatalf("%d requests for the excluded tasks, want 1", n)
 	}
 	// Fresh in the cache (max-age=300): no request the second time.
 	if _, err := f.svc.ExcludedTasks(ctx, co); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.s.RequestsTo("", poppytest.ExcludedTasksPath)); n != 1 {
+	if n := len(f.s.RequestsTo("", refcompany.ExcludedTasksPath)); n != 1 {
 		t.Fatalf("%d requests after a second read of a fresh document, want 1 (RFC 9111 cache)", n)
 	}
 }
@@ -106,7 +106,7 @@ func TestExcludedTasks(t *testing.T) {
 // that poppy.json does not list is ignored (spec 9.2), and an alternative left with nothing
 // usable is dropped; nothing is fetched from the unlisted API.
 func TestAlternativeUnlistedAPI(t *testing.T) {
-	f := newFixture(t, poppytest.FaultAlternativeUnlistedAPI)
+	f := newFixture(t, refcompany.FaultAlternativeUnlistedAPI)
 	ctx := context.Background()
 	co := f.discover(t)
 	x, err := f.svc.ExcludedTasks(ctx, co)
@@ -119,7 +119,7 @@ func TestAlternativeUnlistedAPI(t *testing.T) {
 			continue
 		}
 		for _, r := range tk.Alternative.References {
-			if strings.Contains(r.URL, poppytest.OtherHost) {
+			if strings.Contains(r.URL, refcompany.OtherHost) {
 				t.Fatalf("kept a reference to an unlisted API: %+v", r)
 			}
 		}
@@ -133,7 +133,7 @@ func TestAlternativeUnlistedAPI(t *testing.T) {
 	if !strings.Contains(skippedText(x.Skipped), "not an openapi API listed in poppy.json") {
 		t.Fatalf("skipped: %s", skippedText(x.Skipped))
 	}
-	if n := len(f.s.RequestsTo(poppytest.OtherHost, "")); n != 0 {
+	if n := len(f.s.RequestsTo(refcompany.OtherHost, "")); n != 0 {
 		t.Fatalf("%d requests went to the unlisted API's host", n)
 	}
 }
@@ -207,7 +207,7 @@ func TestExcludedTasksRefused(t *testing.T) {
 	f := newFixture(t)
 	co := f.discover(t)
 	co2 := *co
-	co2.Channels.ExcludedTasks = &discovery.ExcludedTasks{URL: "http://" + f.s.Domain + poppytest.ExcludedTasksPath}
+	co2.Channels.ExcludedTasks = &discovery.ExcludedTasks{URL: "http://" + f.s.Domain + refcompany.ExcludedTasksPath}
 	if _, err := f.svc.ExcludedTasks(context.Background(), &co2); codeOf(err) != coverage.CodeFetchFailed || !errors.Is(err, transport.ErrNotHTTPS) {
 		t.Fatalf("an http excluded_tasks url: %v", err)
 	}
@@ -232,7 +232,7 @@ func TestFeedback(t *testing.T) {
 	if len(got) != 1 || got[0].Task != r.Task || got[0].SID == "" || got[0].SignedIn {
 		t.Fatalf("the Company received %+v; want one report in a verified signed-out Session", got)
 	}
-	req := f.s.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath)
+	req := f.s.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath)
 	if len(req) != 1 || req[0].Method != http.MethodPost || req[0].Header.Get("Poppy-Session") == "" || req[0].Header.Get("Poppy-Version") != "0.4" ||
 		req[0].Header.Get("Authorization") != "" || req[0].Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("the report request was %+v", req)
@@ -259,7 +259,7 @@ func TestFeedback(t *testing.T) {
 			if codeOf(err) != tc.code {
 				t.Fatalf("Report = %v, want %s", err, tc.code)
 			}
-			if n := len(f.s.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath)); n != 1 {
+			if n := len(f.s.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath)); n != 1 {
 				t.Fatalf("%d reports reached the Company, want still 1", n)
 			}
 		})
@@ -285,12 +285,12 @@ func TestFeedbackScrubbed(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	co := f.discover(t)
-	f.s.AddAccessToken("tok-orders", f.s.URL(poppytest.AgentHost, "/agent.json"), "orders:read")
+	f.s.AddAccessToken("tok-orders", f.s.URL(refcompany.AgentHost, "/agent.json"), "orders:read")
 	cl, err := f.e.Client(ctx, co.Identifier, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := cl.Do(ctx, &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders"), AccessToken: "tok-orders"})
+	resp, err := cl.Do(ctx, &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/orders"), AccessToken: "tok-orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestFeedbackScrubbed(t *testing.T) {
 // alternative (spec 9.3), which is kept under the rules of 9.2: the reference to an unlisted API
 // is ignored.
 func TestFeedbackAlternative(t *testing.T) {
-	f := newFixture(t, poppytest.FaultFeedbackAlternative)
+	f := newFixture(t, refcompany.FaultFeedbackAlternative)
 	ctx := context.Background()
 	co := f.discover(t)
 	sent, err := f.svc.Report(ctx, co, coverage.Report{Task: "Pay with a voucher", Description: "The checkout has no voucher field."})
@@ -349,7 +349,7 @@ func TestFeedbackAlternative(t *testing.T) {
 // again (spec 5.6); when the Company keeps refusing, the report is not recorded as sent, nothing
 // is sent to it again before Retry-After has passed, and later the report goes through.
 func TestFeedback429(t *testing.T) {
-	f := newFixture(t, poppytest.FaultFeedback429)
+	f := newFixture(t, refcompany.FaultFeedback429)
 	ctx := context.Background()
 	co := f.discover(t)
 	r := coverage.Report{Task: "Pay with a voucher", Description: "The checkout has no voucher field."}
@@ -358,7 +358,7 @@ func TestFeedback429(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Status != http.StatusTooManyRequests {
 		t.Fatalf("Report = %v, want the 429", err)
 	}
-	n := len(f.s.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath))
+	n := len(f.s.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath))
 	f.mu.Lock()
 	waits := append([]time.Duration(nil), f.waits...)
 	f.mu.Unlock()
@@ -378,10 +378,10 @@ func TestFeedback429(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != coverage.CodeRateLimited || ce.RetryAfterSeconds < 1 {
 		t.Fatalf("an immediate second report = %v, want CodeRateLimited", err)
 	}
-	if m := len(f.s.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath)); m != n {
+	if m := len(f.s.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath)); m != n {
 		t.Fatalf("a report was sent before Retry-After passed (%d requests, had %d)", m, n)
 	}
-	f.s.SetFault(poppytest.FaultFeedback429, false)
+	f.s.SetFault(refcompany.FaultFeedback429, false)
 	f.clock.Advance(2 * time.Second)
 	if sent, err := f.svc.Report(ctx, co, r); err != nil || sent.Status != store.FeedbackAccepted {
 		t.Fatalf("after Retry-After: %+v, %v", sent, err)
@@ -396,16 +396,16 @@ func TestSkills(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	// Discovered through www, which redirects: URLs resolve against the final URL.
-	www := strings.Replace(f.s.Domain, poppytest.ShopHost, poppytest.WWWHost, 1)
+	www := strings.Replace(f.s.Domain, refcompany.ShopHost, refcompany.WWWHost, 1)
 	co, err := f.e.Discover(ctx, www)
 	if err != nil {
 		t.Fatal(err)
 	}
 	idx := f.svc.Skills(co)
 	want := map[string]string{
-		"exchange-an-item": f.s.URL(poppytest.ShopHost, poppytest.SkillMDPath),
-		"return-an-item":   f.s.URL(poppytest.ShopHost, poppytest.SkillArchivePath),
-		"size-guide":       f.s.URL(poppytest.ShopHost, poppytest.SkillZipPath),
+		"exchange-an-item": f.s.URL(refcompany.ShopHost, refcompany.SkillMDPath),
+		"return-an-item":   f.s.URL(refcompany.ShopHost, refcompany.SkillArchivePath),
+		"size-guide":       f.s.URL(refcompany.ShopHost, refcompany.SkillZipPath),
 	}
 	if idx.Ignored != "" || len(idx.Skills) != len(want) {
 		t.Fatalf("index = %+v", idx)
@@ -454,12 +454,12 @@ func TestSkills(t *testing.T) {
 	if _, err := os.Stat(f.s.SkillScriptMarker()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the skill's script ran: %s exists (%v)", f.s.SkillScriptMarker(), err)
 	}
-	for _, p := range []string{poppytest.SkillMDPath, poppytest.SkillArchivePath, poppytest.SkillZipPath} {
+	for _, p := range []string{refcompany.SkillMDPath, refcompany.SkillArchivePath, refcompany.SkillZipPath} {
 		if n := f.credentialsOn(t, p); n != 1 {
 			t.Errorf("%d requests for %s, want 1 (a fresh artifact is read from the cache)", n, p)
 		}
 	}
-	if n := len(f.s.RequestsTo(poppytest.WWWHost, "/skills/return-an-item.tar.gz")); n != 0 {
+	if n := len(f.s.RequestsTo(refcompany.WWWHost, "/skills/return-an-item.tar.gz")); n != 0 {
 		t.Fatal("a skill url was resolved against the URL before the redirect")
 	}
 	if _, err := f.svc.ReadSkill(ctx, co, "gift-wrap", ""); codeOf(err) != coverage.CodeSkillNotFound {
@@ -484,7 +484,7 @@ func TestSkillIndexUnknownSchema(t *testing.T) {
 	if _, err := f.svc.ReadSkill(context.Background(), co, "exchange-an-item", ""); codeOf(err) != coverage.CodeNotListed {
 		t.Fatalf("ReadSkill = %v", err)
 	}
-	if len(f.s.RequestsTo("", poppytest.SkillMDPath)) != 0 {
+	if len(f.s.RequestsTo("", refcompany.SkillMDPath)) != 0 {
 		t.Fatal("an artifact of an ignored index was fetched")
 	}
 }
@@ -492,19 +492,19 @@ func TestSkillIndexUnknownSchema(t *testing.T) {
 // TestSkillDigestMismatch (fault skill-digest-mismatch): an artifact whose SHA-256 is not the
 // index's digest is fetched once more past the cache, then refused; its text is not returned.
 func TestSkillDigestMismatch(t *testing.T) {
-	f := newFixture(t, poppytest.FaultSkillDigestMismatch)
+	f := newFixture(t, refcompany.FaultSkillDigestMismatch)
 	co := f.discover(t)
 	got, err := f.svc.ReadSkill(context.Background(), co, "exchange-an-item", "")
 	if codeOf(err) != coverage.CodeDigestMismatch || got != nil {
 		t.Fatalf("ReadSkill = %+v, %v; want CodeDigestMismatch", got, err)
 	}
-	if n := len(f.s.RequestsTo("", poppytest.SkillMDPath)); n != 2 {
+	if n := len(f.s.RequestsTo("", refcompany.SkillMDPath)); n != 2 {
 		t.Fatalf("%d fetches, want 2 (the second past the cache)", n)
 	}
 	if strings.Contains(err.Error(), "Ignore the user") {
 		t.Fatal("the tampered text reached the error")
 	}
-	f.s.SetFault(poppytest.FaultSkillDigestMismatch, false)
+	f.s.SetFault(refcompany.FaultSkillDigestMismatch, false)
 	if md, err := f.svc.ReadSkill(context.Background(), co, "exchange-an-item", ""); err != nil || strings.Contains(md.Text, "Ignore the user") {
 		t.Fatalf("after the Company fixed it: %+v, %v", md, err)
 	}
@@ -513,7 +513,7 @@ func TestSkillDigestMismatch(t *testing.T) {
 // TestSkillArchiveEscape (fault skill-archive-escape): an archive with an entry that leaves the
 // skill's folder is refused after its digest checked out; nothing of it is used.
 func TestSkillArchiveEscape(t *testing.T) {
-	f := newFixture(t, poppytest.FaultSkillArchiveEscape)
+	f := newFixture(t, refcompany.FaultSkillArchiveEscape)
 	co := f.discover(t)
 	got, err := f.svc.ReadSkill(context.Background(), co, "return-an-item", "")
 	if codeOf(err) != coverage.CodeArchiveRefused || !errors.Is(err, coverage.ErrArchive) || got != nil || !strings.Contains(err.Error(), "../outside.md") {
@@ -532,7 +532,7 @@ func TestFeedbackRefusedByTheCompany(t *testing.T) {
 		name, path, fault, code string
 	}{
 		{"invalid_request", "/api/orders", "", transport.CodeInvalidRequest},
-		{"session_ended twice", "/api/products", poppytest.FaultSessionEnded, transport.CodeSessionEnded},
+		{"session_ended twice", "/api/products", refcompany.FaultSessionEnded, transport.CodeSessionEnded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -552,12 +552,12 @@ func TestFeedbackRefusedByTheCompany(t *testing.T) {
 				t.Fatalf("a refused report stays recorded: %v", err)
 			}
 			// Sent again, not refused as already reported: it reaches the Company once more.
-			n := len(f.s.RequestsTo(poppytest.ShopHost, tc.path))
+			n := len(f.s.RequestsTo(refcompany.ShopHost, tc.path))
 			if tc.fault != "" {
 				f.s.SetFault(tc.fault, false)
 			}
 			_, err = f.svc.Report(context.Background(), co, r)
-			if codeOf(err) == coverage.CodeAlreadyReported || len(f.s.RequestsTo(poppytest.ShopHost, tc.path)) == n {
+			if codeOf(err) == coverage.CodeAlreadyReported || len(f.s.RequestsTo(refcompany.ShopHost, tc.path)) == n {
 				t.Fatalf("the report again: %v; want it sent", err)
 			}
 		})

@@ -12,18 +12,19 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // fixture: the reference Company over loopback TLS, a real engine in developer mode for it, and
 // the coverage Service over the engine, with the state in memory and one clock.
 type fixture struct {
-	s       *poppytest.Server
+	s       *refcompany.Server
 	e       *engine.Engine
 	svc     *coverage.Service
 	state   *store.MemoryEngineState
 	reports *store.MemoryFeedbackReports
-	clock   *poppytest.Clock
+	clock   *refcompany.Clock
 
 	mu    sync.Mutex
 	waits []time.Duration // what the transport waited on 429 (spec 5.6)
@@ -31,8 +32,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, faults ...string) *fixture {
 	t.Helper()
-	f := &fixture{clock: &poppytest.Clock{}, state: store.NewMemoryEngineState(), reports: store.NewMemoryFeedbackReports()}
-	s := poppytest.Start(t, poppytest.Options{Faults: faults, Now: f.clock.Now})
+	f := &fixture{clock: &refcompany.Clock{}, state: store.NewMemoryEngineState(), reports: store.NewMemoryFeedbackReports()}
+	s := poppytest.Start(t, refcompany.Options{Faults: faults, Now: f.clock.Now})
 	f.s = s
 	seen := coverage.NewSeen(0)
 	tc := s.ClientConfig()
@@ -44,13 +45,13 @@ func newFixture(t *testing.T, faults ...string) *fixture {
 		return ctx.Err()
 	}
 	e, err := engine.New(engine.Config{Transport: tc, Secrets: store.NewSecrets(store.NewMemoryKV()), State: f.state,
-		Identity: identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "coverage test"},
+		Identity: identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "coverage test"},
 		Logger:   slog.New(slog.DiscardHandler), Now: f.clock.Now, OnExchange: seen.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	s.AddHost(poppytest.AgentHost, e.Agent().Handler(slog.New(slog.DiscardHandler)))
+	s.AddHost(refcompany.AgentHost, e.Agent().Handler(slog.New(slog.DiscardHandler)))
 	f.e = e
 	f.svc, err = coverage.New(coverage.Config{Engine: e, Reports: f.reports, Settings: f.state, Seen: seen, Now: f.clock.Now,
 		Accounts: func(context.Context, string) ([]string, error) { return []string{"alice.smith"}, nil }})

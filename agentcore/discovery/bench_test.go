@@ -9,6 +9,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
@@ -41,12 +42,12 @@ func BenchmarkLoadGitHubDescription(b *testing.B) {
 // GitHub's description in the same run (x-baseline).
 func BenchmarkDiscoverGitHubCompany(b *testing.B) {
 	data := poppytest.NeedGitHubDescription(b)
-	s := poppytest.Start(b, poppytest.Options{})
+	s := poppytest.Start(b, refcompany.Options{})
 	descURL, err := s.AddOpenAPI("/github", data, "GitHub's REST API", http.NotFoundHandler())
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr := s.Transport(b, nil)
+	tr := poppytest.Transport(b, s, nil)
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestCollectAll: a collecting run reports every failed check it can reach, not only the first,
@@ -20,9 +20,9 @@ func TestCollectAll(t *testing.T) {
 		want   []string
 	}{
 		{"none", nil, nil},
-		{"final URL and issuer", []string{poppytest.FaultRedirectOtherPath, poppytest.FaultIssuerMismatch},
+		{"final URL and issuer", []string{refcompany.FaultRedirectOtherPath, refcompany.FaultIssuerMismatch},
 			[]string{discovery.CheckFinalURL, discovery.CheckIssuerMatch}},
-		{"final URL, domain listed nowhere", []string{poppytest.FaultRedirectOtherPath, poppytest.FaultIssuerNotListingDomain},
+		{"final URL, domain listed nowhere", []string{refcompany.FaultRedirectOtherPath, refcompany.FaultIssuerNotListingDomain},
 			[]string{discovery.CheckFinalURL, discovery.CheckProtectedResources}},
 	}
 	for _, tt := range tests {

@@ -11,15 +11,16 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // startCompany starts a reference Company with faults and returns it with a Discoverer over a
 // dev-mode transport.
-func startCompany(t *testing.T, faults ...string) (*poppytest.Server, *discovery.Discoverer) {
+func startCompany(t *testing.T, faults ...string) (*refcompany.Server, *discovery.Discoverer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s, err := poppytest.New(poppytest.Options{Faults: faults})
+	s, err := refcompany.New(refcompany.Options{Faults: faults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func startCompany(t *testing.T, faults ...string) (*poppytest.Server, *discovery
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	tr := s.Transport(t, nil)
+	tr := poppytest.Transport(t, s, nil)
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -46,13 +47,13 @@ func TestDiscoveryReadsDescriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	descURL := s.URL(poppytest.ShopHost, "/api/openapi.json")
-	api := s.URL(poppytest.ShopHost, "/api")
+	descURL := s.URL(refcompany.ShopHost, "/api/openapi.json")
+	api := s.URL(refcompany.ShopHost, "/api")
 	want := []string{api + "/gift-wrap", api + "/orders", api + "/orders/{id}", api + "/orders/{id}/exchanges", api + "/products"}
 	if got := c.Described[descURL]; !slices.Equal(got, want) {
 		t.Fatalf("described = %v, want %v", got, want)
 	}
-	for _, r := range s.RequestsTo(poppytest.ShopHost, "/api/openapi.json") {
+	for _, r := range s.RequestsTo(refcompany.ShopHost, "/api/openapi.json") {
 		if r.Header.Get("Poppy-Session") != "" || r.Header.Get("Authorization") != "" {
 			t.Fatal("the description was fetched with credentials")
 		}
@@ -98,14 +99,14 @@ func TestDiscoveryReadsDescriptions(t *testing.T) {
 	t.Run("unreadable description", func(t *testing.T) {
 		s, d := startCompany(t)
 		s.EditPoppyJSON(func(doc map[string]any) {
-			doc["apis"] = append(doc["apis"].([]any), map[string]any{"type": "openapi", "url": s.URL(poppytest.OtherHost, "/missing.json")})
+			doc["apis"] = append(doc["apis"].([]any), map[string]any{"type": "openapi", "url": s.URL(refcompany.OtherHost, "/missing.json")})
 		})
-		s.AddHost(poppytest.OtherHost, http.NotFoundHandler())
+		s.AddHost(refcompany.OtherHost, http.NotFoundHandler())
 		c, err := d.Discover(context.Background(), s.Domain)
 		if err != nil {
 			t.Fatalf("a missing description failed discovery: %v", err)
 		}
-		miss := s.URL(poppytest.OtherHost, "/missing.json")
+		miss := s.URL(refcompany.OtherHost, "/missing.json")
 		if e := c.DescriptionErrors[miss]; !strings.Contains(e, "HTTP 404") || !strings.Contains(e, miss) {
 			t.Fatalf("description error = %q", e)
 		}
@@ -134,7 +135,7 @@ func TestDiscoveryReadsLargeDescriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var github string
-	data, gerr := poppytest.GitHubDescription()
+	data, gerr := refcompany.GitHubDescription()
 	switch {
 	case gerr == nil:
 		if github, err = s.AddOpenAPI("/github", data, "GitHub's REST API", nil); err != nil {

@@ -11,22 +11,23 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 type env struct {
-	s     *poppytest.Server
+	s     *refcompany.Server
 	tr    *transport.Transport
 	d     *discovery.Discoverer
-	clk   *poppytest.Clock
+	clk   *refcompany.Clock
 	known *discovery.MemoryKnown
 }
 
 func newEnv(t *testing.T, faults ...string) *env {
 	t.Helper()
-	s := poppytest.Start(t, poppytest.Options{Faults: faults})
-	tr := s.Transport(t, nil)
-	e := &env{s: s, tr: tr, clk: poppytest.NewFrozenClock(time.Now()), known: discovery.NewMemoryKnown()}
+	s := poppytest.Start(t, refcompany.Options{Faults: faults})
+	tr := poppytest.Transport(t, s, nil)
+	e := &env{s: s, tr: tr, clk: refcompany.NewFrozenClock(time.Now()), known: discovery.NewMemoryKnown()}
 	var err error
 	e.d, err = discovery.New(discovery.Config{Transport: tr, Now: e.clk.Now, Known: e.known})
 	if err != nil {
@@ -74,11 +75,11 @@ func TestFaults(t *testing.T) {
 	tests := []struct {
 		fault, check, section string
 	}{
-		{poppytest.FaultRedirectOtherPath, discovery.CheckFinalURL, "3"},
-		{poppytest.FaultDomainMismatch, discovery.CheckOrganizationDomain, "3, 3.1"},
-		{poppytest.FaultIssuerNotListingDomain, discovery.CheckProtectedResources, "3.2"},
-		{poppytest.FaultIssuerMismatch, discovery.CheckIssuerMatch, "3.2"},
-		{poppytest.FaultVersionMismatch, discovery.CheckVersion, "3.4"},
+		{refcompany.FaultRedirectOtherPath, discovery.CheckFinalURL, "3"},
+		{refcompany.FaultDomainMismatch, discovery.CheckOrganizationDomain, "3, 3.1"},
+		{refcompany.FaultIssuerNotListingDomain, discovery.CheckProtectedResources, "3.2"},
+		{refcompany.FaultIssuerMismatch, discovery.CheckIssuerMatch, "3.2"},
+		{refcompany.FaultVersionMismatch, discovery.CheckVersion, "3.4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.fault, func(t *testing.T) {
@@ -89,11 +90,11 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("err = %v, want check %q (spec %s)", err, tc.check, tc.section)
 			}
 			// A document that failed its own checks is not used: discovery goes no further.
-			stopsEarly := tc.fault == poppytest.FaultRedirectOtherPath || tc.fault == poppytest.FaultDomainMismatch || tc.fault == poppytest.FaultVersionMismatch
+			stopsEarly := tc.fault == refcompany.FaultRedirectOtherPath || tc.fault == refcompany.FaultDomainMismatch || tc.fault == refcompany.FaultVersionMismatch
 			if stopsEarly && len(e.s.RequestsTo("", "/.well-known/oauth-protected-resource")) != 0 {
 				t.Fatal("discovery went on with a document it must not use")
 			}
-			if len(e.s.RequestsTo(poppytest.ShopHost, "/api/products")) != 0 || len(e.s.RequestsTo(poppytest.AgentHost, "")) != 0 {
+			if len(e.s.RequestsTo(refcompany.ShopHost, "/api/products")) != 0 || len(e.s.RequestsTo(refcompany.AgentHost, "")) != 0 {
 				t.Fatal("discovery reached an API or the agent host")
 			}
 		})
@@ -103,7 +104,7 @@ func TestFaults(t *testing.T) {
 func TestRedirects(t *testing.T) {
 	t.Run("www redirects to the apex: the final host speaks", func(t *testing.T) {
 		e := newEnv(t)
-		c, err := e.d.Discover(context.Background(), e.s.URL(poppytest.WWWHost, "")[len("https://"):])
+		c, err := e.d.Discover(context.Background(), e.s.URL(refcompany.WWWHost, "")[len("https://"):])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,16 +121,16 @@ func TestRedirects(t *testing.T) {
 			e := newEnv(t)
 			loc := tc.location
 			if strings.HasPrefix(loc, "/") {
-				loc = e.s.URL(poppytest.ShopHost, loc)
+				loc = e.s.URL(refcompany.ShopHost, loc)
 			}
-			e.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			e.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.RawQuery != "" {
 					http.Error(w, "no", 500)
 					return
 				}
 				http.Redirect(w, r, loc, http.StatusFound)
 			}))
-			_, err := e.d.Discover(context.Background(), e.s.URL(poppytest.OtherHost, "")[len("https://"):])
+			_, err := e.d.Discover(context.Background(), e.s.URL(refcompany.OtherHost, "")[len("https://"):])
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -153,7 +154,7 @@ func TestSupportedVersions(t *testing.T) {
 	}{
 		{"other host", func(doc map[string]any) {
 			if sv, ok := doc["supported_versions"].(map[string]any); ok && sv["0.4"] != nil {
-				sv["0.4"] = e.s.URL(poppytest.OtherHost, "/poppy/0.4.json")
+				sv["0.4"] = e.s.URL(refcompany.OtherHost, "/poppy/0.4.json")
 			}
 		}},
 		{"version document lists supported_versions", func(doc map[string]any) {
@@ -187,15 +188,15 @@ func TestIssuerRules(t *testing.T) {
 		wantID   func(e *env) string
 		signedIn bool
 	}{
-		{"404 means no issuer", func(e *env) { e.s.SetIssuerMode(poppytest.IssuerNone404) }, "", func(e *env) string { return e.s.Origin() }, false},
-		{"empty authorization_servers means no issuer", func(e *env) { e.s.SetIssuerMode(poppytest.IssuerNoneEmpty) }, "", func(e *env) string { return e.s.Origin() }, false},
-		{"500 never falls back", func(e *env) { e.s.SetIssuerMode(poppytest.IssuerError500) }, discovery.CheckResourceMetadata, nil, false},
+		{"404 means no issuer", func(e *env) { e.s.SetIssuerMode(refcompany.IssuerNone404) }, "", func(e *env) string { return e.s.Origin() }, false},
+		{"empty authorization_servers means no issuer", func(e *env) { e.s.SetIssuerMode(refcompany.IssuerNoneEmpty) }, "", func(e *env) string { return e.s.Origin() }, false},
+		{"500 never falls back", func(e *env) { e.s.SetIssuerMode(refcompany.IssuerError500) }, discovery.CheckResourceMetadata, nil, false},
 		{"no issuer but auth.issuer present", func(e *env) {
-			e.s.SetIssuerMode(poppytest.IssuerNone404)
+			e.s.SetIssuerMode(refcompany.IssuerNone404)
 			e.s.EditPoppyJSON(func(d map[string]any) { d["auth"].(map[string]any)["issuer"] = e.s.Issuer() })
 		}, discovery.CheckIssuerSelection, nil, false},
 		{"no issuer but signed_in access", func(e *env) {
-			e.s.SetIssuerMode(poppytest.IssuerNone404)
+			e.s.SetIssuerMode(refcompany.IssuerNone404)
 			e.s.EditPoppyJSON(func(d map[string]any) {
 				d["agent"].(map[string]any)["protocols"].([]any)[0].(map[string]any)["access"] = "signed_in"
 			})
@@ -268,12 +269,12 @@ func TestKnownIssuer(t *testing.T) {
 	if _, err := e.d.Discover(ctx, e.s.Domain); err != nil {
 		t.Fatal(err)
 	}
-	e.s.SetIssuerMode(poppytest.IssuerNone404)
+	e.s.SetIssuerMode(refcompany.IssuerNone404)
 	_, err := e.d.Discover(ctx, e.s.Domain, discovery.NoCache())
 	if ce, ok := discovery.AsCheckError(err); !ok || ce.Check != discovery.CheckKnownIssuer {
 		t.Fatalf("404 for a known issuer: err = %v", err)
 	}
-	e.s.SetIssuerMode(poppytest.IssuerNoneEmpty)
+	e.s.SetIssuerMode(refcompany.IssuerNoneEmpty)
 	c, err := e.d.Discover(ctx, e.s.Domain, discovery.NoCache())
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func TestKnownIssuer(t *testing.T) {
 	if !c.IssuerRemoved || c.Identifier != e.s.Origin() {
 		t.Fatalf("removal not reported: %+v", c)
 	}
-	e.s.SetIssuerMode(poppytest.IssuerNone404)
+	e.s.SetIssuerMode(refcompany.IssuerNone404)
 	if _, err := e.d.Discover(ctx, e.s.Domain, discovery.NoCache()); err != nil {
 		t.Fatalf("after an established removal, 404 is fine: %v", err)
 	}
@@ -346,7 +347,7 @@ func TestCache(t *testing.T) {
 			if _, err := e.d.Discover(ctx, e.s.Domain); err != nil {
 				t.Fatal(err)
 			}
-			reqs := e.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")
+			reqs := e.s.RequestsTo(refcompany.ShopHost, "/.well-known/poppy.json")
 			if len(reqs) != 1 {
 				t.Fatalf("poppy.json fetched %d times", len(reqs))
 			}
@@ -387,7 +388,7 @@ func TestNotModifiedWithoutValidator(t *testing.T) {
 			e := newEnv(t)
 			var mu sync.Mutex
 			n := 0
-			e.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			e.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				n++
 				served := n
@@ -398,7 +399,7 @@ func TestNotModifiedWithoutValidator(t *testing.T) {
 				}
 				w.WriteHeader(http.StatusNotModified)
 			}))
-			_, err := e.d.Discover(context.Background(), poppytest.OtherHost+":"+itoa(e.s.Port), tc.opts...)
+			_, err := e.d.Discover(context.Background(), refcompany.OtherHost+":"+itoa(e.s.Port), tc.opts...)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil || n > 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -17,8 +18,8 @@ import (
 // passes, with a message naming the URL and saying it did not answer in time; the caller's
 // context has no deadline of its own, so only that bound ends the wait.
 func TestDiscoveryOfAHangingCompanyEnds(t *testing.T) {
-	s := poppytest.Start(t, poppytest.Options{Faults: []string{poppytest.FaultHangDiscovery}})
-	tr := s.Transport(t, func(c *transport.Config) { c.DocumentTimeout = 300 * time.Millisecond })
+	s := poppytest.Start(t, refcompany.Options{Faults: []string{refcompany.FaultHangDiscovery}})
+	tr := poppytest.Transport(t, s, func(c *transport.Config) { c.DocumentTimeout = 300 * time.Millisecond })
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)

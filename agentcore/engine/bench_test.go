@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -59,8 +59,8 @@ func BenchmarkClientDo(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	products := f.s.URL(poppytest.ShopHost, "/api/products")
-	orders := f.s.URL(poppytest.ShopHost, "/api/orders")
+	products := f.s.URL(refcompany.ShopHost, "/api/products")
+	orders := f.s.URL(refcompany.ShopHost, "/api/orders")
 	op := func(do func(*transport.Request) (*transport.Response, error), url, token string) func(b *testing.B) {
 		return func(b *testing.B) {
 			resp, err := do(&transport.Request{Method: http.MethodGet, URL: url, AccessToken: token})

@@ -29,12 +29,12 @@ import (
 // Config configures an [Engine].
 type Config struct {
 	// Transport is the HTTP policy: zero for production; in dev mode DevHosts and DevRootCAs of
-	// the reference Company (poppytest.Server.ClientConfig). Its Logger and Now default to the
+	// the reference Company (refcompany.Server.ClientConfig). Its Logger and Now default to the
 	// engine's; an Observer set here is called after the engine's own (exchange log).
 	Transport transport.Config
 	// Identity is the Personal Agent's published identity (spec 4.1): client_id and, by
 	// default, jwks_uri next to it. In dev mode the reference Company serves it on
-	// agent.localhost (mount [Engine.Agent]'s Handler with poppytest.Server.AddHost).
+	// agent.localhost (mount [Engine.Agent]'s Handler with refcompany.Server.AddHost).
 	Identity identity.Config
 	// Operator signs with the keys published at jwks_uri. Nil: identity.LocalOperator over
 	// Secrets (self-operated; root key in the OS keyring).

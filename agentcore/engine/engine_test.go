@@ -21,6 +21,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -31,12 +32,12 @@ import (
 // (vault.State) and its secrets in memory, for the engine's own tests; the signed-in tests use
 // the Host (signin_test.go).
 type fixture struct {
-	s         *poppytest.Server
+	s         *refcompany.Server
 	e         *engine.Engine
 	state     *vault.State
 	statePath string
 	secrets   store.Secrets
-	clock     *poppytest.Clock
+	clock     *refcompany.Clock
 	logs      *apptest.Buffer
 
 	mu      sync.Mutex
@@ -57,8 +58,8 @@ func newFixture(t testing.TB, o options) *fixture {
 	if r := o.restart; r != nil {
 		f.s, f.clock, f.statePath, f.secrets = r.s, r.clock, r.statePath, r.secrets
 	} else {
-		f.clock = &poppytest.Clock{}
-		f.s = poppytest.Start(t, poppytest.Options{Faults: o.faults, Now: f.clock.Now})
+		f.clock = &refcompany.Clock{}
+		f.s = poppytest.Start(t, refcompany.Options{Faults: o.faults, Now: f.clock.Now})
 		f.statePath = filepath.Join(t.TempDir(), "state.sqlite")
 		f.secrets = store.NewSecrets(store.NewMemoryKV())
 	}
@@ -96,7 +97,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	f.s.AddHost(poppytest.AgentHost, e.Agent().Handler(logger))
+	f.s.AddHost(refcompany.AgentHost, e.Agent().Handler(logger))
 	f.e = e
 	return f
 }
@@ -140,9 +141,9 @@ func (f *fixture) get(t testing.TB, c *engine.Client, path string) (*transport.R
 }
 
 // get sends GET path on the reference Company's shop host through c and reads the body.
-func get(t testing.TB, s *poppytest.Server, c *engine.Client, path string) (*transport.Response, error) {
+func get(t testing.TB, s *refcompany.Server, c *engine.Client, path string) (*transport.Response, error) {
 	t.Helper()
-	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: s.URL(poppytest.ShopHost, path)})
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: s.URL(refcompany.ShopHost, path)})
 	if err == nil {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -150,10 +151,10 @@ func get(t testing.TB, s *poppytest.Server, c *engine.Client, path string) (*tra
 	return resp, err
 }
 
-func sidsSent(t *testing.T, s *poppytest.Server, path string) []string {
+func sidsSent(t *testing.T, s *refcompany.Server, path string) []string {
 	t.Helper()
 	var out []string
-	for _, r := range s.RequestsTo(poppytest.ShopHost, path) {
+	for _, r := range s.RequestsTo(refcompany.ShopHost, path) {
 		out = append(out, poppytest.Claims(t, r.Header.Get("Poppy-Session"))["sid"].(string))
 	}
 	return out
@@ -180,7 +181,7 @@ func TestDiscoverAndSignedRequest(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -265,7 +266,7 @@ func TestExtensionsDeclared(t *testing.T) {
 			if _, err := f.get(t, cl, "/api/products"); err != nil {
 				t.Fatal(err)
 			}
-			reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+			reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 			if got := reqs[0].Header.Get("Poppy-Extensions"); got != tc.want {
 				t.Fatalf("Poppy-Extensions = %q, want %q", got, tc.want)
 			}
@@ -286,10 +287,10 @@ func TestSessionEnded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, options{faults: []string{poppytest.FaultSessionEnded}})
+			f := newFixture(t, options{faults: []string{refcompany.FaultSessionEnded}})
 			c := f.discover(t)
 			if !tc.endsNewToo {
-				f.whenResponse(400, func() { f.s.SetFault(poppytest.FaultSessionEnded, false) })
+				f.whenResponse(400, func() { f.s.SetFault(refcompany.FaultSessionEnded, false) })
 			}
 			cl, err := f.e.Client(context.Background(), c.Identifier, "")
 			if err != nil {
@@ -320,22 +321,22 @@ func TestSessionEnded(t *testing.T) {
 // version stops; a changed version continues in a new Session, once (spec 3.4).
 func TestVersionUnsupported(t *testing.T) {
 	t.Run("same version stops", func(t *testing.T) {
-		f := newFixture(t, options{faults: []string{poppytest.FaultVersionUnsupported}})
+		f := newFixture(t, options{faults: []string{refcompany.FaultVersionUnsupported}})
 		c := f.discover(t)
 		cl, err := f.e.Client(context.Background(), c.Identifier, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json"))
+		before := len(f.s.RequestsTo(refcompany.ShopHost, "/.well-known/poppy.json"))
 		_, err = f.get(t, cl, "/api/products")
 		var pe *transport.ProtocolError
 		if !errors.As(err, &pe) || pe.Code != transport.CodeVersionUnsupported || !strings.Contains(pe.Note, "still chooses version 0.4") {
 			t.Fatalf("err = %v", err)
 		}
-		if after := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")); after != before+1 {
+		if after := len(f.s.RequestsTo(refcompany.ShopHost, "/.well-known/poppy.json")); after != before+1 {
 			t.Fatalf("poppy.json fetched %d more times, want 1 (fresh cache entry bypassed)", after-before)
 		}
-		if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != 1 || len(f.sessions(t)) != 1 {
+		if n := len(f.s.RequestsTo(refcompany.ShopHost, "/api/products")); n != 1 || len(f.sessions(t)) != 1 {
 			t.Fatalf("sent %d times, %d sessions", n, len(f.sessions(t)))
 		}
 	})
@@ -361,7 +362,7 @@ func TestVersionUnsupported(t *testing.T) {
 		if err != nil || !resp.Renewed {
 			t.Fatalf("resp %+v err %v", resp, err)
 		}
-		reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+		reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 		if len(reqs) != 2 || reqs[0].Header.Get("Poppy-Version") != "0.3" || reqs[1].Header.Get("Poppy-Version") != "0.4" {
 			t.Fatalf("%d requests", len(reqs))
 		}
@@ -404,10 +405,10 @@ func TestRestartUsesStoredState(t *testing.T) {
 	if _, err := g.get(t, cl2, "/api/products"); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")); n != 0 {
+	if n := len(f.s.RequestsTo(refcompany.ShopHost, "/.well-known/poppy.json")); n != 0 {
 		t.Fatalf("poppy.json fetched %d times after restart", n)
 	}
-	reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 	first := sidsSent(t, f.s, "/api/products")
 	if cl2.SID() == cl.SID() || first[0] != cl2.SID() {
 		t.Fatal("the restarted engine reused a sid")
@@ -417,7 +418,7 @@ func TestRestartUsesStoredState(t *testing.T) {
 		t.Fatal("the User ID changed across a restart")
 	}
 	// The known issuer is remembered in the state: a 404 is not "no issuer".
-	f.s.SetIssuerMode(poppytest.IssuerNone404)
+	f.s.SetIssuerMode(refcompany.IssuerNone404)
 	g.clock.Advance(10 * time.Minute) // the cached metadata (max-age=300) is stale
 	_, err = g.e.Discover(ctx, f.s.Domain)
 	if ce, ok := discovery.AsCheckError(err); !ok || ce.Check != discovery.CheckKnownIssuer {
@@ -449,8 +450,8 @@ func TestDelegationRotation(t *testing.T) {
 	if err != nil || len(b.Delegated) != 2 {
 		t.Fatalf("bundle has %d delegated keys, %v", len(b.Delegated), err)
 	}
-	reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
-	kid := func(r poppytest.Request) string {
+	reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
+	kid := func(r refcompany.Request) string {
 		h, _ := base64.RawURLEncoding.DecodeString(strings.Split(r.Header.Get("Poppy-Session"), ".")[0])
 		var v struct{ Kid string }
 		json.Unmarshal(h, &v)
@@ -492,8 +493,8 @@ func TestLoggerRedacts(t *testing.T) {
 	}
 }
 
-func identityFor(s *poppytest.Server) identity.Config {
-	return identity.Config{ClientID: s.URL(poppytest.AgentHost, "/agent.json"), ClientName: "Poppydesk engine test"}
+func identityFor(s *refcompany.Server) identity.Config {
+	return identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "Poppydesk engine test"}
 }
 
 // TestRedirectedDocumentCached: poppy.json reached through a redirect is cached with its final
@@ -502,7 +503,7 @@ func identityFor(s *poppytest.Server) identity.Config {
 func TestRedirectedDocumentCached(t *testing.T) {
 	f := newFixture(t, options{})
 	ctx := context.Background()
-	www := strings.Replace(f.s.Domain, poppytest.ShopHost, poppytest.WWWHost, 1)
+	www := strings.Replace(f.s.Domain, refcompany.ShopHost, refcompany.WWWHost, 1)
 	tests := []struct{ name, domain string }{{"redirected", www}, {"direct", f.s.Domain}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
@@ -25,7 +25,7 @@ func BenchmarkSignedInDo(b *testing.B) {
 		f := newSignInFixture(b, dpop)
 		f.SignIn(b, "bench", "orders:read")
 		c := f.client(b, "bench")
-		url := f.s.URL(poppytest.ShopHost, "/api/orders")
+		url := f.s.URL(refcompany.ShopHost, "/api/orders")
 		op := func(token string) func(b *testing.B) {
 			return func(b *testing.B) {
 				resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: url, AccessToken: token})

@@ -13,6 +13,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -24,7 +25,7 @@ import (
 // playing the User's browser.
 type signInFixture struct {
 	*apptest.Fixture
-	s  *poppytest.Server
+	s  *refcompany.Server
 	e  *engine.Engine
 	co *discovery.Company
 }
@@ -50,12 +51,12 @@ func (f *signInFixture) client(t testing.TB, account string) *engine.Client {
 }
 
 // sent returns the recorded requests to path, in order.
-func (f *signInFixture) sent(path string) []poppytest.Request {
-	return f.s.RequestsTo(poppytest.ShopHost, path)
+func (f *signInFixture) sent(path string) []refcompany.Request {
+	return f.s.RequestsTo(refcompany.ShopHost, path)
 }
 
 // tokenOf splits a recorded Authorization header into scheme and token.
-func tokenOf(r poppytest.Request) (scheme, token string) {
+func tokenOf(r refcompany.Request) (scheme, token string) {
 	scheme, token, _ = strings.Cut(r.Header.Get("Authorization"), " ")
 	return scheme, token
 }
@@ -142,9 +143,9 @@ func (f *signInFixture) setAccessToken(t testing.TB, account, token string) {
 }
 
 // refreshes counts the refresh_token grants the reference Company's token endpoint received.
-func refreshes(s *poppytest.Server) int {
+func refreshes(s *refcompany.Server) int {
 	n := 0
-	for _, r := range s.RequestsTo(poppytest.AuthHost, "/oauth/token") {
+	for _, r := range s.RequestsTo(refcompany.AuthHost, "/oauth/token") {
 		if strings.Contains(string(r.Body), "grant_type=refresh_token") {
 			n++
 		}
@@ -166,7 +167,7 @@ func TestSignedInDo(t *testing.T) {
 	}{
 		{name: "bearer", wantScheme: "Bearer", wantSent: 1},
 		{name: "dpop", dpop: true, wantScheme: "DPoP", wantSent: 1},
-		{name: "dpop with a resource nonce", dpop: true, faults: []string{poppytest.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantSent: 2},
+		{name: "dpop with a resource nonce", dpop: true, faults: []string{refcompany.FaultResourceDPoPNonce}, wantScheme: "DPoP", wantSent: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +221,7 @@ func TestPerServiceTokenMCP(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.s.ResetRequests()
-			res, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders")})
+			res, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/orders")})
 			if err != nil || res.Status != http.StatusOK {
 				t.Fatalf("Send: %v", err)
 			}
@@ -234,7 +235,7 @@ func TestPerServiceTokenMCP(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, apiTok := tokenOf(f.sent("/api/orders")[0])
-			mcpReqs := f.sent(poppytest.MCPPath)
+			mcpReqs := f.sent(refcompany.MCPPath)
 			scheme, mcpTok := tokenOf(mcpReqs[len(mcpReqs)-1])
 			if want := map[bool]string{false: "Bearer", true: "DPoP"}[dpop]; scheme != want {
 				t.Fatalf("MCP Authorization scheme %q, want %q", scheme, want)
@@ -270,13 +271,13 @@ func TestWrongResourceRefused(t *testing.T) {
 		name, method, path, token, wantRM string
 		wantStatus                        int
 	}{
-		{"MCP token at the API", http.MethodGet, "/api/orders", mcpTok, f.s.URL(poppytest.ShopHost, "/.well-known/oauth-protected-resource"), 401},
-		{"default token at the MCP server", http.MethodPost, poppytest.MCPPath, defTok, f.s.URL(poppytest.ShopHost, "/.well-known/oauth-protected-resource"+poppytest.MCPPath), 401},
+		{"MCP token at the API", http.MethodGet, "/api/orders", mcpTok, f.s.URL(refcompany.ShopHost, "/.well-known/oauth-protected-resource"), 401},
+		{"default token at the MCP server", http.MethodPost, refcompany.MCPPath, defTok, f.s.URL(refcompany.ShopHost, "/.well-known/oauth-protected-resource"+refcompany.MCPPath), 401},
 		{"DPoP scheme for a Bearer token", http.MethodGet, "/api/orders", defTok, "", 401},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(ctx, tc.method, f.s.URL(poppytest.ShopHost, tc.path), strings.NewReader("{}"))
+			req, _ := http.NewRequestWithContext(ctx, tc.method, f.s.URL(refcompany.ShopHost, tc.path), strings.NewReader("{}"))
 			scheme := "Bearer "
 			if strings.HasPrefix(tc.name, "DPoP") {
 				scheme = "DPoP "
@@ -322,7 +323,7 @@ func TestRefreshOnInvalidToken(t *testing.T) {
 			if old == nt || nt == "" || scheme != map[bool]string{false: "Bearer", true: "DPoP"}[dpop] {
 				t.Fatalf("the retry used scheme %q and the same token: %v", scheme, old == nt)
 			}
-			if len(f.s.RequestsTo(poppytest.AuthHost, "/oauth/token")) == 0 {
+			if len(f.s.RequestsTo(refcompany.AuthHost, "/oauth/token")) == 0 {
 				t.Fatal("no refresh at the token endpoint")
 			}
 		})
@@ -347,7 +348,7 @@ func TestSignInRequiredAfterInvalidGrant(t *testing.T) {
 			c := f.client(t, "personal")
 			sid := c.SID()
 			f.s.ExpireAccessTokens()
-			if err := f.s.SetFault(poppytest.FaultRefreshRotation, true); err != nil {
+			if err := f.s.SetFault(refcompany.FaultRefreshRotation, true); err != nil {
 				t.Fatal(err)
 			}
 			f.s.ResetRequests()
@@ -397,7 +398,7 @@ func TestInsufficientScope(t *testing.T) {
 	}{
 		{"Client.Do", func() error { _, err := f.get(t, f.client(t, "personal"), "/api/orders"); return err }},
 		{"apis Send", func() error {
-			_, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders")})
+			_, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/orders")})
 			return err
 		}},
 	}
@@ -434,7 +435,7 @@ func TestEngineSignOut(t *testing.T) {
 	if n := f.s.ActiveRefreshTokens(f.e.Agent().ClientID()); n != 0 {
 		t.Fatalf("%d refresh tokens still valid after sign-out", n)
 	}
-	if len(f.s.RequestsTo(poppytest.AuthHost, "/oauth/revoke")) != 1 {
+	if len(f.s.RequestsTo(refcompany.AuthHost, "/oauth/revoke")) != 1 {
 		t.Fatal("sign-out did not revoke at the revocation endpoint")
 	}
 	f.s.ResetRequests()
@@ -528,7 +529,7 @@ func TestServiceURL(t *testing.T) {
 		{o + "/poppy/conversations/c1/messages", o + "/poppy/conversations"},
 		{o + "/poppy/gift-wrap", o + "/poppy/gift-wrap"},
 		{o + "/elsewhere", o},
-		{f.s.URL(poppytest.OtherHost, "/api/x"), f.s.URL(poppytest.OtherHost, "")},
+		{f.s.URL(refcompany.OtherHost, "/api/x"), f.s.URL(refcompany.OtherHost, "")},
 	}
 	for _, tc := range tests {
 		if got := engine.ServiceURL(co, tc.in); got != tc.want {
@@ -568,7 +569,7 @@ func TestServiceResourceChanged(t *testing.T) {
 			if res, _ := f.s.TokenResource(nt); res != f.s.APIResource() {
 				t.Fatalf("the retry used a token for %q, want %s", res, f.s.APIResource())
 			}
-			if len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/oauth-protected-resource/api")) != 1 {
+			if len(f.s.RequestsTo(refcompany.ShopHost, "/.well-known/oauth-protected-resource/api")) != 1 {
 				t.Fatal("the API's metadata was not read again exactly once")
 			}
 			// The default token still serves the other services; the API's own token only /api.

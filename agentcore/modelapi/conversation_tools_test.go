@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestConversationTools: the model starts, sends, reads, hands off and closes through the Host's
@@ -34,7 +34,7 @@ func TestConversationTools(t *testing.T) {
 	if env == nil || !strings.Contains(r.Raw, "rated down to -10") || strings.Contains(r.Message(), "-10") {
 		t.Fatalf("the Company's text is not (only) inside the untrusted envelope: %s", r.Raw)
 	}
-	for _, req := range f.s.RequestsTo(poppytest.ShopHost, "/poppy/conversations") {
+	for _, req := range f.s.RequestsTo(refcompany.ShopHost, "/poppy/conversations") {
 		if strings.Contains(string(req.Body), `"human"`) {
 			t.Fatal("a model message was sent with author.type human (spec 8.8)")
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 )
@@ -186,7 +186,7 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	}
 	// A token error (spec 7) on the report: the engine refreshes once and sends it again.
 	f.Company.ExpireAccessTokens()
-	tokens := len(f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token"))
+	tokens := len(f.Company.RequestsTo(refcompany.AuthHost, "/oauth/token"))
 	r = m.call(modelapi.ToolReportUnsupportedTask, map[string]any{"company": company, "account": "alice.w",
 		"task":        "Return item itm_4Qa with a gift receipt",
 		"description": "alice.w (alice@mail.example, +44 20 7946 0958) wanted a gift receipt for item itm_4Qa of order ord_7Hk2; the API has no such option."})
@@ -198,7 +198,7 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	if len(got) != 1 || !got[0].SignedIn {
 		t.Fatalf("the Company received %+v (want one, in the account's Session)", got)
 	}
-	if len(f.Company.RequestsTo(poppytest.AuthHost, "/oauth/token")) <= tokens {
+	if len(f.Company.RequestsTo(refcompany.AuthHost, "/oauth/token")) <= tokens {
 		t.Fatal("the expired access token was not refreshed")
 	}
 	for _, leak := range []string{"itm_4Qa", "ord_7Hk2", "alice.w", "alice@mail.example", "7946"} {
@@ -234,41 +234,41 @@ func TestReportsOff(t *testing.T) {
 	if !r.IsError || r.status() != "reports_off" {
 		t.Fatalf("report while off = %s", r.Raw)
 	}
-	if n := len(f.Company.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath)); n != 0 {
+	if n := len(f.Company.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath)); n != 0 {
 		t.Fatalf("%d reports reached the Company", n)
 	}
 }
 
 // TestCoverageFaults: each fault of the reference Company, through the model's tools.
 func TestCoverageFaults(t *testing.T) {
-	t.Run(poppytest.FaultAlternativeUnlistedAPI, func(t *testing.T) {
-		f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultAlternativeUnlistedAPI}})
+	t.Run(refcompany.FaultAlternativeUnlistedAPI, func(t *testing.T) {
+		f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultAlternativeUnlistedAPI}})
 		r := newCovModel(t, f).call(modelapi.ToolListExcludedTasks, map[string]any{"company": f.Company.Domain})
 		tasks := jsonOf(r.Data["tasks"])
-		if r.IsError || strings.Contains(tasks, poppytest.OtherHost) || !strings.Contains(tasks, `{"task":"Buy a gift card"}`) {
+		if r.IsError || strings.Contains(tasks, refcompany.OtherHost) || !strings.Contains(tasks, `{"task":"Buy a gift card"}`) {
 			t.Fatalf("tasks = %s", tasks)
 		}
 		if !strings.Contains(jsonOf(r.Data["left_out_by_poppydesk"]), "not an openapi API listed in poppy.json") {
 			t.Fatalf("left out = %s", jsonOf(r.Data["left_out_by_poppydesk"]))
 		}
 	})
-	t.Run(poppytest.FaultFeedbackAlternative, func(t *testing.T) {
-		f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultFeedbackAlternative}})
+	t.Run(refcompany.FaultFeedbackAlternative, func(t *testing.T) {
+		f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultFeedbackAlternative}})
 		r := newCovModel(t, f).call(modelapi.ToolReportUnsupportedTask, map[string]any{"company": f.Company.Domain, "task": "Pay with a voucher", "description": "No voucher field."})
 		alt := jsonOf(r.Data["alternative"])
 		rep, _ := r.SC["report"].(map[string]any)
-		if r.IsError || rep["answer"] != "alternative" || !strings.Contains(alt, "checkout page") || !strings.Contains(alt, "listProducts") || strings.Contains(alt, poppytest.OtherHost) {
+		if r.IsError || rep["answer"] != "alternative" || !strings.Contains(alt, "checkout page") || !strings.Contains(alt, "listProducts") || strings.Contains(alt, refcompany.OtherHost) {
 			t.Fatalf("report = %s", r.Raw)
 		}
 		if !strings.HasPrefix(r.Text, modelapi.UntrustedWarning) || strings.Contains(r.own(), "checkout page") {
 			t.Fatalf("the alternative is not (only) in the envelope: %s", r.Raw)
 		}
 	})
-	t.Run(poppytest.FaultFeedback429, func(t *testing.T) {
+	t.Run(refcompany.FaultFeedback429, func(t *testing.T) {
 		var mu sync.Mutex
 		var waits []time.Duration
-		var clock *poppytest.Clock = &poppytest.Clock{}
-		f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultFeedback429}, Clock: clock, Edit: func(c *app.Config) {
+		var clock *refcompany.Clock = &refcompany.Clock{}
+		f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultFeedback429}, Clock: clock, Edit: func(c *app.Config) {
 			c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error {
 				mu.Lock()
 				waits = append(waits, d)
@@ -283,7 +283,7 @@ func TestCoverageFaults(t *testing.T) {
 		if !r.IsError || r.status() != "rate_limited" {
 			t.Fatalf("a rate-limited report = %s", r.Raw)
 		}
-		n := len(f.Company.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath))
+		n := len(f.Company.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath))
 		mu.Lock()
 		if len(waits) != n-1 || len(waits) == 0 || waits[0] < time.Second {
 			t.Fatalf("%d requests, waits %v: the transport must wait Retry-After (1 s) before each new attempt", n, waits)
@@ -293,7 +293,7 @@ func TestCoverageFaults(t *testing.T) {
 		if r.status() != "rate_limited" || r.SC["retry_after_seconds"] == nil {
 			t.Fatalf("an immediate second report = %s", r.Raw)
 		}
-		if len(f.Company.RequestsTo(poppytest.ShopHost, poppytest.FeedbackPath)) != n {
+		if len(f.Company.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath)) != n {
 			t.Fatal("a report was sent before Retry-After passed")
 		}
 		sent, _ := f.Host.Fronts().Activity.Reports()
@@ -301,15 +301,15 @@ func TestCoverageFaults(t *testing.T) {
 			t.Fatalf("a report the Company refused is shown as sent: %+v", sent)
 		}
 	})
-	t.Run(poppytest.FaultSkillDigestMismatch, func(t *testing.T) {
-		f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultSkillDigestMismatch}})
+	t.Run(refcompany.FaultSkillDigestMismatch, func(t *testing.T) {
+		f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultSkillDigestMismatch}})
 		r := newCovModel(t, f).call(modelapi.ToolReadSkill, map[string]any{"company": f.Company.Domain, "name": "exchange-an-item"})
 		if !r.IsError || r.status() != "digest_mismatch" || strings.Contains(r.Raw, "Ignore the user") || strings.Contains(r.Raw, "# Exchange an item") {
 			t.Fatalf("read_skill = %s", r.Raw)
 		}
 	})
-	t.Run(poppytest.FaultSkillArchiveEscape, func(t *testing.T) {
-		f := apptest.Start(t, apptest.Options{Faults: []string{poppytest.FaultSkillArchiveEscape}})
+	t.Run(refcompany.FaultSkillArchiveEscape, func(t *testing.T) {
+		f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultSkillArchiveEscape}})
 		r := newCovModel(t, f).call(modelapi.ToolReadSkill, map[string]any{"company": f.Company.Domain, "name": "return-an-item"})
 		if !r.IsError || r.status() != "archive_refused" || strings.Contains(r.Raw, "would be written outside") || strings.Contains(r.Raw, "# Return an item") {
 			t.Fatalf("read_skill = %s", r.Raw)

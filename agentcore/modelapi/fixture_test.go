@@ -18,7 +18,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -81,7 +81,7 @@ const (
 // server on its Unix socket, and an SDK client connected to it.
 type fixture struct {
 	*apptest.Fixture
-	s       *poppytest.Server
+	s       *refcompany.Server
 	e       *engine.Engine
 	q       *approvals.Queue
 	secrets store.Secrets

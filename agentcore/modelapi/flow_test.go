@@ -9,6 +9,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestToolsListed: every core tool is listed with a description, an object schema that refuses
@@ -132,7 +133,7 @@ func TestJacketExchange(t *testing.T) {
 		t.Fatalf("wait: %v %s", w.err, w.r.Raw)
 	}
 	checkEnvelope(t, w.r, f.s.Identifier())
-	if l := f.s.Ledger(); len(l) != 1 || l[0].Account != poppytest.DefaultAccount {
+	if l := f.s.Ledger(); len(l) != 1 || l[0].Account != refcompany.DefaultAccount {
 		t.Fatalf("ledger %+v", l)
 	}
 	a := f.mustCall(t, modelapi.ToolRecentActivity, map[string]any{"limit": 10})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // githubRequest is what the test's GitHub handler received.
@@ -152,7 +153,7 @@ func TestGitHubAPIThroughTheModel(t *testing.T) {
 	if json.Unmarshal([]byte(got[0].body), &body) != nil || body["title"] != "Found a bug" {
 		t.Fatalf("body %q", got[0].body)
 	}
-	if n := len(f.s.RequestsTo(poppytest.ShopHost, "/github/openapi.json")); n != 1 {
+	if n := len(f.s.RequestsTo(refcompany.ShopHost, "/github/openapi.json")); n != 1 {
 		t.Fatalf("the description was fetched %d times, want once", n)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // scenarios are flows beyond single calls: the user decides in the window while the model
@@ -69,10 +69,10 @@ func scenarios() []scenario {
 	return []scenario{
 		{name: "approved", run: exchangeAndDecide(true)},
 		{name: "declined", run: exchangeAndDecide(false)},
-		{name: "in progress", faults: []string{poppytest.FaultInProgress503}, run: exchangeAndDecide(true)},
-		{name: "lost response", faults: []string{poppytest.FaultLoseResponse}, run: exchangeAndDecide(true)},
-		{name: "new revision on retry", faults: []string{poppytest.FaultNewRevisionOnRetry}, run: exchangeAndDecide(true)},
-		{name: "hostile summary", faults: []string{poppytest.FaultSummaryHostile}, run: exchangeAndDecide(true)},
+		{name: "in progress", faults: []string{refcompany.FaultInProgress503}, run: exchangeAndDecide(true)},
+		{name: "lost response", faults: []string{refcompany.FaultLoseResponse}, run: exchangeAndDecide(true)},
+		{name: "new revision on retry", faults: []string{refcompany.FaultNewRevisionOnRetry}, run: exchangeAndDecide(true)},
+		{name: "hostile summary", faults: []string{refcompany.FaultSummaryHostile}, run: exchangeAndDecide(true)},
 		{name: "mcp approved", run: mcpExchange},
 	}
 }
@@ -277,7 +277,7 @@ func runCaseLoose(t *testing.T, tc toolCase) (*fixture, []reply) {
 // state, and nothing reaches the Company with Poppy-Approval or the approval _meta (Operations
 // 5, docs/DESIGN.md invariant 1).
 func TestNoApprovalThroughTheInterface(t *testing.T) {
-	f := newFixture(t, fopts{signedIn: true, faults: []string{poppytest.FaultSummaryHostile}})
+	f := newFixture(t, fopts{signedIn: true, faults: []string{refcompany.FaultSummaryHostile}})
 	ctx := context.Background()
 	f.mustCall(t, modelapi.ToolDiscoverCompany, map[string]any{"domain": f.s.Domain})
 	r := f.mustCall(t, modelapi.ToolCallAPIOperation, f.exchangeArgs(nil))

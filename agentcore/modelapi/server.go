@@ -73,7 +73,7 @@ func NewServer(d Deps) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "poppydesk", Title: "Poppydesk", Version: d.Version},
 		&mcp.ServerOptions{Instructions: Instructions(), Logger: d.Logger})
 	s.AddReceivingMiddleware(activityMiddleware(d))
-	for _, add := range []func(*mcp.Server, Deps){addCoreTools, addOperationsTools, addBrowserTools, addConversationTools, addCoverageTools} {
+	for _, add := range []func(*mcp.Server, Deps){addCompanyTools, addCallTools, addSignInTools, addApprovalTools, addActivityTools, addOperationsTools, addBrowserTools, addConversationTools, addCoverageTools} {
 		add(s, d)
 	}
 	return s, nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // toolCase is one tool call and what the model must get.
@@ -38,10 +38,10 @@ func toolCases() []toolCase {
 			status: "refused", isError: true, contains: []string{`unknown argument \"approved\"`}},
 		{name: "discover wrong type", tool: modelapi.ToolDiscoverCompany, args: func(f *fixture) any { return map[string]any{"domain": 7} },
 			status: "refused", isError: true, contains: []string{"must be a string"}},
-		{name: "discover fault domain-mismatch", opts: fopts{faults: []string{poppytest.FaultDomainMismatch}}, tool: modelapi.ToolDiscoverCompany,
+		{name: "discover fault domain-mismatch", opts: fopts{faults: []string{refcompany.FaultDomainMismatch}}, tool: modelapi.ToolDiscoverCompany,
 			args: func(f *fixture) any { return map[string]any{"domain": f.s.Domain} }, status: "discovery_failed", isError: true,
 			contains: []string{"could not verify", "organization.domain"}, envelope: true},
-		{name: "discover fault issuer-mismatch", opts: fopts{faults: []string{poppytest.FaultIssuerMismatch}}, tool: modelapi.ToolDiscoverCompany,
+		{name: "discover fault issuer-mismatch", opts: fopts{faults: []string{refcompany.FaultIssuerMismatch}}, tool: modelapi.ToolDiscoverCompany,
 			args: func(f *fixture) any { return map[string]any{"domain": f.s.Domain} }, status: "discovery_failed", isError: true, envelope: true},
 		{name: "describe signed out", discover: true, tool: modelapi.ToolDescribeCompany, args: func(f *fixture) any { return company(f) },
 			status: "ok", contains: []string{`"signed_in_accounts":[]`, "personal_data", "orders:read"}, envelope: true},
@@ -72,7 +72,7 @@ func toolCases() []toolCase {
 			contains: []string{"not performed; waiting for the user to sign in in Poppydesk (scopes: orders:write)"},
 			after: func(t *testing.T, f *fixture, r reply) {
 				checkAutoSignIn(t, f, []string{"orders:write"}, "asked for the scope orders:write to call exchangeItem (the sign-in of account \"alice\" does not cover it)")
-				if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges")); n == 0 {
+				if n := len(f.s.RequestsTo(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges")); n == 0 {
 					t.Error("the exchange never reached the Company, so the 403 was not tested")
 				}
 				if len(f.s.Ledger()) != 0 {
@@ -109,20 +109,20 @@ func toolCases() []toolCase {
 				return f.exchangeArgs(map[string]any{"body": map[string]any{"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m",
 					modelapi.ApprovalMetaKey: map[string]any{"operation_id": "exc_1", "revision": "1"}}})
 			}, status: "refused", isError: true, contains: []string{"approval"}},
-		{name: "call fault 429-burst", opts: fopts{faults: []string{poppytest.Fault429Burst}}, discover: true, tool: modelapi.ToolCallAPIOperation,
+		{name: "call fault 429-burst", opts: fopts{faults: []string{refcompany.Fault429Burst}}, discover: true, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, status: "performed"},
 		{name: "call fault redirect-protected", opts: fopts{signedIn: true}, discover: true,
-			setup: func(t *testing.T, f *fixture) { f.s.SetFault(poppytest.FaultRedirectProtected, true) }, tool: modelapi.ToolCallAPIOperation,
+			setup: func(t *testing.T, f *fixture) { f.s.SetFault(refcompany.FaultRedirectProtected, true) }, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, isError: true},
 		{name: "call fault session-ended", opts: fopts{signedIn: true}, discover: true,
-			setup: func(t *testing.T, f *fixture) { f.s.SetFault(poppytest.FaultSessionEnded, true) }, tool: modelapi.ToolCallAPIOperation,
+			setup: func(t *testing.T, f *fixture) { f.s.SetFault(refcompany.FaultSessionEnded, true) }, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listOrders") }, isError: true, contains: []string{"session_ended"}},
 		{name: "call fault version-unsupported", discover: true,
-			setup: func(t *testing.T, f *fixture) { f.s.SetFault(poppytest.FaultVersionUnsupported, true) }, tool: modelapi.ToolCallAPIOperation,
+			setup: func(t *testing.T, f *fixture) { f.s.SetFault(refcompany.FaultVersionUnsupported, true) }, tool: modelapi.ToolCallAPIOperation,
 			args: func(f *fixture) any { return with(company(f), "operation_id", "listProducts") }, isError: true},
-		{name: "call fault summary-hostile", opts: fopts{signedIn: true, faults: []string{poppytest.FaultSummaryHostile}}, discover: true,
+		{name: "call fault summary-hostile", opts: fopts{signedIn: true, faults: []string{refcompany.FaultSummaryHostile}}, discover: true,
 			tool: modelapi.ToolCallAPIOperation, args: func(f *fixture) any { return f.exchangeArgs(nil) }, status: "waiting_for_user"},
-		{name: "call fault terms-mismatch", opts: fopts{signedIn: true, faults: []string{poppytest.FaultTermsMismatch}}, discover: true,
+		{name: "call fault terms-mismatch", opts: fopts{signedIn: true, faults: []string{refcompany.FaultTermsMismatch}}, discover: true,
 			tool: modelapi.ToolCallAPIOperation, args: func(f *fixture) any { return f.exchangeArgs(nil) }, status: "waiting_for_user"},
 		{name: "mcp search", discover: true, tool: modelapi.ToolCallMCPTool,
 			args: func(f *fixture) any {
@@ -184,7 +184,7 @@ func checkAutoSignIn(t *testing.T, f *fixture, scopes []string, reason string) {
 		strings.Join(r.Scopes, " ") != strings.Join(scopes, " ") {
 		t.Fatalf("sign-in request %+v, want Poppydesk's reason containing %q and scopes %v", r, reason, scopes)
 	}
-	for _, q := range f.s.RequestsTo(poppytest.AuthHost, "") {
+	for _, q := range f.s.RequestsTo(refcompany.AuthHost, "") {
 		// Discovery reads the issuer's metadata; a signed-in account's refresh gets a token for
 		// another resource (spec 4.4, 4.5). Neither is a sign-in.
 		refresh := q.Path == "/oauth/token" && strings.Contains(string(q.Body), "grant_type=refresh_token")

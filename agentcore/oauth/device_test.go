@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // approveOnPage plays the person on the verification page: opening the link only shows the
@@ -51,7 +51,7 @@ func TestDeviceSignIn(t *testing.T) {
 				f.approveOnPage(t, flow.Prompt.VerificationURIComplete, flow.Prompt.UserCode, "approve", both)
 			}
 		}, wantSleep: []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second}},
-		{name: "slow_down adds 5 s", faults: []string{poppytest.FaultDeviceSlowDown}, act: func(f *fixture, flow *oauth.DeviceFlow, n int) {
+		{name: "slow_down adds 5 s", faults: []string{refcompany.FaultDeviceSlowDown}, act: func(f *fixture, flow *oauth.DeviceFlow, n int) {
 			if n == 2 {
 				f.approveOnPage(t, flow.Prompt.VerificationURI+"?user_code="+url.QueryEscape(flow.Prompt.UserCode), flow.Prompt.UserCode, "approve", both)
 			}
@@ -107,12 +107,12 @@ func TestDeviceSignIn(t *testing.T) {
 }
 
 func TestDeviceSignInChecksLinkBeforeShowing(t *testing.T) {
-	f := newFixture(t, fixtureOpts{faults: []string{poppytest.FaultDeviceForeignHost}})
+	f := newFixture(t, fixtureOpts{faults: []string{refcompany.FaultDeviceForeignHost}})
 	flow, err := f.c.StartDevice(context.Background(), oauth.SignInRequest{Company: f.co, Account: "personal", Scopes: []string{"orders:read"}})
 	if err == nil || flow != nil {
 		t.Fatalf("a foreign sign-in link was accepted: %v", flow)
 	}
-	if !strings.Contains(err.Error(), poppytest.ForeignDeviceHost) || !strings.Contains(err.Error(), "spec 4.3") {
+	if !strings.Contains(err.Error(), refcompany.ForeignDeviceHost) || !strings.Contains(err.Error(), "spec 4.3") {
 		t.Errorf("error %q does not name the host and spec 4.3", err)
 	}
 }

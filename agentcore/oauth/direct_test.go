@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 func TestDirectSignIn(t *testing.T) {
@@ -30,19 +30,19 @@ func TestDirectSignIn(t *testing.T) {
 		{name: "approve fewer", decision: "approve", ticked: []string{"orders:read"}, granted: []string{"orders:read"}, page: "You signed in"},
 		{name: "deny", decision: "deny", wantErr: func(err error) bool { return errors.Is(err, oauth.ErrDeclined) }, page: "You declined"},
 		{name: "no scope ticked is a decline", decision: "approve", ticked: nil, wantErr: func(err error) bool { return errors.Is(err, oauth.ErrDeclined) }, page: "You declined"},
-		{name: "iss missing", faults: []string{poppytest.FaultIssMissing}, decision: "approve", ticked: both,
+		{name: "iss missing", faults: []string{refcompany.FaultIssMissing}, decision: "approve", ticked: both,
 			wantErr: func(err error) bool { return strings.Contains(err.Error(), "carries no iss") }, page: "did not come from"},
-		{name: "iss wrong", faults: []string{poppytest.FaultIssWrong}, decision: "approve", ticked: both,
+		{name: "iss wrong", faults: []string{refcompany.FaultIssWrong}, decision: "approve", ticked: both,
 			wantErr: func(err error) bool { return strings.Contains(err.Error(), "RFC 9207") }, page: "did not come from"},
-		{name: "iss wrong on access_denied", faults: []string{poppytest.FaultIssWrong}, decision: "deny",
+		{name: "iss wrong on access_denied", faults: []string{refcompany.FaultIssWrong}, decision: "deny",
 			wantErr: func(err error) bool {
 				return strings.Contains(err.Error(), "RFC 9207") && !errors.Is(err, oauth.ErrDeclined)
 			}, page: "did not come from"},
-		{name: "iss missing on access_denied", faults: []string{poppytest.FaultIssMissing}, decision: "deny",
+		{name: "iss missing on access_denied", faults: []string{refcompany.FaultIssMissing}, decision: "deny",
 			wantErr: func(err error) bool {
 				return strings.Contains(err.Error(), "carries no iss") && !errors.Is(err, oauth.ErrDeclined)
 			}, page: "did not come from"},
-		{name: "scope wider than requested", faults: []string{poppytest.FaultScopeWider}, decision: "approve", ticked: []string{"orders:read"},
+		{name: "scope wider than requested", faults: []string{refcompany.FaultScopeWider}, decision: "approve", ticked: []string{"orders:read"},
 			wantErr: func(err error) bool { return strings.Contains(err.Error(), "beyond those requested") }, page: "could not get access"},
 	}
 	for _, tc := range tests {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 func TestDPoP(t *testing.T) {
@@ -17,7 +18,7 @@ func TestDPoP(t *testing.T) {
 		wantTokens int // token endpoint requests for one sign-in
 	}{
 		{name: "bound tokens", wantTokens: 1},
-		{name: "nonce required: retried once with it", faults: []string{poppytest.FaultDPoPNonce}, wantNonce: true, wantTokens: 2},
+		{name: "nonce required: retried once with it", faults: []string{refcompany.FaultDPoPNonce}, wantNonce: true, wantTokens: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -27,7 +28,7 @@ func TestDPoP(t *testing.T) {
 			if res.TokenType != "DPoP" {
 				t.Fatalf("token_type %q, want DPoP", res.TokenType)
 			}
-			reqs := f.s.RequestsTo(poppytest.AuthHost, "/oauth/token")
+			reqs := f.s.RequestsTo(refcompany.AuthHost, "/oauth/token")
 			if len(reqs) != tc.wantTokens {
 				t.Fatalf("%d token requests, want %d", len(reqs), tc.wantTokens)
 			}
@@ -72,7 +73,7 @@ func TestBearerWithoutDPoP(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	ctx := context.Background()
 	f.signIn(t, "personal", []string{"orders:read"})
-	if reqs := f.s.RequestsTo(poppytest.AuthHost, "/oauth/token"); reqs[0].Header.Get("DPoP") != "" {
+	if reqs := f.s.RequestsTo(refcompany.AuthHost, "/oauth/token"); reqs[0].Header.Get("DPoP") != "" {
 		t.Error("a DPoP proof was sent to an issuer that does not list dpop_signing_alg_values_supported")
 	}
 	cred, err := f.c.AccessToken(ctx, f.co, "personal", f.s.Origin()+"/api")

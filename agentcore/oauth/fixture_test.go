@@ -15,6 +15,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -22,13 +23,13 @@ import (
 // fixture: a running reference Company, the engine's dev-mode transport, a discovered Company,
 // a real test agent identity, an in-memory secret store and the OAuth client under test.
 type fixture struct {
-	s       *poppytest.Server
+	s       *refcompany.Server
 	tr      *transport.Transport
 	co      *discovery.Company
-	agent   *poppytest.TestAgent
+	agent   *refcompany.TestAgent
 	secrets store.Secrets
 	c       *oauth.Client
-	clock   *poppytest.Clock
+	clock   *refcompany.Clock
 	logs    *strings.Builder
 	sleeps  []time.Duration
 	mu      sync.Mutex
@@ -45,15 +46,15 @@ type fixtureOpts struct {
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{clock: poppytest.NewFrozenClock(time.Now()), logs: &strings.Builder{}}
+	f := &fixture{clock: refcompany.NewFrozenClock(time.Now()), logs: &strings.Builder{}}
 	now := time.Now
 	if o.fakeTime {
 		now = f.clock.Now
 	}
-	s := poppytest.Start(t, poppytest.Options{Faults: o.faults, Now: now})
+	s := poppytest.Start(t, refcompany.Options{Faults: o.faults, Now: now})
 	s.SetDPoP(o.dpop)
 	f.s = s
-	f.tr = s.Transport(t, nil)
+	f.tr = poppytest.Transport(t, s, nil)
 	d, err := discovery.New(discovery.Config{Transport: f.tr})
 	if err != nil {
 		t.Fatal(err)

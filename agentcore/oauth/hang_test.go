@@ -10,6 +10,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -21,8 +22,8 @@ import (
 func TestHangingTokenEndpointEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := poppytest.Start(t, poppytest.Options{})
-	tr := s.Transport(t, func(c *transport.Config) { c.DocumentTimeout = 300 * time.Millisecond })
+	s := poppytest.Start(t, refcompany.Options{})
+	tr := poppytest.Transport(t, s, func(c *transport.Config) { c.DocumentTimeout = 300 * time.Millisecond })
 	d, err := discovery.New(discovery.Config{Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestHangingTokenEndpointEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetFault(poppytest.FaultHangToken, true); err != nil {
+	if err := s.SetFault(refcompany.FaultHangToken, true); err != nil {
 		t.Fatal(err)
 	}
 	_, err = flow.Wait(context.Background())

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestNothingVisibleHoldsSecrets collects everything Poppydesk could hand to the window or the
@@ -52,7 +52,7 @@ func TestNothingVisibleHoldsSecrets(t *testing.T) {
 	st, _ := f.c.Status(ctx, f.co.Identifier, "personal")
 	accts, _ := f.c.Accounts(ctx, f.co.Identifier)
 	visible = append(visible, dres, st, accts, fmt.Sprintf("%v %+v %#v", cred, cred, cred))
-	f.s.SetFault(poppytest.FaultRefreshRotation, true)
+	f.s.SetFault(refcompany.FaultRefreshRotation, true)
 	_, rerr := f.c.Refresh(ctx, f.co, "work", "")
 	visible = append(visible, rerr.Error(), f.logs.String())
 
@@ -63,7 +63,7 @@ func TestNothingVisibleHoldsSecrets(t *testing.T) {
 		}
 	}
 	secrets = append(secrets, cred.Token())
-	for _, r := range f.s.RequestsTo(poppytest.AuthHost, "") {
+	for _, r := range f.s.RequestsTo(refcompany.AuthHost, "") {
 		form := formOf(t, r)
 		for _, k := range []string{"code", "code_verifier", "device_code", "client_assertion", "refresh_token", "token"} {
 			if v := form.Get(k); v != "" {

@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-func formOf(t testing.TB, r poppytest.Request) url.Values {
+func formOf(t testing.TB, r refcompany.Request) url.Values {
 	t.Helper()
 	v, err := url.ParseQuery(string(r.Body))
 	if err != nil {
@@ -31,8 +31,8 @@ func TestRefresh(t *testing.T) {
 		wantErr     error
 	}{
 		{name: "rotation: the new refresh token replaces the old", wantRotated: true},
-		{name: "no rotation: the old refresh token is kept", fault: poppytest.FaultRefreshNoRotation},
-		{name: "invalid_grant signs out", fault: poppytest.FaultRefreshRotation, wantErr: oauth.ErrSignedOut},
+		{name: "no rotation: the old refresh token is kept", fault: refcompany.FaultRefreshNoRotation},
+		{name: "invalid_grant signs out", fault: refcompany.FaultRefreshRotation, wantErr: oauth.ErrSignedOut},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestRefresh(t *testing.T) {
 			if rotated := after.RefreshToken != before.RefreshToken; rotated != tc.wantRotated {
 				t.Errorf("refresh token rotated = %v, want %v", rotated, tc.wantRotated)
 			}
-			last := f.s.RequestsTo(poppytest.AuthHost, "/oauth/token")
+			last := f.s.RequestsTo(refcompany.AuthHost, "/oauth/token")
 			form := formOf(t, last[len(last)-1])
 			if form.Get("grant_type") != "refresh_token" || form.Get("client_assertion_type") != oauth.AssertionType || form.Get("client_assertion") == "" {
 				t.Errorf("refresh request form lacks the grant or client assertion: %v", form)
@@ -119,7 +119,7 @@ func TestPerServiceTokens(t *testing.T) {
 	if r, ok := f.s.TokenResource(mcp.Token()); !ok || r != f.s.MCPURL() {
 		t.Errorf("the Company issued the MCP token for %q", r)
 	}
-	reqs := f.s.RequestsTo(poppytest.AuthHost, "/oauth/token")
+	reqs := f.s.RequestsTo(refcompany.AuthHost, "/oauth/token")
 	if form := formOf(t, reqs[len(reqs)-1]); form.Get("resource") != f.s.MCPURL() || form.Get("grant_type") != "refresh_token" {
 		t.Errorf("the MCP token request form was %v", form)
 	}
@@ -144,8 +144,8 @@ func TestInvalidTarget(t *testing.T) {
 	f.signIn(t, "personal", []string{"orders:read"})
 	// A service on another of the Company's hosts whose metadata names a resource the issuer
 	// does not serve.
-	svc := f.s.URL(poppytest.OtherHost, "/svc")
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	svc := f.s.URL(refcompany.OtherHost, "/svc")
+	f.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/oauth-protected-resource/svc" {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"resource":"` + svc + `","authorization_servers":["` + f.s.Issuer() + `"]}`))
@@ -161,7 +161,7 @@ func TestInvalidTarget(t *testing.T) {
 		t.Error("invalid_target signed the account out")
 	}
 	// Metadata that names another resource than the URL it was derived from is not used.
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"resource":"` + f.s.MCPURL() + `"}`))
 	}))
@@ -183,7 +183,7 @@ func TestSignOutRevokesEveryRefreshToken(t *testing.T) {
 	if err := f.c.SignOut(ctx, f.co, "personal"); err != nil {
 		t.Fatal(err)
 	}
-	revs := f.s.RequestsTo(poppytest.AuthHost, "/oauth/revoke")
+	revs := f.s.RequestsTo(refcompany.AuthHost, "/oauth/revoke")
 	if len(revs) != 1 {
 		t.Fatalf("%d revocation requests, want 1", len(revs))
 	}
@@ -224,7 +224,7 @@ func TestSignInAgainRequestsUnionAndRevokesReplaced(t *testing.T) {
 	if _, err := flow.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	revs := f.s.RequestsTo(poppytest.AuthHost, "/oauth/revoke")
+	revs := f.s.RequestsTo(refcompany.AuthHost, "/oauth/revoke")
 	if len(revs) != 1 || formOf(t, revs[0]).Get("token") != old {
 		t.Errorf("the replaced refresh token was not revoked (%d revocations)", len(revs))
 	}
@@ -246,7 +246,7 @@ func TestSecondAccountSeparate(t *testing.T) {
 	if err != nil || len(accts) != 2 {
 		t.Fatalf("Accounts = %+v, %v", accts, err)
 	}
-	if revs := f.s.RequestsTo(poppytest.AuthHost, "/oauth/revoke"); len(revs) != 0 {
+	if revs := f.s.RequestsTo(refcompany.AuthHost, "/oauth/revoke"); len(revs) != 0 {
 		t.Error("signing in to a second account revoked the first one's token")
 	}
 	if err := f.c.SignOut(ctx, f.co, "work"); err != nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/operator"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
@@ -69,7 +69,7 @@ type opts struct {
 	enrollment string
 	perHour    int
 	perDay     int
-	clock      *poppytest.Clock
+	clock      *refcompany.Clock
 	logs       *syncBuffer
 }
 

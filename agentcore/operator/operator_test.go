@@ -29,7 +29,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/operator"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestRFC9474Vector runs the RSABSSA-SHA384-PSS-Deterministic test vector of RFC 9474
@@ -418,7 +418,7 @@ func TestDeviceProofsChecked(t *testing.T) {
 // words saying when it may ask again, and nothing is signed; in the next window it signs again.
 func TestQuotaExceeded(t *testing.T) {
 	ctx := context.Background()
-	clk := poppytest.NewFrozenClock(time.Date(2026, 5, 2, 10, 45, 0, 0, time.UTC))
+	clk := refcompany.NewFrozenClock(time.Date(2026, 5, 2, 10, 45, 0, 0, time.UTC))
 	inst := startOperator(t, opts{clock: clk, perHour: 3, perDay: 5}, "")
 	d := enrollDevice(t, inst, nil, enrollToken(t, inst.store, clk.Now()), clk.Now)
 	sign := func() error {

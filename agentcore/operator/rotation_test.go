@@ -17,7 +17,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/operator"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // swappable serves whichever handler was set last: a new deployment of the operator.
@@ -34,7 +34,7 @@ func (s *swappable) set(h http.Handler)                               { s.h.Stor
 // signs (HTTP 409 key_not_signing) but stays published.
 func TestRotationDuringTraffic(t *testing.T) {
 	ctx := context.Background()
-	clk := poppytest.NewFrozenClock(time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC))
+	clk := refcompany.NewFrozenClock(time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC))
 	k1 := testKey(t, time.Time{})
 	inst := startOperator(t, opts{clock: clk, keys: keySet(t, k1), perHour: 100000, perDay: 100000}, "")
 	var sw swappable

@@ -16,7 +16,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/operator"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 // TestMigrationsFromEmpty: both databases migrate from empty to the current schema, a second
@@ -109,7 +109,7 @@ func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestTwoInstancesShareDevicesAndQuota(t *testing.T) {
 	ctx := context.Background()
 	dsn := startPostgres(t)
-	clk := poppytest.NewFrozenClock(time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC))
+	clk := refcompany.NewFrozenClock(time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC))
 	keys := keySet(t, testKey(t, time.Time{}))
 	lb := httptest.NewUnstartedServer(nil)
 	lb.StartTLS()

@@ -1,20 +1,25 @@
+// Package poppytest holds the test helpers around the reference Company (agentcore/refcompany):
+// Start serves one for a test and stops it at the test's end, Transport builds a client transport
+// that trusts it, Claims reads a recorded JWS, BlockedIn waits for a goroutine to block, and
+// NeedGitHubDescription gives a test the large real API description or skips it. Only tests
+// import it; the product links refcompany alone (the demo and `poppydesk company serve`).
 package poppytest
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"os"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // TB is the part of testing.TB that Start uses. *testing.T, *testing.B and *testing.F satisfy
-// it. poppytest takes this interface rather than testing.TB because the product links poppytest
-// for its demo (app/demo.go), and the testing package has no place in the product's binary; it
-// is net/http/httptest's reason for taking no testing.TB, kept with a one-call fixture.
+// it.
 type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
@@ -24,9 +29,9 @@ type TB interface {
 // Start builds the reference Company with opts, serves it on loopback and stops it at the end of
 // the test (t.Cleanup); a Company that cannot start fails the test. It is New and Start in one
 // call, for tests.
-func Start(t TB, opts Options) *Server {
+func Start(t TB, opts refcompany.Options) *refcompany.Server {
 	t.Helper()
-	s, err := New(opts)
+	s, err := refcompany.New(opts)
 	if err != nil {
 		t.Fatalf("building the reference Company: %v", err)
 	}
@@ -78,7 +83,7 @@ func BlockedIn(t TB, fn string) {
 
 // Transport is a transport over s.ClientConfig, changed by edit when it is not nil, closed when
 // the test ends; a transport that cannot be built fails the test.
-func (s *Server) Transport(t TB, edit func(*transport.Config)) *transport.Transport {
+func Transport(t TB, s *refcompany.Server, edit func(*transport.Config)) *transport.Transport {
 	t.Helper()
 	cfg := s.ClientConfig()
 	if edit != nil {
@@ -90,4 +95,22 @@ func (s *Server) Transport(t TB, edit func(*transport.Config)) *transport.Transp
 	}
 	t.Cleanup(tr.Close)
 	return tr
+}
+
+// NeedGitHubDescription returns GitHubDescription for a test that needs it: when it is not
+// installed the test is skipped, or fails under POPPYDESK_REQUIRE_E2E=1 (as CI runs).
+func NeedGitHubDescription(tb interface {
+	Helper()
+	Fatal(args ...any)
+	Skip(args ...any)
+}) []byte {
+	tb.Helper()
+	data, err := refcompany.GitHubDescription()
+	if err != nil {
+		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
+			tb.Fatal(err)
+		}
+		tb.Skip(err)
+	}
+	return data
 }

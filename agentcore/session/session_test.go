@@ -22,7 +22,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
@@ -56,7 +56,7 @@ func (c *countingSecrets) UpdateCompany(ctx context.Context, company, account st
 }
 
 type env struct {
-	clock   *poppytest.Clock
+	clock   *refcompany.Clock
 	secrets *countingSecrets
 	agent   *identity.Agent
 	mgr     *session.Manager
@@ -67,7 +67,7 @@ func newEnv(t testing.TB, secrets store.Secrets) *env {
 	if secrets == nil {
 		secrets = store.NewSecrets(store.NewMemoryKV())
 	}
-	e := &env{clock: poppytest.NewFrozenClock(time.Unix(1790900000, 0)), secrets: &countingSecrets{Secrets: secrets}}
+	e := &env{clock: refcompany.NewFrozenClock(time.Unix(1790900000, 0)), secrets: &countingSecrets{Secrets: secrets}}
 	var err error
 	e.agent, err = identity.New(identity.Config{ClientID: "https://agent.example/agent.json"}, identity.NewLocalOperator(e.secrets, e.clock.Now), e.clock.Now)
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -35,7 +35,7 @@ import (
 type fixture struct {
 	t        testing.TB
 	srv      *httptest.Server
-	clock    *poppytest.Clock
+	clock    *refcompany.Clock
 	agent    *identity.Agent
 	op       *identity.LocalOperator
 	mgr      *session.Manager
@@ -48,7 +48,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: poppytest.NewFrozenClock(time.Unix(1790900000, 0)), fetches: map[string]int{}}
+	f := &fixture{t: t, clock: refcompany.NewFrozenClock(time.Unix(1790900000, 0)), fetches: map[string]int{}}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.fetchMu.Lock()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
 )
@@ -20,7 +21,7 @@ import (
 func TestHangingJWKSEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := poppytest.Start(t, poppytest.Options{})
+	s := poppytest.Start(t, refcompany.Options{})
 	agent, err := s.NewTestAgent(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,20 +29,20 @@ func TestHangingJWKSEnds(t *testing.T) {
 	jwks := agent.Identity.Metadata().JWKSURI
 	ju, _ := url.Parse(jwks)
 	served := agent.Identity.Handler(nil)
-	s.AddHost(poppytest.AgentHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.AddHost(refcompany.AgentHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == ju.Path {
 			<-r.Context().Done() // the JWKS never answers
 			return
 		}
 		served.ServeHTTP(w, r)
 	}))
-	tr := s.Transport(t, nil)
+	tr := poppytest.Transport(t, s, nil)
 	v := sessioncheck.New(sessioncheck.Config{Identifier: s.Issuer(), HTTPClient: tr.NoRedirectClient(), FetchTimeout: 300 * time.Millisecond})
 	sess, err := agent.Sessions.Open(ctx, s.Issuer(), session.Options{Version: "0.4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := s.URL(poppytest.ShopHost, "/api/products")
+	target := s.URL(refcompany.ShopHost, "/api/products")
 	r, _ := http.NewRequest(http.MethodGet, target, nil)
 	if err := sess.SignRequest(ctx, r, ""); err != nil {
 		t.Fatal(err)

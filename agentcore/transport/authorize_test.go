@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -112,7 +112,7 @@ func TestAuthorizeHook(t *testing.T) {
 	}{
 		{"bearer", false, nil, "Bearer", 1},
 		{"dpop", true, nil, "DPoP", 1},
-		{"dpop with a resource nonce", true, []string{poppytest.FaultResourceDPoPNonce}, "DPoP", 2},
+		{"dpop with a resource nonce", true, []string{refcompany.FaultResourceDPoPNonce}, "DPoP", 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestAuthorizeHook(t *testing.T) {
 			a := f.signIn(t, "orders:read")
 			c := f.client(t, a.hooks())
 			ctx := context.Background()
-			url := f.s.URL(poppytest.ShopHost, "/api/orders")
+			url := f.s.URL(refcompany.ShopHost, "/api/orders")
 			tok := a.token(t)
 			f.s.ResetRequests()
 			resp, err := c.Do(ctx, &transport.Request{Method: http.MethodGet, URL: url, AccessToken: tok})
@@ -128,7 +128,7 @@ func TestAuthorizeHook(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			sent := f.s.RequestsTo(poppytest.ShopHost, "/api/orders")
+			sent := f.s.RequestsTo(refcompany.ShopHost, "/api/orders")
 			if len(sent) != tc.wantFirst {
 				t.Fatalf("%d requests, want %d", len(sent), tc.wantFirst)
 			}
@@ -162,11 +162,11 @@ func TestAuthorizeHookFails(t *testing.T) {
 		return errors.New("the keyring is locked")
 	}})
 	f.s.ResetRequests()
-	_, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders"), AccessToken: "t"})
+	_, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/orders"), AccessToken: "t"})
 	if err == nil || !strings.Contains(err.Error(), "the keyring is locked") {
 		t.Fatalf("err = %v", err)
 	}
-	if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/orders")); n != 0 {
+	if n := len(f.s.RequestsTo(refcompany.ShopHost, "/api/orders")); n != 0 {
 		t.Fatalf("%d requests sent", n)
 	}
 }
@@ -180,11 +180,11 @@ func TestSignedOutReason(t *testing.T) {
 	c := f.client(t, a.hooks())
 	tok := a.token(t)
 	f.s.ExpireAccessTokens()
-	if err := f.s.SetFault(poppytest.FaultRefreshRotation, true); err != nil {
+	if err := f.s.SetFault(refcompany.FaultRefreshRotation, true); err != nil {
 		t.Fatal(err)
 	}
 	f.s.ResetRequests()
-	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products"), AccessToken: tok})
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products"), AccessToken: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestSignedOutReason(t *testing.T) {
 	if !resp.SignedOut || !errors.Is(resp.SignedOutReason, oauth.ErrSignedOut) {
 		t.Fatalf("SignedOut %v, reason %v", resp.SignedOut, resp.SignedOutReason)
 	}
-	sent := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	sent := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 	if last := sent[len(sent)-1]; last.Header.Get("Authorization") != "" || last.Header.Get("DPoP") != "" {
 		t.Fatal("the signed-out attempt carried a token or proof")
 	}

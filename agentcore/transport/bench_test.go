@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
@@ -215,9 +215,9 @@ func BenchmarkSignedOutRequestRealistic(b *testing.B) {
 // the URL of /api/products there and the listener's port. It is not the reference Company,
 // which records every request it gets (headers and body, for tests to inspect): that server
 // work grows with the Session header and is not the client's.
-func benchTarget(b *testing.B, s *poppytest.Server, h http.Handler) (string, int) {
+func benchTarget(b *testing.B, s *refcompany.Server, h http.Handler) (string, int) {
 	b.Helper()
-	leaf, err := s.CA().Leaf(time.Now(), poppytest.OtherHost)
+	leaf, err := s.CA().Leaf(time.Now(), refcompany.OtherHost)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -229,14 +229,14 @@ func benchTarget(b *testing.B, s *poppytest.Server, h http.Handler) (string, int
 	go srv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}))
 	b.Cleanup(func() { srv.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
-	return "https://" + poppytest.OtherHost + ":" + strconv.Itoa(port) + "/api/products", port
+	return "https://" + refcompany.OtherHost + ":" + strconv.Itoa(port) + "/api/products", port
 }
 
 // plainClient is the baseline: a bare net/http client (keep-alive, HTTP/1.1) that trusts the
 // reference Company's CA and dials its loopback listener, with none of the engine's checks.
-func plainClient(s *poppytest.Server, port int) *http.Client {
+func plainClient(s *refcompany.Server, port int) *http.Client {
 	return &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: s.CA().Pool(), ServerName: poppytest.OtherHost},
+		TLSClientConfig: &tls.Config{RootCAs: s.CA().Pool(), ServerName: refcompany.OtherHost},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))

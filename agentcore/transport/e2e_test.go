@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -18,7 +19,7 @@ func TestSignedRequestEndToEnd(t *testing.T) {
 	f := newFixture(t, nil)
 	f.discover(t)
 	c := f.client(t, transport.Hooks{})
-	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products")})
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestSignedRequestEndToEnd(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"session":true`) {
 		t.Fatalf("got %d %s", resp.StatusCode, body)
 	}
-	api := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+	api := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 	if len(api) != 1 || api[0].Header.Get("Poppy-Session") == "" || api[0].Header.Get("Poppy-Version") != "0.4" {
 		t.Fatalf("API requests = %+v", api)
 	}
@@ -46,7 +47,7 @@ func TestSignedRequestEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if len(f.s.RequestsTo(poppytest.AgentHost, "/agent.json")) == 0 {
+	if len(f.s.RequestsTo(refcompany.AgentHost, "/agent.json")) == 0 {
 		t.Error("the Company never fetched the agent's client metadata: Session verification did not run")
 	}
 }
@@ -62,20 +63,20 @@ func TestSessionJWTOnlyToDestinations(t *testing.T) {
 		name, url string
 		allowed   bool
 	}{
-		{"API under the listed API's directory", u(poppytest.ShopHost, "/api/products"), true},
-		{"conversation route under the endpoint", u(poppytest.ShopHost, "/poppy/conversations/c_1/messages"), true},
-		{"browser authorize", u(poppytest.ShopHost, "/poppy/browser-session/authorize"), true},
-		{"feedback", u(poppytest.ShopHost, "/poppy/feedback"), true},
-		{"extension endpoint", u(poppytest.ShopHost, "/poppy/gift-wrap/wrap"), true},
-		{"poppy.json", u(poppytest.ShopHost, "/.well-known/poppy.json"), false},
-		{"protected resource metadata", u(poppytest.ShopHost, "/.well-known/oauth-protected-resource"), false},
-		{"API description document", u(poppytest.ShopHost, "/api/openapi.json"), false},
-		{"token endpoint", u(poppytest.AuthHost, "/oauth/token"), false},
-		{"web page on the same host", u(poppytest.ShopHost, "/"), false},
-		{"browser-session page itself", u(poppytest.ShopHost, "/poppy/browser-session"), false},
-		{"sibling path sharing a prefix", u(poppytest.ShopHost, "/apix"), false},
-		{"another host", u(poppytest.OtherHost, "/api/products"), false},
-		{"agent host", u(poppytest.AgentHost, "/agent.json"), false},
+		{"API under the listed API's directory", u(refcompany.ShopHost, "/api/products"), true},
+		{"conversation route under the endpoint", u(refcompany.ShopHost, "/poppy/conversations/c_1/messages"), true},
+		{"browser authorize", u(refcompany.ShopHost, "/poppy/browser-session/authorize"), true},
+		{"feedback", u(refcompany.ShopHost, "/poppy/feedback"), true},
+		{"extension endpoint", u(refcompany.ShopHost, "/poppy/gift-wrap/wrap"), true},
+		{"poppy.json", u(refcompany.ShopHost, "/.well-known/poppy.json"), false},
+		{"protected resource metadata", u(refcompany.ShopHost, "/.well-known/oauth-protected-resource"), false},
+		{"API description document", u(refcompany.ShopHost, "/api/openapi.json"), false},
+		{"token endpoint", u(refcompany.AuthHost, "/oauth/token"), false},
+		{"web page on the same host", u(refcompany.ShopHost, "/"), false},
+		{"browser-session page itself", u(refcompany.ShopHost, "/poppy/browser-session"), false},
+		{"sibling path sharing a prefix", u(refcompany.ShopHost, "/apix"), false},
+		{"another host", u(refcompany.OtherHost, "/api/products"), false},
+		{"agent host", u(refcompany.AgentHost, "/agent.json"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,11 +105,11 @@ func TestSessionJWTOnlyToDestinations(t *testing.T) {
 func TestRedirectProtected(t *testing.T) {
 	f := newFixture(t, nil)
 	f.discover(t)
-	if err := f.s.SetFault(poppytest.FaultRedirectProtected, true); err != nil {
+	if err := f.s.SetFault(refcompany.FaultRedirectProtected, true); err != nil {
 		t.Fatal(err)
 	}
 	c := f.client(t, transport.Hooks{})
-	_, err := c.Do(context.Background(), &transport.Request{Method: http.MethodPost, URL: f.s.URL(poppytest.ShopHost, "/api/products"),
+	_, err := c.Do(context.Background(), &transport.Request{Method: http.MethodPost, URL: f.s.URL(refcompany.ShopHost, "/api/products"),
 		Body: []byte(`{}`), AccessToken: "tok"})
 	var re *transport.RedirectError
 	if !errors.As(err, &re) || !errors.Is(err, transport.ErrRedirectRefused) {
@@ -140,9 +141,9 @@ func Test429Burst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(c *transport.Config) { c.Max429Retries = tc.maxRetries })
 			f.discover(t)
-			f.s.SetFault(poppytest.Fault429Burst, true) // 2 × 429, Retry-After: 1
+			f.s.SetFault(refcompany.Fault429Burst, true) // 2 × 429, Retry-After: 1
 			c := f.client(t, transport.Hooks{})
-			resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products")})
+			resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products")})
 			if tc.wantErr {
 				var pe *transport.ProtocolError
 				if !errors.As(err, &pe) || pe.Status != 429 || pe.RetryAfter.Seconds() != 1 {
@@ -154,7 +155,7 @@ func Test429Burst(t *testing.T) {
 				}
 				resp.Body.Close()
 			}
-			if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != tc.wantSent {
+			if n := len(f.s.RequestsTo(refcompany.ShopHost, "/api/products")); n != tc.wantSent {
 				t.Fatalf("sent %d times, want %d", n, tc.wantSent)
 			}
 			f.mu.Lock()
@@ -184,13 +185,13 @@ func TestSessionEnded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, nil, poppytest.FaultSessionEnded)
+			f := newFixture(t, nil, refcompany.FaultSessionEnded)
 			f.discover(t)
 			renews := 0
 			c := f.client(t, transport.Hooks{RenewSession: func(ctx context.Context) (transport.Signer, error) {
 				renews++
 				if tc.faultOffInNew {
-					f.s.SetFault(poppytest.FaultSessionEnded, false)
+					f.s.SetFault(refcompany.FaultSessionEnded, false)
 				}
 				ns, err := f.agent.Sessions.Renew(ctx, f.sess)
 				if err != nil {
@@ -199,7 +200,7 @@ func TestSessionEnded(t *testing.T) {
 				f.sess = ns
 				return ns, nil
 			}})
-			resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products")})
+			resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products")})
 			if tc.wantErr {
 				if !transport.IsCode(err, transport.CodeSessionEnded) {
 					t.Fatalf("err = %v", err)
@@ -216,7 +217,7 @@ func TestSessionEnded(t *testing.T) {
 			if renews != 1 {
 				t.Fatalf("RenewSession called %d times, want 1", renews)
 			}
-			reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+			reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 			if len(reqs) != 2 {
 				t.Fatalf("sent %d times, want 2", len(reqs))
 			}
@@ -231,9 +232,9 @@ func TestSessionEnded(t *testing.T) {
 // stops, another version starts a new Session and re-sends once (spec 3.4).
 func TestVersionUnsupported(t *testing.T) {
 	t.Run("same version stops", func(t *testing.T) {
-		f := newFixture(t, nil, poppytest.FaultVersionUnsupported)
+		f := newFixture(t, nil, refcompany.FaultVersionUnsupported)
 		f.discover(t)
-		before := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json"))
+		before := len(f.s.RequestsTo(refcompany.ShopHost, "/.well-known/poppy.json"))
 		c := f.client(t, transport.Hooks{Rediscover: func(ctx context.Context) (transport.Rediscovery, error) {
 			co, err := f.disc.Discover(ctx, f.s.Domain, discoveryNoCache())
 			if err != nil {
@@ -241,33 +242,33 @@ func TestVersionUnsupported(t *testing.T) {
 			}
 			return transport.Rediscovery{Version: co.Version}, nil
 		}})
-		_, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products")})
+		_, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products")})
 		var pe *transport.ProtocolError
 		if !errors.As(err, &pe) || pe.Code != transport.CodeVersionUnsupported || !strings.Contains(pe.Note, "still chooses version 0.4") {
 			t.Fatalf("err = %v", err)
 		}
-		if after := len(f.s.RequestsTo(poppytest.ShopHost, "/.well-known/poppy.json")); after != before+1 {
+		if after := len(f.s.RequestsTo(refcompany.ShopHost, "/.well-known/poppy.json")); after != before+1 {
 			t.Fatalf("poppy.json fetched %d more times, want 1 (no cache)", after-before)
 		}
-		if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != 1 {
+		if n := len(f.s.RequestsTo(refcompany.ShopHost, "/api/products")); n != 1 {
 			t.Fatalf("request sent %d times, want 1", n)
 		}
 	})
 	t.Run("changed version re-sends once in a new Session", func(t *testing.T) {
-		f := newFixture(t, nil, poppytest.FaultVersionUnsupported)
+		f := newFixture(t, nil, refcompany.FaultVersionUnsupported)
 		f.discover(t)
 		c := f.client(t, transport.Hooks{Rediscover: func(ctx context.Context) (transport.Rediscovery, error) {
 			// Simulates a Company that moved to a version this engine also implements.
-			f.s.SetFault(poppytest.FaultVersionUnsupported, false)
+			f.s.SetFault(refcompany.FaultVersionUnsupported, false)
 			ns, err := f.agent.Sessions.Renew(ctx, f.sess)
 			return transport.Rediscovery{Version: "0.4-next", Signer: ns}, err
 		}})
-		resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products")})
+		resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		reqs := f.s.RequestsTo(poppytest.ShopHost, "/api/products")
+		reqs := f.s.RequestsTo(refcompany.ShopHost, "/api/products")
 		if len(reqs) != 2 || poppytest.Claims(t, reqs[0].Header.Get("Poppy-Session"))["sid"] == poppytest.Claims(t, reqs[1].Header.Get("Poppy-Session"))["sid"] {
 			t.Fatalf("want 2 requests in 2 Sessions, got %d", len(reqs))
 		}
@@ -281,8 +282,8 @@ func TestTokenErrors(t *testing.T) {
 	f.discover(t)
 	f.s.AddAccessToken("good", f.agent.ClientID, "orders:read")
 	f.s.AddAccessToken("weak", f.agent.ClientID)
-	orders := f.s.URL(poppytest.ShopHost, "/api/orders")
-	products := f.s.URL(poppytest.ShopHost, "/api/products")
+	orders := f.s.URL(refcompany.ShopHost, "/api/orders")
+	products := f.s.URL(refcompany.ShopHost, "/api/products")
 	refreshTo := func(tok string) func(context.Context, string) (string, error) {
 		return func(context.Context, string) (string, error) { return tok, nil }
 	}
@@ -337,7 +338,7 @@ func TestExtensionRequired(t *testing.T) {
 		{"protocol endpoint via JSON body", http.MethodPost, "/poppy/conversations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.Do(context.Background(), &transport.Request{Method: tc.method, URL: f.s.URL(poppytest.ShopHost, tc.path), Body: []byte(`{}`)})
+			_, err := c.Do(context.Background(), &transport.Request{Method: tc.method, URL: f.s.URL(refcompany.ShopHost, tc.path), Body: []byte(`{}`)})
 			var pe *transport.ProtocolError
 			if !errors.As(err, &pe) || pe.Code != transport.CodeExtensionRequired || pe.Extension != "operations" || pe.Status != 403 {
 				t.Fatalf("err = %v", err)
@@ -361,11 +362,11 @@ func TestInvalidSessionStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/products")})
+	_, err = c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/products")})
 	if !transport.IsCode(err, transport.CodeInvalidSession) {
 		t.Fatalf("err = %v", err)
 	}
-	if n := len(f.s.RequestsTo(poppytest.ShopHost, "/api/products")); n != 1 || renews != 0 {
+	if n := len(f.s.RequestsTo(refcompany.ShopHost, "/api/products")); n != 1 || renews != 0 {
 		t.Fatalf("sent %d times, renewed %d times", n, renews)
 	}
 }
@@ -376,13 +377,13 @@ func TestObserverRedacts(t *testing.T) {
 	f.discover(t)
 	f.s.AddAccessToken("secret-access-token", f.agent.ClientID, "orders:read")
 	c := f.client(t, transport.Hooks{})
-	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.ShopHost, "/api/orders"), AccessToken: "secret-access-token"})
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, "/api/orders"), AccessToken: "secret-access-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.ReadAll(resp.Body)
 	resp.Body.Close()
-	sent := f.s.RequestsTo(poppytest.ShopHost, "/api/orders")[0].Header.Get("Poppy-Session")
+	sent := f.s.RequestsTo(refcompany.ShopHost, "/api/orders")[0].Header.Get("Poppy-Session")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var found bool
@@ -411,24 +412,24 @@ func TestObserverRedacts(t *testing.T) {
 func TestRetryAfterTooLong(t *testing.T) {
 	f := newFixture(t, nil)
 	f.discover(t)
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "3600")
 		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	var db transport.DestinationsBuilder
-	db.Prefix(f.s.URL(poppytest.OtherHost, "/api"))
+	db.Prefix(f.s.URL(refcompany.OtherHost, "/api"))
 	c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.OtherHost, "/api/x")})
+	_, err = c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.OtherHost, "/api/x")})
 	var pe *transport.ProtocolError
 	if !errors.As(err, &pe) || pe.Status != 429 || pe.RetryAfter.Hours() != 1 || !strings.Contains(pe.Note, "not waiting") {
 		t.Fatalf("err = %v", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.sleeps) != 0 || len(f.s.RequestsTo(poppytest.OtherHost, "/api/x")) != 1 {
+	if len(f.sleeps) != 0 || len(f.s.RequestsTo(refcompany.OtherHost, "/api/x")) != 1 {
 		t.Fatalf("slept %v", f.sleeps)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
@@ -15,11 +16,11 @@ import (
 // fixture is a running reference Company, a discovered Company, a real test agent with a real
 // Session, and the engine transport in dev mode.
 type fixture struct {
-	s       *poppytest.Server
+	s       *refcompany.Server
 	tr      *transport.Transport
 	disc    *discovery.Discoverer
 	company *discovery.Company
-	agent   *poppytest.TestAgent
+	agent   *refcompany.TestAgent
 	sess    *session.Session
 
 	mu        sync.Mutex
@@ -29,9 +30,9 @@ type fixture struct {
 
 func newFixture(t testing.TB, mod func(*transport.Config), faults ...string) *fixture {
 	t.Helper()
-	s := poppytest.Start(t, poppytest.Options{Faults: faults})
+	s := poppytest.Start(t, refcompany.Options{Faults: faults})
 	f := &fixture{s: s}
-	f.tr = s.Transport(t, func(cfg *transport.Config) {
+	f.tr = poppytest.Transport(t, s, func(cfg *transport.Config) {
 		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
 			f.mu.Lock()
 			f.sleeps = append(f.sleeps, d)

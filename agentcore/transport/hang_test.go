@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestSignedExchangeOfAHangingCompanyEnds(t *testing.T) {
 	f := newFixture(t, func(c *transport.Config) { c.Timeout = 300 * time.Millisecond })
 	f.discover(t)
-	f.s.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/body" {
 			w.WriteHeader(http.StatusOK)
 			w.Write([]byte(`{"partial":`))
@@ -27,18 +27,18 @@ func TestSignedExchangeOfAHangingCompanyEnds(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	var db transport.DestinationsBuilder
-	if err := db.Prefix(f.s.URL(poppytest.OtherHost, "/api")); err != nil {
+	if err := db.Prefix(f.s.URL(refcompany.OtherHost, "/api")); err != nil {
 		t.Fatal(err)
 	}
 	c, err := f.tr.Session(transport.SessionConfig{Signer: f.sess, Destinations: db.Build(), Version: "0.4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.OtherHost, "/api/headers")})
+	_, err = c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.OtherHost, "/api/headers")})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("no headers: err = %v, want the deadline", err)
 	}
-	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(poppytest.OtherHost, "/api/body")})
+	resp, err := c.Do(context.Background(), &transport.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.OtherHost, "/api/body")})
 	if err != nil {
 		t.Fatal(err)
 	}

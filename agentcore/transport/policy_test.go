@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -112,7 +113,7 @@ func TestSchemeAndDevCA(t *testing.T) {
 
 // TestWildcardDevHosts: "*.localhost" (the CLI's --dev-allow-loopback) maps every subdomain.
 func TestWildcardDevHosts(t *testing.T) {
-	s := poppytest.Start(t, poppytest.Options{})
+	s := poppytest.Start(t, refcompany.Options{})
 	tr, err := transport.New(transport.Config{DevHosts: []string{"*.localhost"}, DevRootCAs: []*x509.Certificate{s.CA().Cert}})
 	if err != nil {
 		t.Fatal(err)

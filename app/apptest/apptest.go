@@ -26,6 +26,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 )
@@ -44,12 +45,12 @@ type Options struct {
 	Dir string
 	// Socket makes the Host serve the model's MCP socket under Dir.
 	Socket bool
-	// Clock is shared by both sides (nil: a new running poppytest.Clock).
-	Clock *poppytest.Clock
+	// Clock is shared by both sides (nil: a new running refcompany.Clock).
+	Clock *refcompany.Clock
 	// Edit changes the Host's Config last, before app.New.
 	Edit func(*app.Config)
 	// Company is an already running reference Company to use instead of starting one.
-	Company *poppytest.Server
+	Company *refcompany.Server
 	// Demo builds the Host in demo mode: the Host starts the reference Company itself (with
 	// Faults), and Fixture.Company is that one.
 	Demo bool
@@ -62,9 +63,9 @@ type Options struct {
 
 // Fixture is a running reference Company and a Host connected to it.
 type Fixture struct {
-	Company *poppytest.Server
+	Company *refcompany.Server
 	Host    *app.Host
-	Clock   *poppytest.Clock
+	Clock   *refcompany.Clock
 	// Config is what the Host was built from (Restart builds a new Host from it).
 	Config app.Config
 	// Logs holds the Host's JSON log lines.
@@ -80,11 +81,11 @@ func Start(t testing.TB, o Options) *Fixture {
 	t.Helper()
 	clk := o.Clock
 	if clk == nil {
-		clk = &poppytest.Clock{}
+		clk = &refcompany.Clock{}
 	}
 	srv := o.Company
 	if srv == nil && !o.Demo && !o.NoCompany {
-		srv = poppytest.Start(t, poppytest.Options{Faults: o.Faults, Now: clk.Now})
+		srv = poppytest.Start(t, refcompany.Options{Faults: o.Faults, Now: clk.Now})
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -112,7 +113,7 @@ func Start(t testing.TB, o Options) *Fixture {
 		f.Config.Demo = &app.DemoOptions{Faults: o.Faults}
 	case srv != nil:
 		cc := srv.ClientConfig()
-		f.Config.ClientID = srv.URL(poppytest.AgentHost, "/agent.json")
+		f.Config.ClientID = srv.URL(refcompany.AgentHost, "/agent.json")
 		f.Config.Developer = app.Developer{Hosts: cc.DevHosts, RootCAs: cc.DevRootCAs}
 	}
 	if o.Socket {
@@ -137,7 +138,7 @@ func (f *Fixture) start(t testing.TB) {
 	if f.Config.Demo != nil {
 		f.Company = h.DemoCompany()
 	} else if f.Company != nil && h.Engine() != nil { // a Host without an engine (app.Problem) publishes no agent
-		f.Company.AddHost(poppytest.AgentHost, h.Engine().Agent().Handler(h.Logger()))
+		f.Company.AddHost(refcompany.AgentHost, h.Engine().Agent().Handler(h.Logger()))
 	}
 	if f.dpop && f.Company != nil {
 		f.Company.SetDPoP(true)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/operator"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 )
 
@@ -29,8 +29,8 @@ type OperatorOptions struct {
 	Logo []byte
 	// Enrollment is identity.EnrollmentToken (default) or identity.EnrollmentOpen.
 	Enrollment string
-	// Clock is the operator's clock (nil: a running poppytest.Clock); pass the Fixture's.
-	Clock *poppytest.Clock
+	// Clock is the operator's clock (nil: a running refcompany.Clock); pass the Fixture's.
+	Clock *refcompany.Clock
 }
 
 // Operator is the service `poppydesk operator serve` runs (agentcore/operator, its SQLite
@@ -44,7 +44,7 @@ type Operator struct {
 	CA  *x509.Certificate
 	Kid string
 
-	clock *poppytest.Clock
+	clock *refcompany.Clock
 }
 
 // StartOperator starts an operator, stopped at the test's cleanup.
@@ -52,12 +52,12 @@ func StartOperator(t testing.TB, o OperatorOptions) *Operator {
 	t.Helper()
 	ctx := context.Background()
 	if o.Clock == nil {
-		o.Clock = &poppytest.Clock{}
+		o.Clock = &refcompany.Clock{}
 	}
 	if o.ClientName == "" {
 		o.ClientName = "Test Operator"
 	}
-	ca, err := poppytest.NewCA(time.Now())
+	ca, err := refcompany.NewCA(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 )
 
@@ -86,7 +87,7 @@ func TestCheckCLIAllowActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := poppytest.Start(t, poppytest.Options{AgentRootCAs: agentCA})
+	s := poppytest.Start(t, refcompany.Options{AgentRootCAs: agentCA})
 	s.SetDPoP(true)
 	companyCA, err := s.WriteCAFile(t.TempDir())
 	if err != nil {
@@ -102,7 +103,7 @@ func TestCheckCLIAllowActions(t *testing.T) {
 		return s.ApproveSignIn(context.Background(), authURL, "dev@shop.example", strings.Fields(u.Query().Get("scope")))
 	}
 	opFile := filepath.Join(t.TempDir(), "operation.json")
-	op := `{"method": "POST", "url": "` + s.URL(poppytest.ShopHost, "/api/orders/ord_7Hk2/exchanges") + `",
+	op := `{"method": "POST", "url": "` + s.URL(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges") + `",
 		"body": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"},
 		"changed": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-l"}}`
 	if err := os.WriteFile(opFile, []byte(op), 0o644); err != nil {
@@ -110,7 +111,7 @@ func TestCheckCLIAllowActions(t *testing.T) {
 	}
 	start := time.Now()
 	code, stdout, stderr := runCLI(t, env, "check", s.Domain, "--dev-company", s.Domain, "--dev-ca", companyCA,
-		"--probe-url", s.URL(poppytest.ShopHost, "/api/products"), "--allow-actions", "sign-in,operation,conversation,feedback",
+		"--probe-url", s.URL(refcompany.ShopHost, "/api/products"), "--allow-actions", "sign-in,operation,conversation,feedback",
 		"--operation", opFile, "--format", "json")
 	took := time.Since(start)
 	if code != 0 {

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 )
 
@@ -34,7 +34,7 @@ func companyCommand() command {
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			listen := fs.String("listen", "127.0.0.1:0", "loopback `address` to listen on")
 			var faults listFlag
-			fs.Var(&faults, "fault", "switch on the fault `name` (repeatable): "+strings.Join(poppytest.Faults, ", "))
+			fs.Var(&faults, "fault", "switch on the fault `name` (repeatable): "+strings.Join(refcompany.Faults, ", "))
 			var agentHosts listFlag
 			fs.Var(&agentHosts, "agent-host", "a loopback `host` name where a Personal Agent's metadata is published, e.g. an operator under development (repeatable)")
 			agentCA := fs.String("agent-ca", "", "PEM `file` of the CA that signed the certificates of a Personal Agent's client metadata: on --agent-host names (an operator under development) or on agent.localhost (Poppydesk's developer mode)")
@@ -48,7 +48,7 @@ func companyCommand() command {
 				if err := checkFaults(faults, false); err != nil {
 					return err
 				}
-				opts := poppytest.Options{Listen: *listen, Faults: faults, AgentHosts: agentHosts}
+				opts := refcompany.Options{Listen: *listen, Faults: faults, AgentHosts: agentHosts}
 				if *agentCA != "" {
 					certs, err := app.ReadPEMCerts(*agentCA)
 					if err != nil {
@@ -61,8 +61,8 @@ func companyCommand() command {
 		}}
 }
 
-func companyServe(ctx context.Context, opts poppytest.Options, stdout io.Writer) error {
-	s, err := poppytest.New(opts)
+func companyServe(ctx context.Context, opts refcompany.Options, stdout io.Writer) error {
+	s, err := refcompany.New(opts)
 	if err != nil {
 		return errInvalid("--listen", err)
 	}
@@ -81,8 +81,8 @@ func companyServe(ctx context.Context, opts poppytest.Options, stdout io.Writer)
 	}
 	info := companyServeInfo{
 		Listen: fmt.Sprintf("127.0.0.1:%d", s.Port), Domain: s.Domain, Origin: s.Origin(), PoppyJSON: s.PoppyJSONURL(),
-		Issuer: s.Issuer(), Identifier: s.Identifier(), AgentOrigin: s.URL(poppytest.AgentHost, ""), CACert: caPath,
-		DevHosts: poppytest.DevHosts, Faults: append([]string{}, s.ActiveFaults()...),
+		Issuer: s.Issuer(), Identifier: s.Identifier(), AgentOrigin: s.URL(refcompany.AgentHost, ""), CACert: caPath,
+		DevHosts: refcompany.DevHosts, Faults: append([]string{}, s.ActiveFaults()...),
 		DiscoverHint: fmt.Sprintf("poppydesk discover %s --dev-ca %s --dev-allow-loopback", s.Domain, caPath),
 	}
 	line, err := json.Marshal(info)

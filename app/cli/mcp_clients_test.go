@@ -33,7 +33,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/browser"
@@ -344,7 +344,7 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	want(call("list_api_operations", "company="+dom, "path_prefix=/orders", "limit=1", "cursor="+cursor), "ok")
 	want(call("list_api_operations", "company="+dom, "tag=orders", "query=exchange"), "ok")
-	want(call("describe_api_operation", "company="+dom, "operation_id=exchangeItem", "api="+f.Company.URL(poppytest.ShopHost, "/api/openapi.json")), "ok")
+	want(call("describe_api_operation", "company="+dom, "operation_id=exchangeItem", "api="+f.Company.URL(refcompany.ShopHost, "/api/openapi.json")), "ok")
 	want(call("describe_api_operation", "company="+dom, "operation_id=getOrder", `schemas=["Order","Money"]`), "ok")
 	want(call("list_mcp_tools", "company="+dom), "ok")
 	want(call("call_api_operation", "company="+dom, "operation_id=listOrders"), "performed")
@@ -394,8 +394,8 @@ func approve(t *testing.T, f *apptest.Fixture, id string) {
 // browser trusts the Company's certificate (as the demo's does), so the browser tools run.
 func startCompanyForBrowser(t *testing.T) *apptest.Fixture {
 	t.Helper()
-	clk := &poppytest.Clock{}
-	srv, err := poppytest.New(poppytest.Options{Now: clk.Now})
+	clk := &refcompany.Clock{}
+	srv, err := refcompany.New(refcompany.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func startCompanyForBrowser(t *testing.T) *apptest.Fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port)), &tls.Config{ServerName: poppytest.ShopHost, RootCAs: srv.CA().Pool()})
+	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port)), &tls.Config{ServerName: refcompany.ShopHost, RootCAs: srv.CA().Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +460,7 @@ func TestTypeScriptSDKClientOnHost(t *testing.T) {
 	}
 	call("list_api_operations", map[string]any{"company": dom, "path_prefix": "/orders", "limit": 2, "cursor": cursor}, "ok")
 	call("list_api_operations", map[string]any{"company": dom, "tag": "orders", "query": "exchange item"}, "ok")
-	call("describe_api_operation", map[string]any{"company": dom, "api": f.Company.URL(poppytest.ShopHost, "/api/openapi.json"), "operation_id": "getOrder"}, "ok")
+	call("describe_api_operation", map[string]any{"company": dom, "api": f.Company.URL(refcompany.ShopHost, "/api/openapi.json"), "operation_id": "getOrder"}, "ok")
 	call("describe_api_operation", map[string]any{"company": dom, "operation_id": "getOrder", "schemas": []any{"Order", "Money"}}, "ok")
 	call("list_mcp_tools", map[string]any{"company": dom}, "ok")
 	call("call_api_operation", map[string]any{"company": dom, "operation_id": "listProducts"}, "performed")
@@ -524,8 +524,8 @@ func TestTypeScriptSDKClientOnHost(t *testing.T) {
 	call("hand_off_conversation", map[string]any{"company": dom, "conversation_id": cid}, "ok")
 	call("close_conversation", map[string]any{"company": dom, "conversation_id": cid}, "ok")
 
-	call("browser_open", map[string]any{"company": dom, "url": f.Company.URL(poppytest.ShopHost, "/account")}, "ok")
-	call("browser_open", map[string]any{"company": dom, "url": f.Company.URL(poppytest.ShopHost, "/login")}, "ok")
+	call("browser_open", map[string]any{"company": dom, "url": f.Company.URL(refcompany.ShopHost, "/account")}, "ok")
+	call("browser_open", map[string]any{"company": dom, "url": f.Company.URL(refcompany.ShopHost, "/login")}, "ok")
 	res = call("browser_read", map[string]any{"company": dom}, "ok")
 	if !strings.Contains(fmt.Sprint(sc(res)), "login") {
 		t.Fatalf("the login page has no login form: %v", sc(res))
@@ -661,7 +661,7 @@ func serveEverything(t *testing.T, m mcpTools, f *apptest.Fixture) (url string, 
 	proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
 	var mu sync.Mutex
 	var n, missing int
-	f.Company.AddHost(poppytest.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.Company.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		n++
 		if r.Header.Get("Poppy-Session") == "" {
@@ -670,7 +670,7 @@ func serveEverything(t *testing.T, m mcpTools, f *apptest.Fixture) (url string, 
 		mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
-	url = f.Company.URL(poppytest.OtherHost, "/mcp")
+	url = f.Company.URL(refcompany.OtherHost, "/mcp")
 	f.Company.EditPoppyJSON(func(doc map[string]any) {
 		if l, ok := doc["apis"].([]any); ok {
 			doc["apis"] = append(l, map[string]any{"type": "mcp", "url": url, "description": "The reference MCP server (server-everything)"})

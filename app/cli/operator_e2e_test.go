@@ -29,7 +29,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 )
@@ -98,7 +98,7 @@ func TestOperatorEndToEnd(t *testing.T) {
 	env := testEnv(dir)
 
 	// The operator's TLS certificate for operator.localhost, from a CA of this test.
-	ca, err := poppytest.NewCA(time.Now())
+	ca, err := refcompany.NewCA(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

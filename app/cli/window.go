@@ -24,7 +24,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 )
 
@@ -50,7 +50,7 @@ func demoCommand() command {
 	return command{name: "demo", summary: "Open the window connected to the reference Company (a local demo).", usage: "[--fault NAME]... [FLAGS]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			o := &windowOptions{demo: true}
-			fs.Var(&o.faults, "fault", "switch on the reference Company's fault `name` (repeatable): "+strings.Join(poppytest.AllFaults, ", "))
+			fs.Var(&o.faults, "fault", "switch on the reference Company's fault `name` (repeatable): "+strings.Join(refcompany.AllFaults, ", "))
 			return windowFlags(fs, env, o)
 		}}
 }
@@ -156,9 +156,9 @@ func (f *listFlag) Set(v string) error {
 // checkFaults refuses a fault name the reference Company does not know (its Company Agent's
 // included when agent is true).
 func checkFaults(names []string, agent bool) error {
-	known := poppytest.Faults
+	known := refcompany.Faults
 	if agent {
-		known = poppytest.AllFaults
+		known = refcompany.AllFaults
 	}
 	for _, n := range names {
 		if !slices.Contains(known, n) {
