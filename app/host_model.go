@@ -81,7 +81,7 @@ func (h *Host) modelActions() modelapi.Actions {
 	if h.problem != nil {
 		return unavailable{h.problem}
 	}
-	a, err := modelapi.NewEngineActions(h.engine, h.queue, h.secrets)
+	a, err := modelapi.NewEngineActions(h.engine, h.queue)
 	if err != nil {
 		return unavailable{&Problem{Kind: "engine", Text: err.Error()}}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,17 +11,17 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // EngineActions implements [Actions] over the engine (discovery, Sessions, API descriptions, MCP
-// tool lists) and the approval queue (every call that may change something). It reads the
-// keyring only to list account labels.
+// tool lists) and the approval queue (every call that may change something). The signed-in
+// accounts come from the engine's sign-in layer, as the window's do, so both name the same ones.
 type EngineActions struct {
-	engine  *engine.Engine
-	queue   *approvals.Queue
-	secrets store.Secrets
-	known   CompanyLister
+	engine *engine.Engine
+	queue  *approvals.Queue
+	known  CompanyLister
 }
 
 // CompanyLister lists the Companies the user has added; *vault.State is the one the app uses.
@@ -46,19 +45,13 @@ func (a *EngineActions) Companies(ctx context.Context) ([]KnownCompany, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the user's Companies from Poppydesk's state database failed: %w", err)
 	}
-	pairs, err := a.secrets.Companies(ctx)
+	signedIn, err := a.engine.OAuth().SignedIn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the accounts from the keyring failed: %w; unlock the keyring", err)
 	}
 	out := make([]KnownCompany, 0, len(cos))
 	for _, co := range cos {
-		k := KnownCompany{Identifier: co.Identifier, Domain: co.Domain, Accounts: []string{}}
-		for _, p := range pairs {
-			if p[0] == co.Identifier && p[1] != "" {
-				k.Accounts = append(k.Accounts, p[1])
-			}
-		}
-		slices.Sort(k.Accounts)
+		k := KnownCompany{Identifier: co.Identifier, Domain: co.Domain, Accounts: labels(signedIn[co.Identifier])}
 		if d, err := a.engine.Company(ctx, co.Identifier); err == nil {
 			k.Company = d
 		} else {
@@ -72,12 +65,12 @@ func (a *EngineActions) Companies(ctx context.Context) ([]KnownCompany, error) {
 var _ Actions = (*EngineActions)(nil)
 
 // NewEngineActions returns the Actions of the app: e and q are the window's own engine and
-// approval queue (so the window shows what the model asked), secrets the keyring the engine uses.
-func NewEngineActions(e *engine.Engine, q *approvals.Queue, secrets store.Secrets) (*EngineActions, error) {
-	if e == nil || q == nil || secrets == nil {
-		return nil, errors.New("modelapi: the model's actions need the engine, the approval queue and the secret store")
+// approval queue (so the window shows what the model asked).
+func NewEngineActions(e *engine.Engine, q *approvals.Queue) (*EngineActions, error) {
+	if e == nil || q == nil {
+		return nil, errors.New("modelapi: the model's actions need the engine and the approval queue")
 	}
-	return &EngineActions{engine: e, queue: q, secrets: secrets}, nil
+	return &EngineActions{engine: e, queue: q}, nil
 }
 
 // Discover is engine.Discover (spec 3).
@@ -93,20 +86,23 @@ func (a *EngineActions) Company(ctx context.Context, ref string) (*discovery.Com
 	return a.engine.Discover(ctx, strings.ToLower(ref))
 }
 
-// Accounts lists the account labels with a keyring bundle at the Company ("" excluded).
+// Accounts lists the labels of the accounts signed in at the Company (the sign-in layer's
+// answer, the window's too).
 func (a *EngineActions) Accounts(ctx context.Context, company string) ([]string, error) {
-	pairs, err := a.secrets.Companies(ctx)
+	st, err := a.engine.OAuth().Accounts(ctx, company)
 	if err != nil {
 		return nil, fmt.Errorf("reading the accounts from the keyring failed: %w; unlock the keyring", err)
 	}
-	var out []string
-	for _, p := range pairs {
-		if p[0] == company && p[1] != "" {
-			out = append(out, p[1])
-		}
+	return labels(st), nil
+}
+
+// labels are the accounts' labels, in their order; empty, never nil.
+func labels(st []oauth.AccountStatus) []string {
+	out := make([]string, 0, len(st))
+	for _, s := range st {
+		out = append(out, s.Account)
 	}
-	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // Operations is the description from the engine's shared cache (apis.Descriptions: fetched without

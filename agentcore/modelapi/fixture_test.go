@@ -128,7 +128,7 @@ func newFixture(t testing.TB, o fopts) *fixture {
 	if f.socket = f.Host.Socket(); f.socket == "" {
 		t.Fatal("the Host does not serve the model's socket")
 	}
-	if f.actions, err = modelapi.NewEngineActions(f.e, f.q, f.secrets); err != nil {
+	if f.actions, err = modelapi.NewEngineActions(f.e, f.q); err != nil {
 		t.Fatal(err)
 	}
 	if o.signedIn {

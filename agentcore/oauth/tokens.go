@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,15 +89,27 @@ func (c *Client) Held(ctx context.Context, company, account string) ([]string, e
 	return st.Scopes, err
 }
 
-// Accounts lists the accounts with tokens at company.
+// Accounts lists the signed-in accounts at company (an account holds a refresh token), in label
+// order. An account signed out keeps its keyring bundle (its pairwise User ID, spec 5.1), so a
+// bundle alone does not make an account signed in. The window and the model both ask this.
 func (c *Client) Accounts(ctx context.Context, company string) ([]AccountStatus, error) {
+	all, err := c.SignedIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return all[company], nil
+}
+
+// SignedIn lists the signed-in accounts of every Company, by Company identifier, each list in
+// label order: one listing of the keyring, then each account's status.
+func (c *Client) SignedIn(ctx context.Context) (map[string][]AccountStatus, error) {
 	pairs, err := c.secrets.Companies(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []AccountStatus
+	out := map[string][]AccountStatus{}
 	for _, p := range pairs {
-		if p[0] != company || p[1] == "" {
+		if p[1] == "" {
 			continue
 		}
 		st, err := c.Status(ctx, p[0], p[1])
@@ -104,8 +117,11 @@ func (c *Client) Accounts(ctx context.Context, company string) ([]AccountStatus,
 			return nil, err
 		}
 		if st.SignedIn {
-			out = append(out, st)
+			out[p[0]] = append(out[p[0]], st)
 		}
+	}
+	for _, l := range out {
+		slices.SortFunc(l, func(a, b AccountStatus) int { return strings.Compare(a.Account, b.Account) })
 	}
 	return out, nil
 }
