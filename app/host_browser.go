@@ -105,9 +105,21 @@ type browserSession struct{ s *browser.Session }
 
 func pageOf(p browser.Page, err error) (browserjoin.Page, error) {
 	if err != nil {
-		return browserjoin.Page{}, err
+		return browserjoin.Page{}, actionError(err)
 	}
 	return browserjoin.Page{URL: p.URL, Alerts: p.Alerts, Data: p}, nil
+}
+
+// actionError types the browser's refusals for the layers that tell the model (spec 6): a
+// request whose arguments the browser refuses, or a page or form its rules block.
+func actionError(err error) error {
+	switch {
+	case errors.Is(err, browser.ErrRefused):
+		return &browserjoin.ActionError{Refused: true, Err: err}
+	case errors.Is(err, browser.ErrOffSite):
+		return &browserjoin.ActionError{Err: err}
+	}
+	return err
 }
 
 func (bs browserSession) Join(ctx context.Context, endpoint string, authorize browserjoin.AuthorizeFunc) error {
@@ -131,5 +143,9 @@ func (bs browserSession) Back(ctx context.Context) (browserjoin.Page, error) {
 	return pageOf(bs.s.Back(ctx))
 }
 func (bs browserSession) Screenshot(ctx context.Context) ([]byte, string, error) {
-	return bs.s.Screenshot(ctx)
+	png, loc, err := bs.s.Screenshot(ctx)
+	if err != nil {
+		return nil, "", actionError(err)
+	}
+	return png, loc, nil
 }

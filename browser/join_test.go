@@ -273,10 +273,10 @@ func TestBrowserJoin(t *testing.T) {
 			t.Errorf("join from another page: %v, %d authorizations", err, calls.Load())
 		}
 		// The model's side can neither open the endpoint nor submit to it.
-		if _, err := b.Open(ctx, w.s.BrowserSessionEndpoint()); !errors.Is(err, browser.ErrOffSite) {
+		if _, err := b.Open(ctx, w.s.BrowserSessionEndpoint()); !errors.Is(err, browser.ErrRefused) {
 			t.Errorf("opening the endpoint: %v", err)
 		}
-		if _, err := b.Open(ctx, "https://example.com/"); !errors.Is(err, browser.ErrOffSite) {
+		if _, err := b.Open(ctx, "https://example.com/"); !errors.Is(err, browser.ErrRefused) {
 			t.Errorf("opening another site: %v", err)
 		}
 		if _, err := w.j.Ensure(ctx, b, w.co.Identifier, "personal"); err != nil {

@@ -50,8 +50,14 @@ type Page struct {
 	Alerts []string `json:"alerts,omitempty"`
 }
 
-// ErrOffSite is returned when a URL or page is not on the Company's website.
+// ErrOffSite is returned when the browser reached a page, or a form would post, off the
+// Company's website: Poppydesk's rules forbid showing or sending it (the browser left the page).
 var ErrOffSite = errors.New("browser: the page is not on the Company's website")
+
+// ErrRefused is returned when the request itself names what the browser may not do: a URL off the
+// Company's website or with an ambiguous path, a form or field the page does not have. Nothing was
+// done; the caller can ask again with other arguments.
+var ErrRefused = errors.New("browser: refused the request")
 
 func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
 
@@ -156,10 +162,10 @@ func hostOf(raw string) string {
 // Open loads rawURL, which must be on the Company's website, and returns the page.
 func (s *Session) Open(ctx context.Context, rawURL string) (Page, error) {
 	if u, err := url.Parse(rawURL); err == nil && ambiguousPath(u) != "" {
-		return Page{}, fmt.Errorf("%w: %s has the path segment %q, a dot-segment or an encoded slash or backslash that the browser or server would resolve to another page; open the page by its plain address", ErrOffSite, rawURL, ambiguousPath(u))
+		return Page{}, fmt.Errorf("%w: %s has the path segment %q, a dot-segment or an encoded slash or backslash that the browser or server would resolve to another page; open the page by its plain address", ErrRefused, rawURL, ambiguousPath(u))
 	}
 	if !s.allowed(rawURL) {
-		return Page{}, fmt.Errorf("%w: %s is not a page of %s the model may open", ErrOffSite, rawURL, strings.Join(s.cfg.Website, ", "))
+		return Page{}, fmt.Errorf("%w: %s is not a page of %s the model may open", ErrRefused, rawURL, strings.Join(s.cfg.Website, ", "))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,7 +268,7 @@ func (s *Session) Submit(ctx context.Context, form string, values map[string]str
 			}
 		}
 		if target == nil {
-			return fmt.Errorf("browser: no form named %q on %s", form, cur.URL)
+			return fmt.Errorf("%w: no form named %q on %s", ErrRefused, form, cur.URL)
 		}
 		if !s.allowed(target.Action) {
 			return fmt.Errorf("%w: the form %q posts to %s", ErrOffSite, form, hostOf(target.Action))
@@ -277,7 +283,7 @@ func (s *Session) Submit(ctx context.Context, form string, values map[string]str
 			return fmt.Errorf("browser: filling the form %q: %w", form, err)
 		}
 		if msg != "" {
-			return fmt.Errorf("browser: %s", msg)
+			return fmt.Errorf("%w: %s", ErrRefused, msg)
 		}
 		submit := func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 			_, err := chromedp.Evaluate[bool](`((name) => { const f = Array.from(document.forms).find(f => (f.getAttribute("name") || f.id) === name); f.requestSubmit ? f.requestSubmit() : f.submit(); return true; })(`+string(nameJSON)+`)`)(ctx, t)

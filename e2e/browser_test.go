@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -91,6 +92,14 @@ func (m *modelBrowsing) call(t *testing.T, ctx context.Context, tool string, arg
 	return res
 }
 
+// statusOf is the status word of a tool result's structured content.
+func statusOf(r *mcp.CallToolResult) string {
+	b, _ := json.Marshal(r.StructuredContent)
+	var v struct{ Status string }
+	json.Unmarshal(b, &v)
+	return v.Status
+}
+
 func toolText(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
@@ -149,6 +158,25 @@ func TestModelBrowsesJoined(t *testing.T) {
 		for _, code := range s.IssuedJoinCodes() {
 			if strings.Contains(html, code) {
 				t.Error("the window shows a join code")
+			}
+		}
+	})
+
+	t.Run("refuses the model's arguments in words", func(t *testing.T) {
+		// A URL off the website, the browser-session endpoint and a form the page does not have
+		// are refusals of the model's arguments (status refused), not failures of Poppydesk.
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"browser_open", map[string]any{"company": co.Identifier, "url": "https://example.com/"}},
+			{"browser_open", map[string]any{"company": co.Identifier, "url": s.BrowserSessionEndpoint()}},
+			{"browser_open", map[string]any{"company": co.Identifier, "url": s.URL(refcompany.ShopHost, "/a/%2e%2e/account")}},
+			{"browser_submit_form", map[string]any{"company": co.Identifier, "form": "no-such-form", "fields": map[string]any{}}},
+		} {
+			r := m.call(t, ctx, c.tool, c.args)
+			if st := statusOf(r); st != "refused" || !r.IsError {
+				t.Errorf("%s %v: status %q (error %v), want refused: %s", c.tool, c.args, st, r.IsError, toolText(r))
 			}
 		}
 	})

@@ -201,7 +201,7 @@ func (b *Browsers) Browse(ctx context.Context, req Request) (*Result, error) {
 	case "screenshot":
 		res.PNG, res.URL, err = s.Screenshot(ctx)
 	default:
-		err = fmt.Errorf("browserjoin: unknown browser action %q; the actions are open, read, submit, back and screenshot", req.Action)
+		err = &ActionError{Refused: true, Err: fmt.Errorf("browserjoin: unknown browser action %q; the actions are open, read, submit, back and screenshot", req.Action)}
 	}
 	if err == nil && endpoint != "" && (req.Action == "open" || req.Action == "back" || req.Action == "submit") {
 		var again Joined
@@ -243,3 +243,17 @@ func (b *Browsers) observe(ctx context.Context, r Report) {
 		b.cfg.Observe(ctx, r)
 	}
 }
+
+// ActionError is a browser action Poppydesk did not carry out, and why, in Poppydesk's words
+// (Err). Refused: the request's own arguments name what the browser may not do (a URL off the
+// Company's website or with an ambiguous path, a form or field the page does not have, an unknown
+// action); the caller can ask again with others. Otherwise Poppydesk's rules blocked it: the page
+// went off the website or a form would post off it (spec 6: the model browses only the Company's
+// website). Nothing was sent for it either way.
+type ActionError struct {
+	Refused bool
+	Err     error
+}
+
+func (e *ActionError) Error() string { return e.Err.Error() }
+func (e *ActionError) Unwrap() error { return e.Err }

@@ -123,7 +123,7 @@ func addBrowserTools(s *mcp.Server, d Deps) {
 		return rep
 	}
 	const working = "the controlled browser is working (starting, joining the Session, loading the page)"
-	statuses := "\nStatuses:" + statusList(StatusOK, StatusMissingScope, StatusUnavailable)
+	statuses := "\nStatuses:" + statusList(StatusOK, StatusMissingScope, StatusRefused, StatusBlocked, StatusUnavailable)
 	AddTool(s, Tool{Name: "browser_open", Title: "Open a page of a Company's website",
 		Description: "Opens a URL on the Company's own website in Poppydesk's controlled browser, joined to your Session with the Company, and returns the page as text with its links and forms as data. Only the Company's website can be opened." + statuses,
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["company", "url"], "properties": {` + browserCompanyProps + `,

@@ -23,6 +23,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
@@ -109,6 +110,7 @@ func classifyError(err error) errorView {
 	}
 
 	var ue *UnavailableError
+	var bae *browserjoin.ActionError
 	var ae *transport.AddressError
 	var se *transport.SchemeError
 	var pathErr *transport.PathError
@@ -120,6 +122,10 @@ func classifyError(err error) errorView {
 	case errors.As(err, &ue):
 		v.status, v.message = StatusUnavailable, ue.Reason
 		v.detail = ""
+	case errors.As(err, &bae) && bae.Refused:
+		v.status, v.message = StatusRefused, "Poppydesk refused the browser request's arguments (the detail says which); nothing was done. Ask again with a page of the Company's website, or a form and fields the current page shows"
+	case bae != nil:
+		v.status, v.message = StatusBlocked, "Poppydesk's rules stopped the controlled browser: the page left the Company's website, or the form would send to another site (Poppy spec 6). Nothing was sent there, and the browser left that page"
 	case errors.Is(err, approvals.ErrRefused):
 		v.status, v.message = StatusRefused, "Poppydesk refused this request before sending anything; nothing was done. An approval comes only from the user in the Poppydesk window"
 	case errors.Is(err, context.Canceled):
