@@ -529,7 +529,7 @@ func (h *Host) openCoverage(context.Context) error {
 		return nil
 	}
 	svc, err := coverage.New(coverage.Config{Engine: h.engine, Reports: h.state, Settings: h.state, Seen: h.identifiers,
-		Accounts: h.accountLabels, Now: h.now, Logger: h.engine.Logger()})
+		Accounts: h.accountLabels, Held: h.heldSecrets, Now: h.now, Logger: h.engine.Logger()})
 	if err != nil {
 		return fmt.Errorf("starting task coverage failed: %w", err)
 	}
@@ -547,6 +547,26 @@ func (h *Host) accountLabels(ctx context.Context, company string) ([]string, err
 	for _, p := range pairs {
 		if p[0] == company && p[1] != "" {
 			out = append(out, p[1])
+		}
+	}
+	return out, nil
+}
+
+// heldSecrets lists every secret Poppydesk holds: what the keyring holds for every Company and
+// account (store.HeldSecrets) and the secrets of the sign-ins in flight.
+func (h *Host) heldSecrets(ctx context.Context) ([]string, error) {
+	out, err := store.HeldSecrets(ctx, h.secrets)
+	if err != nil {
+		return nil, err
+	}
+	h.signIn.mu.Lock()
+	defer h.signIn.mu.Unlock()
+	for _, f := range h.signIn.flows {
+		switch {
+		case f.direct != nil:
+			out = append(out, f.direct.Held()...)
+		case f.device != nil:
+			out = append(out, f.device.Held()...)
 		}
 	}
 	return out, nil

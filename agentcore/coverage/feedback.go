@@ -88,11 +88,17 @@ func (s *Service) Report(ctx context.Context, co *discovery.Company, r Report) (
 	if err := s.cfg.Engine.FlushExchanges(ctx); err != nil {
 		return nil, fmt.Errorf("coverage: waiting for the exchange log before removing identifiers: %w", err)
 	}
+	var held []string
+	if s.cfg.Held != nil {
+		if held, err = s.cfg.Held(ctx); err != nil {
+			return nil, fmt.Errorf("coverage: reading the secrets Poppydesk holds to keep them out of the report: %w", err)
+		}
+	}
 	ids := s.seen.Values(co.Identifier)
 	sent := &Sent{}
 	var rm1, rm2 []string
-	sent.Task, rm1 = Scrub(task, ids, accounts)
-	sent.Description, rm2 = Scrub(desc, ids, accounts)
+	sent.Task, rm1 = Scrub(task, held, ids, accounts)
+	sent.Description, rm2 = Scrub(desc, held, ids, accounts)
 	for _, k := range append(rm1, rm2...) {
 		if !contains(sent.Removed, k) {
 			sent.Removed = append(sent.Removed, k)

@@ -252,10 +252,11 @@ func TestScrub(t *testing.T) {
 		{name: "dates and prices stay", in: "Delivered 2025-01-02 for 129.00, size 42", want: "Delivered 2025-01-02 for 129.00, size 42"},
 		{name: "JWT", in: "The header was " + jwt, want: "The header was [redacted]", removed: []string{coverage.RemovedSecret}},
 		{name: "secret-named value", in: "it answered access_token=abc123secret", want: "it answered access_token=[redacted]", removed: []string{coverage.RemovedSecret}},
+		{name: "a token Poppydesk holds, anywhere", in: "the page showed at_Z9secretTOKENvalue and xat_Z9secretTOKENvaluex", want: "the page showed [redacted] and x[redacted]x", removed: []string{coverage.RemovedSecret}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, removed := coverage.Scrub(tc.in, []string{"ord_7Hk2", "itm_4Qa"}, []string{"alice.smith"})
+			got, removed := coverage.Scrub(tc.in, []string{"at_Z9secretTOKENvalue"}, []string{"ord_7Hk2", "itm_4Qa"}, []string{"alice.smith"})
 			if got != tc.want || strings.Join(removed, ",") != strings.Join(tc.removed, ",") {
 				t.Fatalf("Scrub = %q %v, want %q %v", got, removed, tc.want, tc.removed)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -213,11 +214,13 @@ var (
 	dateRE  = regexp.MustCompile(`^[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}$|^[0-9]{1,2}[-/.][0-9]{1,2}[-/.][0-9]{2,4}$`)
 )
 
-// Scrub removes from text what a feedback report must not carry (spec 9.3, 10.2): secrets
-// (agentcore/redact: JWT-shaped values and values of secret-named fields and parameters), the
-// identifiers given (whole words, longest first), the account labels (ignoring case), email
-// addresses and phone numbers. It returns the text and what kinds it removed, in order.
-func Scrub(text string, identifiers, accounts []string) (string, []string) {
+// Scrub removes from text what a feedback report must not carry (spec 9.3, 10.2): every secret
+// Poppydesk holds (held: tokens, keys, User IDs of every account and Company, wherever they stand
+// in the text, see store.HeldSecrets), secret-shaped values (agentcore/redact: JWT-shaped values
+// and values of secret-named fields and parameters), the identifiers given (whole words, longest
+// first), the account labels (ignoring case), email addresses and phone numbers. It returns the
+// text and what kinds it removed, in order.
+func Scrub(text string, held, identifiers, accounts []string) (string, []string) {
 	var removed []string
 	note := func(kind string) {
 		for _, k := range removed {
@@ -226,6 +229,10 @@ func Scrub(text string, identifiers, accounts []string) (string, []string) {
 			}
 		}
 		removed = append(removed, kind)
+	}
+	if t := replaceAll(text, held, redact.Mask); t != text {
+		text = t
+		note(RemovedSecret)
 	}
 	if t := redact.Text(redact.String(text)); t != text {
 		text = t
@@ -259,6 +266,18 @@ func Scrub(text string, identifiers, accounts []string) (string, []string) {
 		note(RemovedPhone)
 	}
 	return text, removed
+}
+
+// replaceAll replaces every occurrence of the values in text, inside words too (longest first).
+func replaceAll(text string, values []string, with string) string {
+	vs := slices.Clone(values)
+	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
+	for _, v := range vs {
+		if v != "" {
+			text = strings.ReplaceAll(text, v, with)
+		}
+	}
+	return text
 }
 
 // replaceWords replaces each whole-word occurrence of the values in text (longest first, so a

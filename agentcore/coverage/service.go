@@ -31,6 +31,10 @@ type Config struct {
 	// Accounts lists the account labels the user signed in with at a Company, which a report
 	// never names (nil: none).
 	Accounts func(ctx context.Context, company string) ([]string, error)
+	// Held lists every secret Poppydesk holds (tokens, keys and codes of every account and
+	// Company: store.HeldSecrets and the sign-ins in flight), which a report never carries, even
+	// another Company's (nil: none).
+	Held func(ctx context.Context) ([]string, error)
 	// Lister checks alternatives' references (nil: the engine's descriptions and tool lists).
 	Lister Lister
 	Now    func() time.Time

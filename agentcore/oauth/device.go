@@ -47,6 +47,10 @@ type DeviceFlow struct {
 	once     sync.Once
 }
 
+// Held lists the flow's own secret (its device code), for text that leaves Poppydesk to be
+// cleaned of it (spec 10.2). Never shown or logged.
+func (f *DeviceFlow) Held() []string { return []string{f.deviceCode} }
+
 // StartDevice asks the Company's device_authorization_endpoint for a code (RFC 8628 §3.1, with
 // the client assertion and the planned scopes), and checks the verification link's host
 // before anything is exposed (spec 4.3).

@@ -313,6 +313,10 @@ func (c *Client) finishSignIn(ctx context.Context, co *discovery.Company, accoun
 	return newResult(co, account, tr.TokenType, scopes, granted), nil
 }
 
+// Held lists the flow's own secrets (its state and PKCE verifier), for text that leaves
+// Poppydesk to be cleaned of them (spec 10.2). Never shown or logged.
+func (f *DirectFlow) Held() []string { return []string{f.state, f.verifier} }
+
 // String keeps the state and PKCE verifier out of fmt output (spec 10.2).
 func (f *DirectFlow) String() string {
 	return fmt.Sprintf("DirectFlow{company: %s, account: %q, scopes: %q}", f.co.Identifier, f.account, f.scopes)
