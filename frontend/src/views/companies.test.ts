@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import type { CompanyList } from "../api";
+import { EVENTS, type CompanyList } from "../api";
 import { FakeEvents } from "../api/testing";
 import { COMPANIES_PAGE, companiesView, type CompaniesBackend } from "./companies";
 import { company, context, flush } from "./signin/fixtures";
@@ -156,5 +156,47 @@ describe("the Companies view", () => {
     expect(cards()).toBe(200);
     expect(host.querySelector<HTMLElement>(".co-more")!.hidden).toBe(true);
     expect(new Set(Array.from(host.querySelectorAll<HTMLElement>(".co-card"), (c) => c.dataset.company)).size).toBe(200);
+  }, 30_000);
+
+  it("does not lose a click on Show more while another read runs", async () => {
+    const host = document.createElement("div");
+    const b = new FakeCompanies();
+    const one = b.data.companies![0];
+    b.data.companies = Array.from({ length: 100 }, (_, i) => ({
+      ...structuredClone(one),
+      company: { ...one.company, identifier: `https://auth.c${i}.example`, name: `Company ${String(i).padStart(3, "0")}` },
+    }));
+    b.data.total = 100;
+    companiesView(b)(host, context([]));
+    await flush();
+    const cards = () => host.querySelectorAll(".co-card").length;
+    expect(cards()).toBe(COMPANIES_PAGE);
+    // A read that does not answer yet (as the automatic read of a scrolled list can be).
+    const list = b.list;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    b.list = (cursor: string, limit: number) => held.then(() => list(cursor, limit));
+    const more = host.querySelector<HTMLButtonElement>("#co-more")!;
+    more.click();
+    await flush();
+    expect(more.getAttribute("aria-busy")).toBe("true");
+    more.click(); // while the first read runs
+    release();
+    for (let i = 0; i < 5; i++) await flush();
+    expect(cards()).toBe(3 * COMPANIES_PAGE);
+    expect(more.hasAttribute("aria-busy")).toBe(false);
+    expect(new Set(Array.from(host.querySelectorAll<HTMLElement>(".co-card"), (c) => c.dataset.company)).size).toBe(3 * COMPANIES_PAGE);
+  });
+
+  it("reads the list again once for a burst of changes", async () => {
+    const host = document.createElement("div");
+    const b = new FakeCompanies();
+    companiesView(b)(host, context([]));
+    await flush();
+    expect(b.reads.length).toBe(1);
+    for (let i = 0; i < 20; i++) b.emit(EVENTS.companiesChanged);
+    for (let i = 0; i < 5; i++) await flush();
+    expect(b.reads.length).toBeLessThanOrEqual(3);
+    expect(b.reads.length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -158,11 +158,20 @@ export function companiesView(backend: CompaniesBackend): SectionView {
     const ul = el("ul", { class: "co-cards" });
     const more = el("button", { class: "btn btn-secondary", type: "button", id: "co-more" }, "Show more Companies");
     const moreRow = el("p", { class: "co-more" }, more);
-    let reading = false;
+    // Every read of the list runs in turn (one chain), so a click while another read runs is
+    // never lost: it reads the next page after that read. The button stays enabled (a click on
+    // a disabled button would be dropped) and says aria-busy while a read runs.
+    let chain: Promise<void> = Promise.resolve();
+    let queued = 0;
+    const inTurn = (read: () => Promise<void>) => {
+      queued++;
+      more.setAttribute("aria-busy", "true");
+      chain = chain.then(read).finally(() => {
+        if (--queued === 0) more.removeAttribute("aria-busy");
+      });
+    };
     const readMore = async () => {
-      if (reading || !next) return;
-      reading = true;
-      more.disabled = true;
+      if (gone || !next) return;
       try {
         const l = await backend.list(next, COMPANIES_PAGE);
         if (gone) return;
@@ -172,12 +181,9 @@ export function companiesView(backend: CompaniesBackend): SectionView {
         showMore(l.total);
       } catch (e) {
         message.textContent = `Reading more Companies failed: ${describeError(e)}`;
-      } finally {
-        reading = false;
-        more.disabled = false;
       }
     };
-    more.addEventListener("click", () => void readMore());
+    more.addEventListener("click", () => inTurn(readMore));
     const showMore = (total: number) => {
       moreRow.hidden = !next;
       more.textContent = `Show more Companies (${Math.max(0, total - shown)} more)`;
@@ -185,7 +191,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
     // The button reads the next page by itself when it scrolls into view, where the window can
     // tell (IntersectionObserver).
     const View = host.ownerDocument.defaultView as (Window & typeof globalThis) | null;
-    const seen = View && "IntersectionObserver" in View ? new View.IntersectionObserver((es) => es.some((e) => e.isIntersecting) && void readMore()) : null;
+    const seen = View && "IntersectionObserver" in View ? new View.IntersectionObserver((es) => es.some((e) => e.isIntersecting) && queued === 0 && inTurn(readMore)) : null;
     seen?.observe(more);
 
     async function load(): Promise<void> {
@@ -217,8 +223,19 @@ export function companiesView(backend: CompaniesBackend): SectionView {
       list.replaceChildren(ul, moreRow);
     }
 
-    const off = backend.on(EVENTS.companiesChanged, () => void load());
-    void load();
+    // A burst of changes (the excluded tasks of many Companies read one after another) reads
+    // the list again once: at most one reload waits behind the read that runs.
+    let reloadWaiting = false;
+    const reload = () => {
+      if (reloadWaiting) return;
+      reloadWaiting = true;
+      inTurn(() => {
+        reloadWaiting = false;
+        return load();
+      });
+    };
+    const off = backend.on(EVENTS.companiesChanged, reload);
+    reload();
     return () => {
       gone = true;
       seen?.disconnect();
