@@ -14,8 +14,8 @@ awk '
 	ratio = ""; ns = ""; bns = ""
 	for (i = 3; i < NF; i++) {
 		if ($(i+1) == "x-baseline") ratio = $i
-		if ($(i+1) == "ns/op") ns = $i
-		if ($(i+1) == "baseline-ns/op") bns = $i
+		if ($(i+1) == "ns/op" || $(i+1) == "cpu-ns/op") ns = $i
+		if ($(i+1) == "baseline-ns/op" || $(i+1) == "baseline-cpu-ns/op") bns = $i
 	}
 	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %12s %12s", pkg, name, ratio, base, ns, bns)
 }

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/cloudflare/circl/blindsign/blindrsa"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 
@@ -52,7 +51,7 @@ type Key struct {
 	Bits   int
 
 	priv   *rsa.PrivateKey
-	signer blindrsa.Signer
+	signer *crtSigner
 	pub    jwk.Key
 }
 
@@ -122,7 +121,11 @@ func newKey(rk *rsa.PrivateKey, source string) (*Key, error) {
 			return nil, err
 		}
 	}
-	return &Key{Kid: kid, Source: source, Bits: rk.N.BitLen(), priv: rk, signer: blindrsa.NewSigner(rk), pub: pub}, nil
+	signer, err := newCRTSigner(rk)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", source, err)
+	}
+	return &Key{Kid: kid, Source: source, Bits: rk.N.BitLen(), priv: rk, signer: signer, pub: pub}, nil
 }
 
 // GenerateKey makes a new RSA key of bits bits and returns it as a PKCS #8 PEM block with the

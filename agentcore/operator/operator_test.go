@@ -359,7 +359,9 @@ func TestDeviceProofsChecked(t *testing.T) {
 	}
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	kid, _, _ := d.op.SigningKey(context.Background())
-	body, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: base64.RawURLEncoding.EncodeToString(make([]byte, 256))})
+	two := make([]byte, 256)
+	two[255] = 2 // a value a device's blinding can produce
+	body, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: base64.RawURLEncoding.EncodeToString(two)})
 	signURL := inst.url + "/v1/sign"
 	proof := func(key *ecdsa.PrivateKey, id, url string, b []byte, at time.Time) string {
 		p, err := identity.SignDeviceProof(key, id, "POST", url, b, at)
@@ -442,7 +444,9 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 	// The raw answer: 429, Retry-After in seconds.
 	kid, _, _ := d.op.SigningKey(ctx)
-	body, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: base64.RawURLEncoding.EncodeToString(make([]byte, 256))})
+	two := make([]byte, 256)
+	two[255] = 2 // a value a device's blinding can produce
+	body, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: base64.RawURLEncoding.EncodeToString(two)})
 	k, _ := jwk.ParseKey(d.bundle.PrivateJWK)
 	var priv ecdsa.PrivateKey
 	jwk.Export(k, &priv)

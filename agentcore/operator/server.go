@@ -450,9 +450,14 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, oe)
 		return
 	}
+	// Everything a request can get wrong is refused here, before the quota counts it.
 	blinded, err := base64.RawURLEncoding.DecodeString(req.BlindedMessage)
-	if err != nil || len(blinded) != (key.Bits+7)/8 {
-		s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, fmt.Sprintf("blinded_msg must be %d bytes, base64url-encoded", (key.Bits+7)/8))
+	if err != nil {
+		s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, "blinded_msg is not base64url")
+		return
+	}
+	if _, err := key.signer.checkBlinded(blinded); err != nil {
+		s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, err.Error())
 		return
 	}
 	err = s.cfg.Store.Use(ctx, proof.Kid, proof.Claims.Jti, time.Unix(proof.Claims.Iat, 0).Add(identity.DeviceProofWindow+time.Second),
@@ -471,7 +476,10 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	}
 	sig, err := key.signer.BlindSign(blinded)
 	if err != nil {
-		s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, "blinded_msg is not a valid blinded message for this key")
+		// The input was checked above: this is a fault of the operator (a failed check of its
+		// own result, or no randomness), never the device's.
+		s.log.Error("a blind signature failed", "kid", key.Kid, "err", err)
+		s.refuse(w, http.StatusInternalServerError, identity.OperatorErrUnavailable, "the operator could not sign this time; try again")
 		return
 	}
 	s.signatures.Add(1)
