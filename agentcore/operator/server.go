@@ -359,7 +359,7 @@ func (s *Server) enroll(w http.ResponseWriter, r *http.Request) {
 		return
 	case s.cfg.Enrollment == identity.EnrollmentOpen:
 		token = ""
-		err := s.cfg.Store.Use(ctx, "enroll", "", time.Time{}, []Limit{{"hour", s.cfg.OpenEnrollPerHour}}, now)
+		err := s.cfg.Store.Use(ctx, "", []Count{{"enroll", Limit{"hour", s.cfg.OpenEnrollPerHour}}}, now)
 		var oq *OverQuota
 		if errors.As(err, &oq) {
 			s.tooMany(w, oq, now, "this operator has enrolled as many devices as it does in an hour")
@@ -374,6 +374,9 @@ func (s *Server) enroll(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ErrBadToken):
 		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrToken, "the enrollment token is unknown, used up or expired")
+		return
+	case errors.Is(err, ErrKeyEnrolled):
+		s.refuse(w, http.StatusConflict, identity.OperatorErrRequest, "this device key is enrolled already; every enrollment needs a new device key")
 		return
 	case err != nil:
 		s.storeFailed(w, err)
@@ -460,8 +463,7 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, err.Error())
 		return
 	}
-	err = s.cfg.Store.Use(ctx, proof.Kid, proof.Claims.Jti, time.Unix(proof.Claims.Iat, 0).Add(identity.DeviceProofWindow+time.Second),
-		[]Limit{{"hour", s.cfg.PerHour}, {"day", s.cfg.PerDay}}, now)
+	err = s.cfg.Store.Use(ctx, proof.Claims.Jti, []Count{{proof.Kid, Limit{"hour", s.cfg.PerHour}}, {proof.Kid, Limit{"day", s.cfg.PerDay}}}, now)
 	var oq *OverQuota
 	switch {
 	case errors.As(err, &oq):

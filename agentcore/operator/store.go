@@ -16,10 +16,16 @@ import (
 )
 
 // Store keeps the operator's state: enrolled devices (their public keys), enrollment tokens
-// (as SHA-256 hashes), device-proof jtis until they expire, and quota counters. PostgreSQL lets
+// (as SHA-256 hashes), the replay cache of device proofs, and quota counters. PostgreSQL lets
 // several operator instances behind a load balancer serve the same devices and share their
 // quotas; SQLite (modernc.org/sqlite, pure Go) is the embedded default for one instance. Nothing
 // here names a Company, an issuer, a User ID, or anything a device had signed.
+//
+// Nothing here joins a device to a time finer than its quota window either (spec 10.7: the
+// operator sees when a device asks, and must not keep it): the replay cache holds a hash of
+// each proof's jti with the end of the hour after it — no device; quota counters hold a
+// device's count per UTC hour and day; a device's enrollment (and revocation) day is kept, not
+// its second. A JWT's iat therefore points at no row that names a device.
 type Store struct {
 	db       *sql.DB
 	postgres bool
@@ -34,9 +40,10 @@ var (
 
 // OverQuota says a subject has used a window's quota.
 type OverQuota struct {
-	Window string // "hour" or "day"
-	Limit  int
-	Until  time.Time // when the window ends
+	Subject string
+	Window  string // "hour" or "day"
+	Limit   int
+	Until   time.Time // when the window ends
 }
 
 func (e *OverQuota) Error() string {
@@ -47,6 +54,11 @@ func (e *OverQuota) Error() string {
 // .sqlite or .db), or a PostgreSQL URL "postgres://…" / "postgresql://…" or key=value DSN
 // ("host=/run/postgresql dbname=operator").
 func OpenStore(ctx context.Context, dsn string) (*Store, error) {
+	return openStore(ctx, dsn, len(migrations))
+}
+
+// openStore opens the database and migrates it to version upTo.
+func openStore(ctx context.Context, dsn string, upTo int) (*Store, error) {
 	driver, conn, pg, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -65,7 +77,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 	}
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{db: db, postgres: pg}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -138,18 +150,33 @@ var migrations = []string{
 		PRIMARY KEY (subject, win, start)
 	);
 	CREATE INDEX quota_usage_start ON quota_usage (start);`,
+	// 2: a replay cache that names no device and keeps only the hour (replay_jtis replaces
+	// proof_jtis, whose rows joined a device to a proof's second, and are deleted); enrollment
+	// and revocation times kept to the UTC day; one enrollment per device key.
+	`CREATE TABLE replay_jtis (
+		jti_hash TEXT PRIMARY KEY,
+		expires_at BIGINT NOT NULL
+	);
+	CREATE INDEX replay_jtis_expiry ON replay_jtis (expires_at);
+	DELETE FROM proof_jtis;
+	UPDATE devices SET enrolled_at = enrolled_at - (enrolled_at % 86400);
+	UPDATE devices SET revoked_at = revoked_at - (revoked_at % 86400) WHERE revoked_at IS NOT NULL;
+	CREATE UNIQUE INDEX devices_public_jwk ON devices (public_jwk);`,
 }
+
+// day is a time kept to its UTC day (Unix seconds of its midnight).
+func day(t time.Time) int64 { u := t.Unix(); return u - u%86400 }
 
 // SchemaVersion is the number of migrations this build knows.
 func SchemaVersion() int { return len(migrations) }
 
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := s.prepare(ctx); err != nil {
 		return fmt.Errorf("the operator's database cannot be prepared: %w; check the DSN and that the database user may create tables", err)
 	}
-	for v := 1; v <= len(migrations); v++ {
+	for v := 1; v <= upTo; v++ {
 		if err := s.applyMigration(ctx, v); err != nil {
 			return fmt.Errorf("migrating the operator's database to version %d: %w", v, err)
 		}
@@ -235,8 +262,13 @@ func (s *Store) AddEnrollToken(ctx context.Context, token string, now, expires t
 	return err
 }
 
-// Enroll adds a device with its public key. With token != "", it uses one use of that token in
-// the same transaction, and fails with ErrBadToken when there is none left.
+// ErrKeyEnrolled is a device key that is enrolled already: each enrollment needs a new key.
+var ErrKeyEnrolled = errors.New("this device key is enrolled already")
+
+// Enroll adds a device with its public key (compact JSON, as the device sent it), kept with
+// the day it enrolled. With token != "", it uses one use of that token in the same
+// transaction, and fails with ErrBadToken when there is none left. A key enrolled before fails
+// with ErrKeyEnrolled.
 func (s *Store) Enroll(ctx context.Context, deviceID string, publicJWK []byte, token string, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -253,8 +285,13 @@ func (s *Store) Enroll(ctx context.Context, deviceID string, publicJWK []byte, t
 			return ErrBadToken
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO devices (id, public_jwk, enrolled_at) VALUES ($1, $2, $3)`), deviceID, string(publicJWK), now.Unix()); err != nil {
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO devices (id, public_jwk, enrolled_at) VALUES ($1, $2, $3) ON CONFLICT (public_jwk) DO NOTHING`),
+		deviceID, string(publicJWK), day(now))
+	if err != nil {
 		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return ErrKeyEnrolled
 	}
 	return tx.Commit()
 }
@@ -277,7 +314,7 @@ func (s *Store) DeviceKey(ctx context.Context, deviceID string) ([]byte, error) 
 
 // Revoke revokes a device: its requests are refused from now on.
 func (s *Store) Revoke(ctx context.Context, deviceID string, now time.Time) error {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE devices SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`), deviceID, now.Unix())
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE devices SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`), deviceID, day(now))
 	if err != nil {
 		return err
 	}
@@ -293,6 +330,12 @@ type Limit struct {
 	Max    int
 }
 
+// Count is one use of Subject's quota under a Limit.
+type Count struct {
+	Subject string
+	Limit
+}
+
 func windowOf(w string, now time.Time) (time.Time, time.Time) {
 	now = now.UTC()
 	if w == "day" {
@@ -303,19 +346,32 @@ func windowOf(w string, now time.Time) (time.Time, time.Time) {
 	return start, start.Add(time.Hour)
 }
 
-// Use counts one use for subject under every limit, atomically: all of them or none. It also
-// records jti (when not "") until jtiExpires, and fails with ErrReplay when subject used it
-// before. Over a limit, it fails with *OverQuota naming the window that ends last among those
-// used up, and counts nothing.
-func (s *Store) Use(ctx context.Context, subject, jti string, jtiExpires time.Time, limits []Limit, now time.Time) error {
+// ReplayKeep is how long a device proof's jti stays in the replay cache: until the end of the
+// UTC hour after the one it was used in, which is always past its iat plus the proof window,
+// and says no more about when it was used than the hour a quota counts.
+func ReplayKeep(now time.Time) time.Time {
+	start, _ := windowOf("hour", now)
+	return start.Add(2 * time.Hour)
+}
+
+func jtiHash(jti string) string {
+	h := sha256.Sum256([]byte("poppydesk-operator-proof-jti\x00" + jti))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// Use counts one use under every count, atomically: all of them or none. It also records jti
+// (when not "") in the replay cache, without the subject, until ReplayKeep(now), and fails with
+// ErrReplay when it is there already. Over a limit, it fails with *OverQuota naming the window
+// that ends last among those used up, and counts nothing.
+func (s *Store) Use(ctx context.Context, jti string, counts []Count, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	if jti != "" {
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO proof_jtis (device_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`),
-			subject, jti, jtiExpires.Unix())
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO replay_jtis (jti_hash, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`),
+			jtiHash(jti), ReplayKeep(now).Unix())
 		if err != nil {
 			return err
 		}
@@ -324,19 +380,19 @@ func (s *Store) Use(ctx context.Context, subject, jti string, jtiExpires time.Ti
 		}
 	}
 	var over *OverQuota
-	for _, l := range limits {
-		if l.Max <= 0 {
+	for _, c := range counts {
+		if c.Max <= 0 {
 			continue
 		}
-		start, end := windowOf(l.Window, now)
+		start, end := windowOf(c.Window, now)
 		var used int
 		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO quota_usage (subject, win, start, used) VALUES ($1, $2, $3, 1)
 			ON CONFLICT (subject, win, start) DO UPDATE SET used = quota_usage.used + 1 WHERE quota_usage.used < $4
-			RETURNING used`), subject, l.Window, start.Unix(), l.Max).Scan(&used)
+			RETURNING used`), c.Subject, c.Window, start.Unix(), c.Max).Scan(&used)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if over == nil || end.After(over.Until) {
-				over = &OverQuota{Window: l.Window, Limit: l.Max, Until: end}
+				over = &OverQuota{Subject: c.Subject, Window: c.Window, Limit: c.Max, Until: end}
 			}
 		case err != nil:
 			return err
@@ -369,6 +425,8 @@ func (s *Store) Prune(ctx context.Context, now time.Time) error {
 		q string
 		t int64
 	}{
+		{`DELETE FROM replay_jtis WHERE expires_at < $1`, now.Unix()},
+		// Rows an instance of an older version wrote while the others were upgraded.
 		{`DELETE FROM proof_jtis WHERE expires_at < $1`, now.Unix()},
 		{`DELETE FROM quota_usage WHERE start < $1`, now.Add(-48 * time.Hour).Unix()},
 		{`DELETE FROM enroll_tokens WHERE expires_at < $1`, now.Unix()},
@@ -380,11 +438,18 @@ func (s *Store) Prune(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// Dump returns every row of every table as text, for tests that check what the operator keeps.
+// Dump returns every row of every table as text ("table col=value …"), on PostgreSQL with each
+// row's xmin, for tests that check what the operator keeps.
 func (s *Store) Dump(ctx context.Context) ([]string, error) {
 	var out []string
-	for _, tbl := range []string{"devices", "enroll_tokens", "proof_jtis", "quota_usage", "schema_migrations"} {
-		rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+tbl)
+	for _, tbl := range []string{"devices", "enroll_tokens", "proof_jtis", "replay_jtis", "quota_usage", "schema_migrations"} {
+		query := "SELECT * FROM " + tbl
+		if s.postgres {
+			// The transaction that wrote each row, which PostgreSQL keeps with it: rows written
+			// together share it, and whoever reads the database can join on it.
+			query = "SELECT xmin::text AS xmin, * FROM " + tbl
+		}
+		rows, err := s.db.QueryContext(ctx, query)
 		if err != nil {
 			return nil, err
 		}

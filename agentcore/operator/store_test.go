@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,14 +76,15 @@ func TestMigrationsFromEmpty(t *testing.T) {
 			if err := st.Enroll(ctx, "dev_x", []byte(`{}`), "", now); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Use(ctx, "dev_x", "jti-1", now.Add(time.Minute), []operator.Limit{{Window: "hour", Max: 1}}, now); err != nil {
+			hour := []operator.Count{{Subject: "dev_x", Limit: operator.Limit{Window: "hour", Max: 1}}}
+			if err := st.Use(ctx, "jti-1", hour, now); err != nil {
 				t.Fatal(err)
 			}
 			var oq *operator.OverQuota
-			if err := st.Use(ctx, "dev_x", "jti-2", now.Add(time.Minute), []operator.Limit{{Window: "hour", Max: 1}}, now); !errors.As(err, &oq) {
+			if err := st.Use(ctx, "jti-2", hour, now); !errors.As(err, &oq) || oq.Subject != "dev_x" {
 				t.Fatalf("over quota: %v", err)
 			}
-			if err := st.Use(ctx, "dev_x", "jti-1", now.Add(time.Minute), nil, now); !errors.Is(err, operator.ErrReplay) {
+			if err := st.Use(ctx, "jti-1", nil, now); !errors.Is(err, operator.ErrReplay) {
 				t.Fatalf("replayed jti: %v", err)
 			}
 			if err := st.Prune(ctx, now.Add(72*time.Hour)); err != nil {
@@ -173,5 +175,71 @@ func TestTwoInstancesShareDevicesAndQuota(t *testing.T) {
 	}
 	if da, db := a.srv.Stats().Signatures-sa, b.srv.Stats().Signatures-sb; da != 2 || db != 2 {
 		t.Fatalf("after the hour: A signed %d, B %d; want 2 each (round robin)", da, db)
+	}
+}
+
+// TestMigrationForgetsDeviceTimes: a database an older build left — a device enrolled and
+// revoked at a second, replay-cache rows naming devices with a proof's second — migrates to the
+// current schema on SQLite and PostgreSQL: the replay rows are gone, the device's times are
+// kept to the day, the device still authenticates, and a second enrollment of its key is
+// refused.
+func TestMigrationForgetsDeviceTimes(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 5, 2, 10, 17, 43, 0, time.UTC)
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "op.sqlite")
+			if db == "postgres" {
+				dsn = startPostgres(t)
+			}
+			old, err := operator.OpenStoreAt(ctx, dsn, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, stmt := range []struct {
+				q    string
+				args []any
+			}{
+				{`INSERT INTO devices (id, public_jwk, enrolled_at) VALUES ($1, $2, $3)`, []any{"dev_a", `{"k":"a"}`, at.Unix()}},
+				{`INSERT INTO devices (id, public_jwk, enrolled_at, revoked_at) VALUES ($1, $2, $3, $4)`, []any{"dev_b", `{"k":"b"}`, at.Unix(), at.Add(time.Hour).Unix()}},
+				{`INSERT INTO proof_jtis (device_id, jti, expires_at) VALUES ($1, $2, $3)`, []any{"dev_a", "jti-old", at.Add(61 * time.Second).Unix()}},
+			} {
+				if err := old.Exec(ctx, stmt.q, stmt.args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			old.Close()
+			st, err := operator.OpenStore(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			rows, err := st.Dump(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			midnight := strconv.FormatInt(time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC).Unix(), 10)
+			var devices int
+			for _, r := range rows {
+				switch {
+				case strings.HasPrefix(r, "proof_jtis "):
+					t.Errorf("a replay row naming a device survived the migration: %s", r)
+				case strings.HasPrefix(r, "devices "):
+					devices++
+					if !strings.Contains(r, "enrolled_at="+midnight) || strings.Contains(r, "revoked_at=") && !strings.Contains(r, "revoked_at=<nil>") && !strings.Contains(r, "revoked_at="+midnight) {
+						t.Errorf("a device's times are not kept to the day: %s", r)
+					}
+				}
+			}
+			if devices != 2 {
+				t.Fatalf("%d devices after the migration, want 2: %v", devices, rows)
+			}
+			if k, err := st.DeviceKey(ctx, "dev_a"); err != nil || string(k) != `{"k":"a"}` {
+				t.Fatalf("the enrolled device after the migration: %s, %v", k, err)
+			}
+			if err := st.Enroll(ctx, "dev_c", []byte(`{"k":"a"}`), "", time.Now()); !errors.Is(err, operator.ErrKeyEnrolled) {
+				t.Fatalf("enrolling a key twice: %v", err)
+			}
+		})
 	}
 }

@@ -62,7 +62,10 @@ func TestStrictInputBeforeQuota(t *testing.T) {
 	val := func(x *big.Int) string { return base64.RawURLEncoding.EncodeToString(x.FillBytes(make([]byte, size))) }
 	one := big.NewInt(1)
 	all := new(big.Int).Sub(new(big.Int).Lsh(one, uint(size*8)), one)
-	req := func(kid, msg string) []byte { b, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: msg}); return b }
+	req := func(kid, msg string) []byte {
+		b, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: msg})
+		return b
+	}
 	for _, tc := range []struct {
 		name   string
 		body   []byte
