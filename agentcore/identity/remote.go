@@ -69,6 +69,8 @@ type OperatorConfig struct {
 	SigningKid     string        `json:"signing_kid"`
 	Keys           []OperatorKey `json:"keys"`
 	Quota          OperatorQuota `json:"quota"`
+	// EnrollPoW is the proof of work an enrollment needs (nil: none).
+	EnrollPoW *OperatorPoW `json:"enroll_pow,omitempty"`
 	// Now is the operator's clock (Unix seconds) when it answered.
 	Now int64 `json:"now"`
 }
@@ -91,6 +93,8 @@ type OperatorQuota struct {
 type EnrollRequest struct {
 	Token     string          `json:"token,omitempty"`
 	DeviceKey json.RawMessage `json:"device_key"`
+	// PoW is the proof of work's nonce when the operator asks for one (OperatorConfig.EnrollPoW).
+	PoW string `json:"pow,omitempty"`
 }
 
 // EnrollResponse names the new device.

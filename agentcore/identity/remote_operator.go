@@ -67,6 +67,21 @@ func (e *OperatorQuotaError) Error() string {
 		e.Operator, strings.TrimSuffix(e.Description, "."), e.At.UTC().Format("15:04:05 UTC"), e.RetryAfter.Round(time.Second))
 }
 
+// EnrollLimitError says the operator enrolls no more devices from where this one asks, for now:
+// its limits per address, per network or in all, which keep one client from using up open
+// enrollment for everyone.
+type EnrollLimitError struct {
+	*OperatorQuotaError
+}
+
+func (e *EnrollLimitError) Error() string {
+	return fmt.Sprintf("the operator %s is not enrolling more devices from here for now (%s). Nothing was changed on this computer; "+
+		"enroll again later, from another network, or with an enrollment token from the operator's administrator",
+		e.Operator, strings.TrimSuffix(e.Description, "."))
+}
+
+func (e *EnrollLimitError) Unwrap() error { return e.OperatorQuotaError }
+
 // OperatorRefusedError is any other refusal by the operator, in its words.
 type OperatorRefusedError struct {
 	Operator    string
@@ -462,16 +477,29 @@ func Enroll(ctx context.Context, client *http.Client, base, token string, now fu
 	if err != nil {
 		return nil, err
 	}
-	pub, _, err := PublicJWK(&priv.PublicKey)
+	pub, thumb, err := PublicJWK(&priv.PublicKey)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(EnrollRequest{Token: token, DeviceKey: pub})
+	req := EnrollRequest{Token: token, DeviceKey: pub}
+	if p := c.EnrollPoW; p != nil && p.Bits > 0 {
+		if p.Alg != PoWAlg {
+			return nil, fmt.Errorf("the operator %s asks for a proof of work (%s) this Poppydesk does not know; update Poppydesk, or ask the operator's administrator for an enrollment token", base, p.Alg)
+		}
+		if req.PoW, err = SolveEnrollPoW(ctx, c.EnrollEndpoint, thumb, p.Bits); err != nil {
+			return nil, err
+		}
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	var out EnrollResponse
 	if err := postJSON(ctx, client, base, priv, "", c.EnrollEndpoint, body, &out, now); err != nil {
+		var qe *OperatorQuotaError
+		if errors.As(err, &qe) {
+			return nil, &EnrollLimitError{OperatorQuotaError: qe}
+		}
 		return nil, err
 	}
 	if out.DeviceID == "" {

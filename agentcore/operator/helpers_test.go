@@ -71,6 +71,7 @@ type opts struct {
 	perDay     int
 	clock      *refcompany.Clock
 	logs       *syncBuffer
+	edit       func(*operator.Config) // changes the Config before New
 }
 
 // instance is one running operator behind loopback TLS.
@@ -119,9 +120,13 @@ func startOperator(t testing.TB, o opts, publicURL string) *instance {
 	if o.keys == nil {
 		o.keys = keySet(t, testKey(t, time.Time{}))
 	}
-	srv, err := operator.New(operator.Config{PublicURL: publicURL, ClientName: "Test Operator", Keys: o.keys, Store: st,
+	cfg := operator.Config{PublicURL: publicURL, ClientName: "Test Operator", Keys: o.keys, Store: st,
 		Enrollment: o.enrollment, PerHour: o.perHour, PerDay: o.perDay, Now: now,
-		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+		Logger: slog.New(slog.NewJSONHandler(logs, nil))}
+	if o.edit != nil {
+		o.edit(&cfg)
+	}
+	srv, err := operator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

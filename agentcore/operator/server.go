@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -42,8 +43,15 @@ type Config struct {
 	// PerHour and PerDay are each device's signature quota (defaults 200 and 2000).
 	PerHour, PerDay int
 	// OpenEnrollPerHour caps enrollments per hour over all devices when enrollment is open
-	// (default 1000).
-	OpenEnrollPerHour int
+	// (default 1000); EnrollPerAddress and EnrollPerNetwork cap them per source address and
+	// network (defaults DefaultEnrollPerAddress and DefaultEnrollPerNetwork).
+	OpenEnrollPerHour, EnrollPerAddress, EnrollPerNetwork int
+	// EnrollPoWBits is the proof of work every open enrollment needs (identity.SolveEnrollPoW):
+	// 0 is DefaultEnrollPoWBits, a negative value none. Token enrollment needs none.
+	EnrollPoWBits int
+	// TrustedProxies are the reverse proxies (load balancers) whose X-Forwarded-For names the
+	// client's address; from any other peer the connection's address is the client's.
+	TrustedProxies []netip.Prefix
 	// Logger receives one JSON line per request and the service's events. It never receives a
 	// device ID, a blinded message, a signature or an enrollment token.
 	Logger *slog.Logger
@@ -99,6 +107,20 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.OpenEnrollPerHour == 0 {
 		cfg.OpenEnrollPerHour = 1000
+	}
+	if cfg.EnrollPerAddress == 0 {
+		cfg.EnrollPerAddress = DefaultEnrollPerAddress
+	}
+	if cfg.EnrollPerNetwork == 0 {
+		cfg.EnrollPerNetwork = DefaultEnrollPerNetwork
+	}
+	switch {
+	case cfg.Enrollment != identity.EnrollmentOpen || cfg.EnrollPoWBits < 0:
+		cfg.EnrollPoWBits = 0
+	case cfg.EnrollPoWBits == 0:
+		cfg.EnrollPoWBits = DefaultEnrollPoWBits
+	case cfg.EnrollPoWBits > identity.MaxEnrollPoWBits:
+		return nil, fmt.Errorf("a proof of work of %d bits is more than devices do (%d)", cfg.EnrollPoWBits, identity.MaxEnrollPoWBits)
 	}
 	if cfg.PerHour < 0 || cfg.PerDay < 0 {
 		return nil, errors.New("quotas must be positive")
@@ -256,6 +278,9 @@ func (s *Server) Config() identity.OperatorConfig {
 	if k := s.cfg.Keys.Current(now); k != nil {
 		c.SigningKid = k.Kid
 	}
+	if s.cfg.EnrollPoWBits > 0 {
+		c.EnrollPoW = &identity.OperatorPoW{Alg: identity.PoWAlg, Bits: s.cfg.EnrollPoWBits}
+	}
 	return c
 }
 
@@ -353,24 +378,49 @@ func (s *Server) enroll(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := req.Token
-	switch {
-	case s.cfg.Enrollment == identity.EnrollmentToken && token == "":
+	if s.cfg.Enrollment == identity.EnrollmentToken && token == "" {
 		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrToken, "this operator enrolls devices with an enrollment token from its administrator")
 		return
-	case s.cfg.Enrollment == identity.EnrollmentOpen:
+	}
+	counts := []Count(nil)
+	var src source
+	if s.cfg.Enrollment == identity.EnrollmentOpen {
 		token = ""
-		err := s.cfg.Store.Use(ctx, "", []Count{{"enroll", Limit{"hour", s.cfg.OpenEnrollPerHour}}}, now)
-		var oq *OverQuota
-		if errors.As(err, &oq) {
-			s.tooMany(w, oq, now, "this operator has enrolled as many devices as it does in an hour")
-			return
-		} else if err != nil {
-			s.storeFailed(w, err)
+		pub, err := jwk.ParseKey(req.DeviceKey)
+		thumb := ""
+		if err == nil {
+			thumb, err = identity.Thumbprint(pub)
+		}
+		if err != nil || !identity.CheckEnrollPoW(s.url(pathEnroll), thumb, req.PoW, s.cfg.EnrollPoWBits) {
+			s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, fmt.Sprintf("the enrollment needs a proof of work of %d bits for this device key (%s); update Poppydesk", s.cfg.EnrollPoWBits, identity.PoWAlg))
 			return
 		}
+		addr, err := s.clientAddr(r)
+		if err != nil {
+			s.log.Warn("an enrollment's source address is unknown", "err", err)
+			s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, "the operator cannot tell where this enrollment comes from; its administrator should check the proxy settings")
+			return
+		}
+		src = sourceOf(addr)
+		counts = s.enrollCounts(src)
+	}
+	// The proof's jti goes into the replay cache, with the open-enrollment counts, only now that
+	// the request is known to be well-formed.
+	err := s.cfg.Store.Use(ctx, proof.Claims.Jti, counts, now)
+	var oq *OverQuota
+	switch {
+	case errors.As(err, &oq):
+		s.tooMany(w, oq, now, s.enrollLimitWords(oq, src), false)
+		return
+	case errors.Is(err, ErrReplay):
+		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrDevice, "this device proof was already used; sign a new one for every request")
+		return
+	case err != nil:
+		s.storeFailed(w, err)
+		return
 	}
 	id := "dev_" + identity.NewID(16)
-	err := s.cfg.Store.Enroll(ctx, id, compactJSON(req.DeviceKey), token, now)
+	err = s.cfg.Store.Enroll(ctx, id, compactJSON(req.DeviceKey), token, now)
 	switch {
 	case errors.Is(err, ErrBadToken):
 		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrToken, "the enrollment token is unknown, used up or expired")
@@ -401,15 +451,20 @@ func (s *Server) storeFailed(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusServiceUnavailable, identity.OperatorErrUnavailable, "the operator cannot reach its database right now; try again shortly")
 }
 
-func (s *Server) tooMany(w http.ResponseWriter, oq *OverQuota, now time.Time, what string) {
+// tooMany answers 429 with Retry-After. what says which limit was met; unless it says the limit
+// itself (withLimit false), the description adds it, and always when to ask again.
+func (s *Server) tooMany(w http.ResponseWriter, oq *OverQuota, now time.Time, what string, withLimit bool) {
 	s.refused.Add(1)
 	wait := int(oq.Until.Sub(now).Seconds() + 0.999)
 	if wait < 1 {
 		wait = 1
 	}
+	if withLimit {
+		what = fmt.Sprintf("%s (%d per %s)", what, oq.Limit, oq.Window)
+	}
 	w.Header().Set("Retry-After", strconv.Itoa(wait))
 	writeJSON(w, http.StatusTooManyRequests, identity.OperatorError{Code: identity.OperatorErrQuota, RetryAfter: wait,
-		Description: fmt.Sprintf("%s (%d per %s); ask again after %s, in %s", what, oq.Limit, oq.Window,
+		Description: fmt.Sprintf("%s; ask again after %s, in %s", what,
 			oq.Until.UTC().Format("2006-01-02 15:04:05 UTC"), (time.Duration(wait) * time.Second).String())})
 }
 
@@ -467,7 +522,7 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	var oq *OverQuota
 	switch {
 	case errors.As(err, &oq):
-		s.tooMany(w, oq, now, "this device has had all the signatures it may have for now")
+		s.tooMany(w, oq, now, "this device has had all the signatures it may have for now", true)
 		return
 	case errors.Is(err, ErrReplay):
 		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrDevice, "this device proof was already used; sign a new one for every request")

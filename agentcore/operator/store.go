@@ -362,7 +362,7 @@ func jtiHash(jti string) string {
 // Use counts one use under every count, atomically: all of them or none. It also records jti
 // (when not "") in the replay cache, without the subject, until ReplayKeep(now), and fails with
 // ErrReplay when it is there already. Over a limit, it fails with *OverQuota naming the window
-// that ends last among those used up, and counts nothing.
+// that ends last among those used up (of those, the last count's), and counts nothing.
 func (s *Store) Use(ctx context.Context, jti string, counts []Count, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -391,7 +391,8 @@ func (s *Store) Use(ctx context.Context, jti string, counts []Count, now time.Ti
 			RETURNING used`), c.Subject, c.Window, start.Unix(), c.Max).Scan(&used)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if over == nil || end.After(over.Until) {
+			// The broadest limit met is the one worth naming (counts go from the narrowest).
+			if over == nil || !end.Before(over.Until) {
 				over = &OverQuota{Subject: c.Subject, Window: c.Window, Limit: c.Max, Until: end}
 			}
 		case err != nil:

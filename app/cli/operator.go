@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,7 +47,7 @@ func operatorCommand() command {
 		usage: operatorUsage,
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			o := &operatorFlags{env: env}
-			var keys listFlag
+			var keys, proxies listFlag
 			fs.StringVar(&o.listen, "listen", "", "`address` to listen on (POPPYDESK_OPERATOR_LISTEN; default :8080)")
 			fs.StringVar(&o.publicURL, "public-url", "", "the operator's public HTTPS base `URL`, e.g. https://operator.example (POPPYDESK_OPERATOR_PUBLIC_URL)")
 			fs.Var(&keys, "key", "PEM key `file` (repeatable; POPPYDESK_OPERATOR_KEYS: comma-separated files; POPPYDESK_OPERATOR_KEY_PEM: the PEM itself)")
@@ -58,6 +59,10 @@ func operatorCommand() command {
 			fs.StringVar(&o.logo, "logo", "", "PNG `file` published at logo.png (POPPYDESK_OPERATOR_LOGO)")
 			fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (POPPYDESK_OPERATOR_TLS_CERT; default: plain HTTP behind a TLS proxy)")
 			fs.StringVar(&o.tlsKey, "tls-key", "", "the certificate's key `file` (POPPYDESK_OPERATOR_TLS_KEY)")
+			fs.IntVar(&o.enrollPerAddress, "enroll-per-address", 0, "open enrollment: devices per source address per hour, a `number` (POPPYDESK_OPERATOR_ENROLL_PER_ADDRESS; default 5; an IPv6 host's /64 is one address)")
+			fs.IntVar(&o.enrollPerNetwork, "enroll-per-network", 0, "open enrollment: devices per network (IPv4 /24, IPv6 /56) per hour, a `number` (POPPYDESK_OPERATOR_ENROLL_PER_NETWORK; default 20)")
+			fs.IntVar(&o.enrollPoW, "enroll-pow-bits", 0, "open enrollment: the proof of work each device does, in `bits` (POPPYDESK_OPERATOR_ENROLL_POW_BITS; default 20, -1 for none)")
+			fs.Var(&proxies, "trusted-proxy", "a reverse proxy's address or `CIDR` whose X-Forwarded-For names the client (repeatable; POPPYDESK_OPERATOR_TRUSTED_PROXIES, comma-separated)")
 			fs.DurationVar(&o.drain, "drain", 0, "on SIGTERM, how long (a `time` such as 10s) /readyz answers 503 before the listener closes (POPPYDESK_OPERATOR_DRAIN)")
 			fs.StringVar(&o.out, "out", "", "keygen: the key `file` to write")
 			fs.IntVar(&o.bits, "bits", operator.DefaultKeyBits, "keygen: the RSA key size in `bits` (2048, 3072 or 4096)")
@@ -68,7 +73,7 @@ func operatorCommand() command {
 			devCA := fs.String("dev-ca", "", "enroll: PEM `file` of a CA trusted only for dev host names")
 			allowLoopback := fs.Bool("dev-allow-loopback", false, "enroll: dev mode, map *.localhost names to 127.0.0.1")
 			return func(ctx context.Context, args []string) error {
-				o.keys = keys
+				o.keys, o.proxies = keys, proxies
 				if len(args) == 0 {
 					return errMissing("the operator subcommand: serve, keygen, enroll-token, revoke-device, enroll or status")
 				}
@@ -117,15 +122,17 @@ func operatorCommand() command {
 }
 
 type operatorFlags struct {
-	env                               *Env
-	listen, publicURL, db, enrollment string
-	clientName, logo, tlsCert, tlsKey string
-	keys                              []string
-	perHour, perDay                   int
-	drain                             time.Duration
-	out, signFrom, token              string
-	bits, uses                        int
-	ttl                               time.Duration
+	env                                *Env
+	listen, publicURL, db, enrollment  string
+	clientName, logo, tlsCert, tlsKey  string
+	keys, proxies                      []string
+	perHour, perDay                    int
+	enrollPerAddress, enrollPerNetwork int
+	enrollPoW                          int
+	drain                              time.Duration
+	out, signFrom, token               string
+	bits, uses                         int
+	ttl                                time.Duration
 }
 
 // setting is the flag's value, else the environment's.
@@ -211,6 +218,25 @@ func (o *operatorFlags) serve(ctx context.Context) error {
 			return usageError{fmt.Sprintf("POPPYDESK_OPERATOR_DRAIN=%q is not a duration such as 10s", e)}
 		}
 	}
+	var limits [2]int
+	for i, l := range []struct {
+		v   int
+		env string
+	}{{o.enrollPerAddress, "POPPYDESK_OPERATOR_ENROLL_PER_ADDRESS"}, {o.enrollPerNetwork, "POPPYDESK_OPERATOR_ENROLL_PER_NETWORK"}} {
+		if limits[i], err = o.intSetting(l.v, l.env); err != nil {
+			return err
+		}
+	}
+	pow := o.enrollPoW
+	if e := o.env.Getenv("POPPYDESK_OPERATOR_ENROLL_POW_BITS"); pow == 0 && e != "" {
+		if pow, err = strconv.Atoi(e); err != nil {
+			return usageError{fmt.Sprintf("POPPYDESK_OPERATOR_ENROLL_POW_BITS=%q is not a number of bits", e)}
+		}
+	}
+	trusted, err := o.trustedProxies()
+	if err != nil {
+		return err
+	}
 	keys, err := o.loadKeys()
 	if err != nil {
 		return err
@@ -229,7 +255,8 @@ func (o *operatorFlags) serve(ctx context.Context) error {
 	defer st.Close()
 	srv, err := operator.New(operator.Config{PublicURL: publicURL, ClientName: o.setting(o.clientName, "POPPYDESK_OPERATOR_CLIENT_NAME", ""),
 		Logo: logo, Keys: keys, Store: st, Enrollment: o.setting(o.enrollment, "POPPYDESK_OPERATOR_ENROLLMENT", ""),
-		PerHour: perHour, PerDay: perDay, Logger: log})
+		PerHour: perHour, PerDay: perDay, EnrollPerAddress: limits[0], EnrollPerNetwork: limits[1], EnrollPoWBits: pow,
+		TrustedProxies: trusted, Logger: log})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -295,6 +322,32 @@ func (o *operatorFlags) serve(ctx context.Context) error {
 	stats := srv.Stats()
 	log.Info("operator stopped", "signatures", stats.Signatures, "refused", stats.Refused, "enrolled", stats.Enrolled)
 	return err
+}
+
+// trustedProxies reads --trusted-proxy and POPPYDESK_OPERATOR_TRUSTED_PROXIES: addresses or
+// CIDR prefixes.
+func (o *operatorFlags) trustedProxies() ([]netip.Prefix, error) {
+	all := append([]string(nil), o.proxies...)
+	if e := o.env.Getenv("POPPYDESK_OPERATOR_TRUSTED_PROXIES"); e != "" {
+		all = append(all, strings.Split(e, ",")...)
+	}
+	var out []netip.Prefix
+	for _, v := range all {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				return nil, usageError{fmt.Sprintf("the trusted proxy %q is neither an IP address nor a CIDR prefix such as 10.0.0.0/8", v)}
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 func databaseKind(st *operator.Store) string {
