@@ -10,10 +10,8 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	neturl "net/url"
 	"strings"
@@ -370,7 +368,7 @@ func (h *Host) CheckOperator(ctx context.Context) OperatorStatus {
 		st.Error = fmt.Sprintf("the operator %s now publishes another identity (client_id %s) than this device enrolled with (%s): enroll again", b.Operator, c.ClientID, b.ClientID)
 		return st
 	}
-	meta, err := fetchClientMetadata(ctx, client, c.ClientID)
+	meta, err := identity.FetchClientMetadata(ctx, client, c.ClientID)
 	if err != nil {
 		st.Error = fmt.Sprintf("the operator's client metadata document at %s, which Companies read, could not be read (%v); ask the operator's administrator", c.ClientID, err)
 		return st
@@ -382,42 +380,6 @@ func (h *Host) CheckOperator(ctx context.Context) OperatorStatus {
 		}
 	}
 	return st
-}
-
-// maxMetadataBytes bounds a client metadata document.
-const maxMetadataBytes = 64 << 10
-
-// fetchClientMetadata reads the client metadata document at clientID (spec 4.1) and checks it
-// names itself.
-func fetchClientMetadata(ctx context.Context, client *http.Client, clientID string) (*identity.Metadata, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("it answered HTTP %d", resp.StatusCode)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > maxMetadataBytes {
-		return nil, fmt.Errorf("it is larger than %d bytes", maxMetadataBytes)
-	}
-	var m identity.Metadata
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("it is not JSON: %v", err)
-	}
-	if m.ClientID != clientID {
-		return nil, fmt.Errorf("it names the client_id %q, not its own URL (spec 4.1)", m.ClientID)
-	}
-	return &m, nil
 }
 
 // EnrollOperator enrolls this device with the operator at url through client, keeps the

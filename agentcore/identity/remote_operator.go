@@ -31,6 +31,14 @@ import (
 // MinOperatorKeyBits is the smallest RSA key a device accepts from an operator.
 const MinOperatorKeyBits = 2048
 
+// MaxOperatorKeys is the most keys a device accepts in an operator's published key set: enough
+// for a rotation with room to spare, too few for a key per device (an operator that signed each
+// device's requests with a key of its own would know whose signature a Company holds).
+const MaxOperatorKeys = 8
+
+// maxMetadataBytes bounds a client metadata document.
+const maxMetadataBytes = 64 << 10
+
 const (
 	configTTL      = time.Minute     // how long the operator's configuration is reused
 	keysTTL        = 5 * time.Minute // how long the operator's JWKS is reused
@@ -241,19 +249,81 @@ func (o *RemoteOperator) fetchKeysLocked(ctx context.Context, force bool) error 
 		return nil
 	}
 	o.keysTry = now
-	body, err := get(ctx, o.client, o.dev.JWKSURI)
-	if err != nil {
-		if o.keys != nil {
-			return nil
-		}
-		return &OperatorUnreachableError{Operator: o.base, Err: err}
-	}
-	set, err := jwk.Parse(body)
-	if err != nil {
-		return fmt.Errorf("the operator's key set at %s is not a JWKS: %v", o.dev.JWKSURI, err)
+	set, err := CompanyKeySet(ctx, o.client, o.dev.ClientID, o.dev.JWKSURI)
+	var ue *OperatorUnreachableError
+	switch {
+	case errors.As(err, &ue) && o.keys != nil:
+		return nil
+	case errors.As(err, &ue):
+		ue.Operator = o.base
+		return ue
+	case err != nil:
+		return err
 	}
 	o.keys, o.keysAt = set, now
 	return nil
+}
+
+// CompanyKeySet reads the key set Companies see for clientID (spec 4.1): the client metadata
+// document at clientID, then its jwks_uri, as a Company fetches them, and checks that the
+// jwks_uri is want (the one this device enrolled with) and that the set holds no more than
+// MaxOperatorKeys keys. A device signs only with a key this returns, so it never signs with a key
+// Companies are not shown.
+func CompanyKeySet(ctx context.Context, client *http.Client, clientID, want string) (jwk.Set, error) {
+	meta, err := FetchClientMetadata(ctx, client, clientID)
+	if err != nil {
+		return nil, &OperatorUnreachableError{Operator: clientID, Err: fmt.Errorf("its client metadata document: %w", err)}
+	}
+	if meta.JWKSURI != want {
+		return nil, fmt.Errorf("the operator tells this device its keys are at %s, but shows Companies the key set at %s (its client metadata document %s). "+
+			"Keys only this device is shown could let the operator recognise your signatures, so Poppydesk does not use them; tell the operator's administrator, or use another operator", want, meta.JWKSURI, clientID)
+	}
+	body, err := get(ctx, client, meta.JWKSURI)
+	if err != nil {
+		return nil, &OperatorUnreachableError{Operator: clientID, Err: err}
+	}
+	set, err := jwk.Parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("the operator's key set at %s is not a JWKS: %v", meta.JWKSURI, err)
+	}
+	if set.Len() > MaxOperatorKeys {
+		return nil, fmt.Errorf("the operator's key set at %s holds %d keys; Poppydesk signs through an operator with at most %d, "+
+			"since with a key per device the operator could recognise your signatures. Tell the operator's administrator, or use another operator", meta.JWKSURI, set.Len(), MaxOperatorKeys)
+	}
+	return set, nil
+}
+
+// FetchClientMetadata reads the client metadata document at clientID (spec 4.1), as Companies
+// do, and checks that it names itself.
+func FetchClientMetadata(ctx context.Context, client *http.Client, clientID string) (*Metadata, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("it answered HTTP %d", resp.StatusCode)
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxMetadataBytes {
+		return nil, fmt.Errorf("it is larger than %d bytes", maxMetadataBytes)
+	}
+	var m Metadata
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("it is not JSON: %v", err)
+	}
+	if m.ClientID != clientID {
+		return nil, fmt.Errorf("it names the client_id %q, not its own URL (spec 4.1)", m.ClientID)
+	}
+	return &m, nil
 }
 
 // publicKey is the operator's RSA key kid from jwks_uri, refetched once when it is not there.
@@ -269,7 +339,9 @@ func (o *RemoteOperator) publicKey(ctx context.Context, kid string) (*rsa.Public
 			return nil, nil, err
 		}
 		if k, ok = o.keys.LookupKeyID(kid); !ok {
-			return nil, nil, fmt.Errorf("the operator's jwks_uri %s does not publish the key %q it signs with; ask its administrator (spec 4.1, 10.7)", o.dev.JWKSURI, kid)
+			return nil, nil, fmt.Errorf("the operator %s asks this device to sign with the key %q, which is not in the key set it shows Companies (%s). "+
+				"A key only this device is shown could let the operator recognise your signatures, so Poppydesk does not sign with it (spec 4.1, 10.7); "+
+				"tell the operator's administrator, or use another operator", o.base, kid, o.dev.JWKSURI)
 		}
 	}
 	if a, ok := k.Algorithm(); ok && a.String() != jwa.PS384().String() {
@@ -472,6 +544,13 @@ func Enroll(ctx context.Context, client *http.Client, base, token string, now fu
 	}
 	if c.Enrollment == EnrollmentToken && token == "" {
 		return nil, fmt.Errorf("the operator %s enrolls devices with a token from its administrator; pass it with --token", base)
+	}
+	if _, err := CompanyKeySet(ctx, client, c.ClientID, c.JWKSURI); err != nil {
+		var ue *OperatorUnreachableError
+		if errors.As(err, &ue) {
+			ue.Operator = base
+		}
+		return nil, err
 	}
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -165,6 +165,9 @@ func NewKeySet(keys []*Key) (*KeySet, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("no operator key was given; make one with `poppydesk operator keygen` and pass it with --key or POPPYDESK_OPERATOR_KEYS")
 	}
+	if len(keys) > identity.MaxOperatorKeys {
+		return nil, fmt.Errorf("%d keys were given; devices sign through an operator that publishes at most %d (a rotation needs two or three): remove the keys that may be removed", len(keys), identity.MaxOperatorKeys)
+	}
 	ks := append([]*Key(nil), keys...)
 	sort.SliceStable(ks, func(i, j int) bool { return ks[i].SignFrom.Before(ks[j].SignFrom) })
 	seen := map[string]string{}
