@@ -17,10 +17,11 @@ NODE_MIN=20
 
 # appstream, desktop-file-utils and man-db check the Debian package's metadata (scripts/package-test.sh);
 # xdg-utils is a runtime recommendation of the package, installed here so that installing the
-# package in the tests fetches nothing.
+# package in the tests fetches nothing. systemd gives systemd-analyze, which checks the operator's
+# unit (app/cli TestOperatorServiceUnit); no running systemd is needed.
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils xdotool
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
-  xdg-utils postgresql)
+  xdg-utils postgresql systemd)
 
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1

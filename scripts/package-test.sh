@@ -5,7 +5,7 @@
 #  1. `apt-get install -y ./build/poppydesk_*.deb`; the installed files (`dpkg -L`) are kept.
 #  2. The installed desktop entry and metainfo pass desktop-file-validate and
 #     `appstreamcli validate --no-net`; `man poppydesk` finds the page, and man reads it without
-#     a warning.
+#     a warning. The operator's systemd unit passes `systemd-analyze verify` and is not enabled.
 #  3. First start from the menu: the Exec= line of the installed .desktop file runs in a desktop
 #     session made here (a private Xvfb display, session bus and unlocked gnome-keyring, a fresh
 #     HOME, nothing else in the environment), with stdin from /dev/null and no terminal. The window
@@ -43,6 +43,7 @@ need appstreamcli appstream
 need desktop-file-validate desktop-file-utils
 need man man-db
 need node nodejs
+need systemd-analyze systemd
 
 shopt -s nullglob
 debs=(build/poppydesk_*.deb)
@@ -99,6 +100,14 @@ for n in 16 22 24 32 48 64 128 256 512; do
 	f=/usr/share/icons/hicolor/${n}x${n}/apps/poppydesk.png
 	[ "$(identify -format '%wx%h' "$f" 2>/dev/null)" = "${n}x${n}" ] || fail "$f is not a ${n}x${n} image"
 done
+
+# The operator's systemd unit: installed, valid to systemd-analyze, and not enabled.
+UNIT=/usr/lib/systemd/system/poppydesk-operator.service
+[ -f "$UNIT" ] || fail "the package does not install $UNIT"
+ana=$(systemd-analyze verify --man=no "$UNIT" 2>&1) || fail "systemd-analyze verify $UNIT: $ana"
+[ -z "$ana" ] || fail "systemd-analyze verify $UNIT: $ana"
+[ ! -e /etc/systemd/system/multi-user.target.wants/poppydesk-operator.service ] || fail "installing the package enabled poppydesk-operator.service; it must stay disabled"
+[ "$(stat -c %a /etc/poppydesk-operator/operator.env)" = 600 ] || fail "/etc/poppydesk-operator/operator.env is not mode 0600"
 
 # The Exec= and StartupWMClass= of the [Desktop Entry] group.
 entry_key() { awk -v k="$1" '/^\[/ { g = ($0 == "[Desktop Entry]") } g && index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$DESKTOP"; }

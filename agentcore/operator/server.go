@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,10 @@ type Config struct {
 	// EnrollPoWBits is the proof of work every open enrollment needs (identity.SolveEnrollPoW):
 	// 0 is DefaultEnrollPoWBits, a negative value none. Token enrollment needs none.
 	EnrollPoWBits int
+	// MetricsToken, when set, lets /metrics answer on the service's own listener to requests
+	// with "Authorization: Bearer MetricsToken"; without it /metrics is served only by
+	// MetricsHandler (on a listener of its own). Signature volumes are not for everyone.
+	MetricsToken string
 	// TrustedProxies are the reverse proxies (load balancers) whose X-Forwarded-For names the
 	// client's address; from any other peer the connection's address is the client's.
 	TrustedProxies []netip.Prefix
@@ -205,11 +210,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		s.ready(w, r)
 		return "readyz"
 	case "/metrics":
-		st := s.Stats()
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# HELP poppydesk_operator_blind_signatures_total Blind signatures made by this instance.\n# TYPE poppydesk_operator_blind_signatures_total counter\npoppydesk_operator_blind_signatures_total %d\n", st.Signatures)
-		fmt.Fprintf(w, "# HELP poppydesk_operator_refused_total Sign and enroll requests refused by this instance.\n# TYPE poppydesk_operator_refused_total counter\npoppydesk_operator_refused_total %d\n", st.Refused)
-		fmt.Fprintf(w, "# HELP poppydesk_operator_enrolled_total Devices enrolled by this instance.\n# TYPE poppydesk_operator_enrolled_total counter\npoppydesk_operator_enrolled_total %d\n", st.Enrolled)
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if s.cfg.MetricsToken == "" || !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.MetricsToken)) != 1 {
+			http.NotFound(w, r)
+			return "metrics_refused"
+		}
+		s.metrics(w)
 		return "metrics"
 	}
 	rest, ok := strings.CutPrefix(p, s.prefix)
@@ -241,6 +247,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 	}
 	http.NotFound(w, r)
 	return "not_found"
+}
+
+// MetricsHandler serves /metrics (Prometheus text: this instance's blind signatures, refusals
+// and enrollments) to anyone who reaches it: serve it on a listener of its own, reachable only
+// by the monitoring system.
+func (s *Server) MetricsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		s.metrics(w)
+	})
+}
+
+func (s *Server) metrics(w http.ResponseWriter) {
+	st := s.Stats()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, "# HELP poppydesk_operator_blind_signatures_total Blind signatures made by this instance.\n# TYPE poppydesk_operator_blind_signatures_total counter\npoppydesk_operator_blind_signatures_total %d\n", st.Signatures)
+	fmt.Fprintf(w, "# HELP poppydesk_operator_refused_total Sign and enroll requests refused by this instance.\n# TYPE poppydesk_operator_refused_total counter\npoppydesk_operator_refused_total %d\n", st.Refused)
+	fmt.Fprintf(w, "# HELP poppydesk_operator_enrolled_total Devices enrolled by this instance.\n# TYPE poppydesk_operator_enrolled_total counter\npoppydesk_operator_enrolled_total %d\n", st.Enrolled)
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {

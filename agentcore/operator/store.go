@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -63,6 +64,11 @@ func openStore(ctx context.Context, dsn string, upTo int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !pg {
+		if err := privateFiles(sqlitePath(dsn)); err != nil {
+			return nil, err
+		}
+	}
 	db, err := sql.Open(driver, conn)
 	if err != nil {
 		return nil, fmt.Errorf("opening the operator's database: %w", err)
@@ -98,6 +104,27 @@ func parseDSN(dsn string) (driver, conn string, pg bool, err error) {
 		return "", "", false, errors.New("sqlite: needs a file path, e.g. sqlite:/var/lib/poppydesk-operator/operator.sqlite")
 	}
 	return "sqlite", "file:" + dsn + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", false, nil
+}
+
+func sqlitePath(dsn string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+}
+
+// privateFiles makes the SQLite database file readable by its owner only (0600), creating it
+// empty if need be, and tightens the write-ahead log and shared-memory files an older version
+// left; SQLite creates those with the database file's mode.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the operator's database file: %w", err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("making the operator's database file %s private (0600): %w", p, err)
+		}
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -322,6 +349,38 @@ func (s *Store) Revoke(ctx context.Context, deviceID string, now time.Time) erro
 		return ErrUnknownDevice
 	}
 	return nil
+}
+
+// Device is an enrolled device as `poppydesk operator devices` lists it: its ID, the UTC day it
+// enrolled and, when revoked, the day of that.
+type Device struct {
+	ID       string
+	Enrolled time.Time
+	Revoked  time.Time // zero while enrolled
+}
+
+// Devices lists every device, oldest enrollment first.
+func (s *Store) Devices(ctx context.Context) ([]Device, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, enrolled_at, revoked_at FROM devices ORDER BY enrolled_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Device
+	for rows.Next() {
+		var d Device
+		var enrolled int64
+		var revoked sql.NullInt64
+		if err := rows.Scan(&d.ID, &enrolled, &revoked); err != nil {
+			return nil, err
+		}
+		d.Enrolled = time.Unix(enrolled, 0).UTC()
+		if revoked.Valid {
+			d.Revoked = time.Unix(revoked.Int64, 0).UTC()
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
 }
 
 // Limit is a quota: at most Max uses per window ("hour" or "day", aligned to UTC).

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -241,5 +242,68 @@ func TestMigrationForgetsDeviceTimes(t *testing.T) {
 				t.Fatalf("enrolling a key twice: %v", err)
 			}
 		})
+	}
+}
+
+// TestDatabaseFilesPrivate: the SQLite database, its write-ahead log and shared memory are
+// readable by the operator's user only (0600), whether the file is new or an older version left
+// it readable by all.
+func TestDatabaseFilesPrivate(t *testing.T) {
+	ctx := context.Background()
+	for _, existing := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "op.sqlite")
+		if existing {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(path, 0o644)
+		}
+		st, err := operator.OpenStore(ctx, "sqlite:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Enroll(ctx, "dev_x", []byte(`{}`), "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s (existing file %v) has mode %v, want 0600", filepath.Base(p), existing, fi.Mode().Perm())
+			}
+		}
+		st.Close()
+	}
+}
+
+// TestMetricsNotPublic: /metrics on the service's listener answers 404 without the bearer token
+// (and with a wrong one), the counters with it; MetricsHandler serves them on a listener of
+// their own.
+func TestMetricsNotPublic(t *testing.T) {
+	inst := startOperator(t, opts{edit: func(c *operator.Config) { c.MetricsToken = "metrics-secret-token" }}, "")
+	get := func(h http.Handler, auth string) (int, string) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	for _, auth := range []string{"", "Bearer wrong", "metrics-secret-token"} {
+		if code, body := get(inst.srv.Handler(), auth); code != http.StatusNotFound || strings.Contains(body, "poppydesk_operator") {
+			t.Errorf("/metrics with %q: %d %s", auth, code, body)
+		}
+	}
+	for name, h := range map[string]http.Handler{"with the token": inst.srv.Handler(), "on its own listener": inst.srv.MetricsHandler()} {
+		auth := ""
+		if name == "with the token" {
+			auth = "Bearer metrics-secret-token"
+		}
+		if code, body := get(h, auth); code != 200 || !strings.Contains(body, "poppydesk_operator_blind_signatures_total 0") {
+			t.Errorf("/metrics %s: %d %s", name, code, body)
+		}
 	}
 }

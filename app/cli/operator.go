@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/identity"
@@ -26,19 +27,21 @@ import (
 
 // operatorServeInfo is the one JSON line `poppydesk operator serve` prints once it listens.
 type operatorServeInfo struct {
-	Listen     string `json:"listen"`
-	PublicURL  string `json:"public_url"`
-	ClientID   string `json:"client_id"`
-	SigningKid string `json:"signing_kid"`
-	Database   string `json:"database"`
+	Listen        string `json:"listen"`
+	MetricsListen string `json:"metrics_listen,omitempty"`
+	PublicURL     string `json:"public_url"`
+	ClientID      string `json:"client_id"`
+	SigningKid    string `json:"signing_kid"`
+	Database      string `json:"database"`
 }
 
-const operatorUsage = `serve | keygen --out FILE | enroll-token | revoke-device ID | enroll URL [--token T] | status
+const operatorUsage = `serve | keygen --out FILE | enroll-token | devices [revoke ID] | enroll URL [--token T] | status
 
   serve          run the operator service (flags or POPPYDESK_OPERATOR_* environment, see docs/OPERATOR.md)
   keygen         write a new RSA key file (--out FILE, --bits, --sign-from)
   enroll-token   issue an enrollment token for one device (--db, --ttl, --uses)
-  revoke-device  refuse a device's requests from now on (--db)
+  devices        list the enrolled devices (--db); devices revoke ID refuses a device's requests from now on
+  revoke-device  the same as devices revoke ID
   enroll URL     enroll this Poppydesk with the operator at URL (--token from its administrator)
   status         show which identity this Poppydesk signs with`
 
@@ -63,6 +66,8 @@ func operatorCommand() command {
 			fs.IntVar(&o.enrollPerNetwork, "enroll-per-network", 0, "open enrollment: devices per network (IPv4 /24, IPv6 /56) per hour, a `number` (POPPYDESK_OPERATOR_ENROLL_PER_NETWORK; default 20)")
 			fs.IntVar(&o.enrollPoW, "enroll-pow-bits", 0, "open enrollment: the proof of work each device does, in `bits` (POPPYDESK_OPERATOR_ENROLL_POW_BITS; default 20, -1 for none)")
 			fs.Var(&proxies, "trusted-proxy", "a reverse proxy's address or `CIDR` whose X-Forwarded-For names the client (repeatable; POPPYDESK_OPERATOR_TRUSTED_PROXIES, comma-separated)")
+			fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve /metrics on this `address` of its own, e.g. 127.0.0.1:9464 (POPPYDESK_OPERATOR_METRICS_LISTEN); "+
+				"on the service's listener /metrics needs the bearer token in POPPYDESK_OPERATOR_METRICS_TOKEN")
 			fs.DurationVar(&o.drain, "drain", 0, "on SIGTERM, how long (a `time` such as 10s) /readyz answers 503 before the listener closes (POPPYDESK_OPERATOR_DRAIN)")
 			fs.StringVar(&o.out, "out", "", "keygen: the key `file` to write")
 			fs.IntVar(&o.bits, "bits", operator.DefaultKeyBits, "keygen: the RSA key size in `bits` (2048, 3072 or 4096)")
@@ -75,9 +80,15 @@ func operatorCommand() command {
 			return func(ctx context.Context, args []string) error {
 				o.keys, o.proxies = keys, proxies
 				if len(args) == 0 {
-					return errMissing("the operator subcommand: serve, keygen, enroll-token, revoke-device, enroll or status")
+					return errMissing("the operator subcommand: serve, keygen, enroll-token, devices, enroll or status")
 				}
 				sub, rest := args[0], args[1:]
+				if sub == "devices" && len(rest) > 0 {
+					if rest[0] != "revoke" {
+						return usageError{fmt.Sprintf("operator devices %q: the only action is revoke ID", rest[0])}
+					}
+					sub, rest = "revoke-device", rest[1:]
+				}
 				want := 0
 				if sub == "enroll" || sub == "revoke-device" {
 					want = 1
@@ -95,6 +106,8 @@ func operatorCommand() command {
 					return o.keygen()
 				case "enroll-token":
 					return o.enrollToken(ctx)
+				case "devices":
+					return o.devices(ctx)
 				case "revoke-device":
 					return o.revoke(ctx, rest[0])
 				case "enroll":
@@ -125,6 +138,7 @@ type operatorFlags struct {
 	env                                *Env
 	listen, publicURL, db, enrollment  string
 	clientName, logo, tlsCert, tlsKey  string
+	metricsListen                      string
 	keys, proxies                      []string
 	perHour, perDay                    int
 	enrollPerAddress, enrollPerNetwork int
@@ -256,7 +270,7 @@ func (o *operatorFlags) serve(ctx context.Context) error {
 	srv, err := operator.New(operator.Config{PublicURL: publicURL, ClientName: o.setting(o.clientName, "POPPYDESK_OPERATOR_CLIENT_NAME", ""),
 		Logo: logo, Keys: keys, Store: st, Enrollment: o.setting(o.enrollment, "POPPYDESK_OPERATOR_ENROLLMENT", ""),
 		PerHour: perHour, PerDay: perDay, EnrollPerAddress: limits[0], EnrollPerNetwork: limits[1], EnrollPoWBits: pow,
-		TrustedProxies: trusted, Logger: log})
+		TrustedProxies: trusted, MetricsToken: o.env.Getenv("POPPYDESK_OPERATOR_METRICS_TOKEN"), Logger: log})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -291,12 +305,24 @@ func (o *operatorFlags) serve(ctx context.Context) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	var metricsAddr string
+	if ml := o.setting(o.metricsListen, "POPPYDESK_OPERATOR_METRICS_LISTEN", ""); ml != "" {
+		mln, err := net.Listen("tcp", ml)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listening for /metrics on %s: %w", ml, err)
+		}
+		metricsAddr = mln.Addr().String()
+		ms := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: hs.ErrorLog}
+		go ms.Serve(mln)
+		defer ms.Close()
+	}
 	pctx, stopPrune := context.WithCancel(context.Background())
 	defer stopPrune()
 	go srv.Prune(pctx, 10*time.Minute)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	info := operatorServeInfo{Listen: ln.Addr().String(), PublicURL: publicURL, ClientID: srv.ClientID(), Database: databaseKind(st)}
+	info := operatorServeInfo{Listen: ln.Addr().String(), MetricsListen: metricsAddr, PublicURL: publicURL, ClientID: srv.ClientID(), Database: databaseKind(st)}
 	if k := keys.Current(now); k != nil {
 		info.SigningKid = k.Kid
 	}
@@ -423,6 +449,37 @@ func (o *operatorFlags) enrollToken(ctx context.Context) error {
 	}
 	fmt.Fprintln(o.env.Stdout, tok)
 	fmt.Fprintf(o.env.Stderr, "The token enrolls %d device(s) until %s: poppydesk operator enroll URL --token TOKEN\n", o.uses, now.Add(o.ttl).UTC().Format(time.RFC3339))
+	return nil
+}
+
+// devices lists the enrolled devices: ID, the UTC day each enrolled, and whether it is revoked
+// (the operator keeps days, not times: docs/OPERATOR.md).
+func (o *operatorFlags) devices(ctx context.Context) error {
+	st, err := operator.OpenStore(ctx, o.dsn())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ds, err := st.Devices(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the devices: %w", err)
+	}
+	w := tabwriter.NewWriter(o.env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "DEVICE\tENROLLED\tSTATUS")
+	active := 0
+	for _, d := range ds {
+		status := "active"
+		if !d.Revoked.IsZero() {
+			status = "revoked " + d.Revoked.Format("2006-01-02")
+		} else {
+			active++
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", d.ID, d.Enrolled.Format("2006-01-02"), status)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.env.Stderr, "%d devices, %d active; revoke one with: poppydesk operator devices revoke DEVICE\n", len(ds), active)
 	return nil
 }
 

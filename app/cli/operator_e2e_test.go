@@ -44,8 +44,15 @@ type child struct {
 
 func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
+	return startChildEnv(t, os.Environ(), args...)
+}
+
+// startChildEnv starts `poppydesk args…` with exactly env (and the switch that makes the test
+// binary run as poppydesk).
+func startChildEnv(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), envCLIMain+"=1")
+	cmd.Env = append(append([]string(nil), env...), envCLIMain+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +142,7 @@ func TestOperatorEndToEnd(t *testing.T) {
 	ln.Close()
 	opURL := fmt.Sprintf("https://operator.localhost:%d", port)
 	op := startChild(t, "operator", "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--public-url", opURL, "--key", keyPEM,
-		"--db", "sqlite:"+db, "--tls-cert", certFile, "--tls-key", keyFile, "--client-name", "Poppydesk Cloud (test)")
+		"--db", "sqlite:"+db, "--tls-cert", certFile, "--tls-key", keyFile, "--client-name", "Poppydesk Cloud (test)", "--metrics-listen", "127.0.0.1:0")
 	var opInfo operatorServeInfo
 	if err := json.Unmarshal([]byte(op.line), &opInfo); err != nil || opInfo.ClientID != opURL+"/agent.json" {
 		t.Fatalf("operator serve printed %q (%v)", op.line, err)
@@ -232,7 +239,17 @@ func TestOperatorEndToEnd(t *testing.T) {
 	if !strings.Contains(jwks, `"kty":"RSA"`) && !strings.Contains(jwks, `"kty": "RSA"`) || strings.Contains(jwks, `"EC"`) {
 		t.Fatalf("the operator's JWKS holds other than RSA keys: %s", jwks)
 	}
-	metrics := httpGet(t, h, opURL+"/metrics")
+	// /metrics is not on the public listener, only on its own.
+	if resp, err := h.Engine().Transport().NoRedirectClient().Get(opURL + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/metrics on the public listener: %v %v, want 404", resp, err)
+	}
+	mresp, err := http.Get("http://" + opInfo.MetricsListen + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	metrics := string(mb)
 	sigs := -1
 	for _, l := range strings.Split(metrics, "\n") {
 		if v, ok := strings.CutPrefix(l, "poppydesk_operator_blind_signatures_total "); ok {
