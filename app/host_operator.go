@@ -309,7 +309,7 @@ func operatorProblem(base string, err error) error {
 // and deletes this device's enrollment (its device key) from the keyring, so the next start
 // signs with the self-operated identity, or with none when none is published. This run keeps
 // the identity it started with until Poppydesk restarts. The operator still lists the device
-// until its administrator revokes it (`poppydesk operator revoke-device`, with the device ID
+// until its administrator revokes it (`poppydesk operator devices revoke`, with the device ID
 // shown before).
 func (h *Host) UseOwnIdentity(ctx context.Context) (IdentityInfo, error) {
 	switch {

@@ -10,9 +10,12 @@
 // input (the header and claims were written here, on the User's device, including the
 // unguessable jti that RFC 9474 §7.3 needs) and returns the raw signature. [LocalOperator] is the
 // self-operated mode: an ES256 root key generated on first use and kept through store.Secrets
-// (the OS keyring in production). A remote operator that signs blindly (RFC 9474
-// RSABSSA-SHA384-PSS-Deterministic, whose output is an ordinary PS384 signature) can implement
-// the same interface later without any change to the callers.
+// (the OS keyring in production). [RemoteOperator] is the device side of an operator that
+// signs blindly (RFC 9474 RSABSSA-SHA384-PSS-Deterministic, whose output is an ordinary PS384
+// signature). It trusts the operator with nothing a Company would not see: it signs only with a
+// key in the key set Companies are shown (the client metadata document's jwks_uri, at most
+// [MaxOperatorKeys] keys), and verifies every unblinded signature with it. [Enroll] enrolls a
+// device, with the proof of work an open operator asks for (pow.go).
 //
 // Because the operator signs a signing input rather than a parsed token (jws.Sign cannot hand
 // the signing input to a remote signer), this package assembles the compact JWS itself from

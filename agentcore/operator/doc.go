@@ -17,7 +17,11 @@
 // (identity.SignDeviceProof): an ES256 JWT over the method, the URL, the SHA-256 of the body, a
 // fresh jti and iat, verified with the device's public key, the only thing the operator keeps
 // about it. POST /v1/sign takes a key id and a blinded message and answers the blind signature
-// (RSABSSA-SHA384-PSS-Deterministic, github.com/cloudflare/circl blindsign/blindrsa). The device
+// (RSABSSA-SHA384-PSS-Deterministic: devices blind and finalize with github.com/cloudflare/circl
+// blindsign/blindrsa; the operator signs with the CRT and checks each result before it leaves,
+// hand-written over math/big for the reasons crtSigner gives, about three times circl's speed).
+// Every malformed request — a blinded value outside RFC 9474's range or 0, 1, n−1, a wrong key,
+// a bad proof — is refused before its quota counts it. The device
 // wrote the client assertion or delegation, its jti included, and unblinds the answer into an
 // ordinary PS384 signature; the operator sees the device and the blinded message, nothing else,
 // and logs neither. Because a key that signs blindly signs whatever a device sends, the operator
@@ -35,17 +39,25 @@
 //
 // # State
 //
-// [Store] keeps devices, enrollment-token hashes, device-proof jtis and quota counters, in
+// [Store] keeps devices, enrollment-token hashes, the replay cache and quota counters, in
 // PostgreSQL (github.com/jackc/pgx/v5 through database/sql) so several instances behind a load
 // balancer serve the same devices and share their quotas, or in SQLite (modernc.org/sqlite) for
 // one instance. Quotas are counted in fixed UTC hour and day windows with one atomic upsert per
 // window in the transaction that also records the proof's jti, so two instances never let a
-// device past its quota. Migrations run at start, in one transaction each, under a PostgreSQL
+// device past its quota. No row pairs a device with a time finer than those windows: the
+// replay cache names no device and keeps the hour, devices keep the day they enrolled.
+//
+// # Open enrollment
+//
+// Open enrollment is limited per source address and network and costs a proof of work
+// (enroll_limits.go, identity.SolveEnrollPoW), so a flood from one place leaves it open for
+// everyone else; behind a reverse proxy, Config.TrustedProxies says whose X-Forwarded-For counts. Migrations run at start, in one transaction each, under a PostgreSQL
 // advisory lock when instances start together.
 //
 // # Operations
 //
 // /healthz answers while the process runs; /readyz answers 200 only while the database answers
 // and a key signs, and 503 once draining for shutdown; /metrics counts signatures, refusals and
-// enrollments. Logs are JSON lines of method, route, status and duration.
+// enrollments, on a listener of its own (MetricsHandler) or behind Config.MetricsToken. Logs are
+// JSON lines of method, route, status and duration, and name no device.
 package operator
