@@ -36,9 +36,6 @@ const MinOperatorKeyBits = 2048
 // device's requests with a key of its own would know whose signature a Company holds).
 const MaxOperatorKeys = 8
 
-// maxMetadataBytes bounds a client metadata document.
-const maxMetadataBytes = 64 << 10
-
 const (
 	configTTL      = time.Minute     // how long the operator's configuration is reused
 	keysTTL        = 5 * time.Minute // how long the operator's JWKS is reused
@@ -296,25 +293,9 @@ func CompanyKeySet(ctx context.Context, client *http.Client, clientID, want stri
 // FetchClientMetadata reads the client metadata document at clientID (spec 4.1), as Companies
 // do, and checks that it names itself.
 func FetchClientMetadata(ctx context.Context, client *http.Client, clientID string) (*Metadata, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
+	raw, err := get(ctx, client, clientID)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("it answered HTTP %d", resp.StatusCode)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > maxMetadataBytes {
-		return nil, fmt.Errorf("it is larger than %d bytes", maxMetadataBytes)
 	}
 	var m Metadata
 	if err := json.Unmarshal(raw, &m); err != nil {

@@ -20,8 +20,9 @@ import (
 // (every one of its functions pads its input first). The steps are those of Go's crypto/rsa
 // before Go 1.20, which were math/big with CRT too, with base blinding (m·r^e for a random r,
 // unblinded with r⁻¹), so the timing of math/big's variable-time arithmetic does not depend on
-// the value a device sends; circl's signer blinds too. TestCRTSignerMatchesCircl checks it against circl's output, the RFC 9474 A.3
-// vector and crypto/rsa's PSS verifier; TestCRTSignerFaultCheck breaks it on purpose.
+// the value a device sends; circl's signer blinds too. TestCRTSignerMatchesCircl checks it
+// against circl's output and crypto/rsa's PSS verifier, TestRFC9474Vector against RFC 9474
+// A.3, and TestCRTSignerFaultCheck breaks it on purpose.
 type crtSigner struct {
 	n, e               *big.Int
 	p, q, dp, dq, qinv *big.Int

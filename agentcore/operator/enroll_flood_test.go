@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -197,18 +196,6 @@ func rawEnroll(t *testing.T, inst *instance, nonce string) (int, identity.Operat
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(identity.EnrollRequest{DeviceKey: pub, PoW: nonce})
-	p, err := identity.SignDeviceProof(priv, "", http.MethodPost, inst.url+"/v1/devices", body, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPost, inst.url+"/v1/devices", bytes.NewReader(body))
-	req.Header.Set("Authorization", identity.DeviceProofScheme+" "+p)
-	resp, err := inst.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var oe identity.OperatorError
-	json.NewDecoder(resp.Body).Decode(&oe)
-	return resp.StatusCode, oe
+	status, _, oe := postWithProof(t, inst, priv, "", "/v1/devices", body, time.Now())
+	return status, oe
 }

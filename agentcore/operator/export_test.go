@@ -23,3 +23,12 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := s.db.ExecContext(ctx, s.q(query), args...)
 	return err
 }
+
+// CRTBlindSign is the operator's blind signature with key k.
+func CRTBlindSign(k *rsa.PrivateKey, blinded []byte) ([]byte, error) {
+	s, err := newCRTSigner(k)
+	if err != nil {
+		return nil, err
+	}
+	return s.BlindSign(blinded)
+}

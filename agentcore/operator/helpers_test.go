@@ -3,6 +3,8 @@ package operator_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -171,3 +173,24 @@ func enrollDevice(t testing.TB, inst *instance, client *http.Client, token strin
 
 // startPostgres is poppytest.StartPostgres.
 func startPostgres(t testing.TB) string { return poppytest.StartPostgres(t) }
+
+// postWithProof POSTs body to path below inst with a device proof of priv (naming deviceID, or
+// carrying the key when enrolling) made at now, and returns the status, the headers and the
+// error answer.
+func postWithProof(t testing.TB, inst *instance, priv *ecdsa.PrivateKey, deviceID, path string, body []byte, now time.Time) (int, http.Header, identity.OperatorError) {
+	t.Helper()
+	p, err := identity.SignDeviceProof(priv, deviceID, http.MethodPost, inst.url+path, body, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, inst.url+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", identity.DeviceProofScheme+" "+p)
+	resp, err := inst.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var oe identity.OperatorError
+	json.NewDecoder(resp.Body).Decode(&oe)
+	return resp.StatusCode, resp.Header, oe
+}

@@ -34,9 +34,9 @@ import (
 
 // TestRFC9474Vector runs the RSABSSA-SHA384-PSS-Deterministic test vector of RFC 9474
 // Appendix A.3 (empty prefix, 48-byte salt, 4096-bit key; testdata holds the RFC's values)
-// through circl's public API, the one the operator and devices use: with the vector's salt and
-// blinding factor as the random input, Blind gives the RFC's blinded_msg, BlindSign its
-// blind_sig, Finalize its sig, and that signature verifies as RSASSA-PSS SHA-384 with a 48-byte
+// through circl's public API, the one devices use, and the operator's CRT signer: with the
+// vector's salt and blinding factor as the random input, Blind gives the RFC's blinded_msg,
+// circl's BlindSign and the operator's its blind_sig, Finalize its sig, and that signature verifies as RSASSA-PSS SHA-384 with a 48-byte
 // salt, which is JWS PS384.
 func TestRFC9474Vector(t *testing.T) {
 	raw, err := os.ReadFile("testdata/rfc9474-a3-pss-deterministic.json")
@@ -85,6 +85,10 @@ func TestRFC9474Vector(t *testing.T) {
 	blindSig, err := blindrsa.NewSigner(key).BlindSign(blinded)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The operator's own signer (CRT) gives the same blind_sig.
+	if crt, err := operator.CRTBlindSign(key, blinded); err != nil || !bytes.Equal(crt, blindSig) {
+		t.Fatalf("the operator's CRT signer differs from the RFC's blind_sig (%v):\n got %x\nwant %x", err, crt, blindSig)
 	}
 	sig, err := client.Finalize(state, blindSig)
 	if err != nil {
@@ -447,19 +451,9 @@ func TestQuotaExceeded(t *testing.T) {
 	two := make([]byte, 256)
 	two[255] = 2 // a value a device's blinding can produce
 	body, _ := json.Marshal(identity.SignRequest{Kid: kid, BlindedMessage: base64.RawURLEncoding.EncodeToString(two)})
-	k, _ := jwk.ParseKey(d.bundle.PrivateJWK)
-	var priv ecdsa.PrivateKey
-	jwk.Export(k, &priv)
-	p, _ := identity.SignDeviceProof(&priv, d.bundle.DeviceID, "POST", inst.url+"/v1/sign", body, clk.Now())
-	req, _ := http.NewRequest("POST", inst.url+"/v1/sign", bytes.NewReader(body))
-	req.Header.Set("Authorization", identity.DeviceProofScheme+" "+p)
-	resp, err := inst.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "900" {
-		t.Fatalf("over quota: %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	status, hdr, _ := rawSign(t, inst, d, body, clk.Now())
+	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") != "900" {
+		t.Fatalf("over quota: %d Retry-After %q", status, hdr.Get("Retry-After"))
 	}
 	if got := inst.srv.Stats().Signatures; got != 3 {
 		t.Fatalf("signatures made = %d, want 3", got)

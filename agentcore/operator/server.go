@@ -434,21 +434,11 @@ func (s *Server) enroll(w http.ResponseWriter, r *http.Request) {
 	}
 	// The proof's jti goes into the replay cache, with the open-enrollment counts, only now that
 	// the request is known to be well-formed.
-	err := s.cfg.Store.Use(ctx, proof.Claims.Jti, counts, now)
-	var oq *OverQuota
-	switch {
-	case errors.As(err, &oq):
-		s.tooMany(w, oq, now, s.enrollLimitWords(oq, src), false)
-		return
-	case errors.Is(err, ErrReplay):
-		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrDevice, "this device proof was already used; sign a new one for every request")
-		return
-	case err != nil:
-		s.storeFailed(w, err)
+	if !s.use(ctx, w, proof.Claims.Jti, counts, now, func(oq *OverQuota) { s.tooMany(w, oq, now, s.enrollLimitWords(oq, src), false) }) {
 		return
 	}
 	id := "dev_" + identity.NewID(16)
-	err = s.cfg.Store.Enroll(ctx, id, compactJSON(req.DeviceKey), token, now)
+	err := s.cfg.Store.Enroll(ctx, id, compactJSON(req.DeviceKey), token, now)
 	switch {
 	case errors.Is(err, ErrBadToken):
 		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrToken, "the enrollment token is unknown, used up or expired")
@@ -546,17 +536,10 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusBadRequest, identity.OperatorErrRequest, err.Error())
 		return
 	}
-	err = s.cfg.Store.Use(ctx, proof.Claims.Jti, []Count{{proof.Kid, Limit{"hour", s.cfg.PerHour}}, {proof.Kid, Limit{"day", s.cfg.PerDay}}}, now)
-	var oq *OverQuota
-	switch {
-	case errors.As(err, &oq):
+	counts := []Count{{proof.Kid, Limit{"hour", s.cfg.PerHour}}, {proof.Kid, Limit{"day", s.cfg.PerDay}}}
+	if !s.use(ctx, w, proof.Claims.Jti, counts, now, func(oq *OverQuota) {
 		s.tooMany(w, oq, now, "this device has had all the signatures it may have for now", true)
-		return
-	case errors.Is(err, ErrReplay):
-		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrDevice, "this device proof was already used; sign a new one for every request")
-		return
-	case err != nil:
-		s.storeFailed(w, err)
+	}) {
 		return
 	}
 	sig, err := key.signer.BlindSign(blinded)
@@ -569,6 +552,24 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	}
 	s.signatures.Add(1)
 	writeJSON(w, http.StatusOK, identity.SignResponse{Kid: key.Kid, BlindSignature: base64.RawURLEncoding.EncodeToString(sig)})
+}
+
+// use records the proof's jti in the replay cache and counts one use under counts
+// (Store.Use). On a refusal it answers — over a limit through over — and returns false.
+func (s *Server) use(ctx context.Context, w http.ResponseWriter, jti string, counts []Count, now time.Time, over func(*OverQuota)) bool {
+	err := s.cfg.Store.Use(ctx, jti, counts, now)
+	var oq *OverQuota
+	switch {
+	case errors.As(err, &oq):
+		over(oq)
+	case errors.Is(err, ErrReplay):
+		s.refuse(w, http.StatusUnauthorized, identity.OperatorErrDevice, "this device proof was already used; sign a new one for every request")
+	case err != nil:
+		s.storeFailed(w, err)
+	default:
+		return true
+	}
+	return false
 }
 
 // Prune runs the store's cleanup every interval until ctx ends.

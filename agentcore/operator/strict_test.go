@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/base64"
@@ -18,9 +17,9 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/operator"
 )
 
-// rawSign sends body to the sign endpoint with a fresh device proof of d, as a device that
-// writes its own requests would, and returns the status and the error answer.
-func rawSign(t *testing.T, inst *instance, d *device, body []byte, now time.Time) (int, identity.OperatorError) {
+// rawSign sends body to the sign endpoint with a fresh device proof of d made at now, as a
+// device that writes its own requests would.
+func rawSign(t *testing.T, inst *instance, d *device, body []byte, now time.Time) (int, http.Header, identity.OperatorError) {
 	t.Helper()
 	k, err := jwk.ParseKey(d.bundle.PrivateJWK)
 	if err != nil {
@@ -30,20 +29,7 @@ func rawSign(t *testing.T, inst *instance, d *device, body []byte, now time.Time
 	if err := jwk.Export(k, &priv); err != nil {
 		t.Fatal(err)
 	}
-	p, err := identity.SignDeviceProof(&priv, d.bundle.DeviceID, http.MethodPost, inst.url+"/v1/sign", body, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPost, inst.url+"/v1/sign", bytes.NewReader(body))
-	req.Header.Set("Authorization", identity.DeviceProofScheme+" "+p)
-	resp, err := inst.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var oe identity.OperatorError
-	json.NewDecoder(resp.Body).Decode(&oe)
-	return resp.StatusCode, oe
+	return postWithProof(t, inst, &priv, d.bundle.DeviceID, "/v1/sign", body, now)
 }
 
 // TestStrictInputBeforeQuota: a device whose quota is one signature an hour sends every kind of
@@ -83,7 +69,7 @@ func TestStrictInputBeforeQuota(t *testing.T) {
 		{"unknown key", req("no-such-kid", val(big.NewInt(2))), 409, "no key of this operator"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, oe := rawSign(t, inst, d, tc.body, time.Now())
+			status, _, oe := rawSign(t, inst, d, tc.body, time.Now())
 			if status != tc.status || !strings.Contains(oe.Description, tc.want) {
 				t.Fatalf("= %d %+v, want %d with %q", status, oe, tc.status, tc.want)
 			}
