@@ -41,6 +41,20 @@ func filesUnder(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
+// filePlaces reads every file below dir: each file is a place, and all of them together one
+// more, whose controls are the SQLite header and the operator's URL (the recorded operator).
+func filePlaces(t *testing.T, dir, operatorURL string) (map[string][]byte, []place) {
+	t.Helper()
+	files := filesUnder(t, dir)
+	var all []byte
+	var places []place
+	for name, data := range files {
+		places = append(places, place{name: "the file " + name, data: data})
+		all = append(all, data...)
+	}
+	return files, append(places, place{name: "every file under Poppydesk's folders", data: all, controls: []string{operatorURL, string(sqliteHeader)}})
+}
+
 // enrollmentSecrets are the secrets of an enrollment: the device's private key (its d) as the
 // keyring holds it, and the enrollment token, which nothing keeps.
 func enrollmentSecrets(t *testing.T, secrets store.Secrets, token string) (*store.DeviceBundle, []secret) {
@@ -113,15 +127,8 @@ func TestCanaryOperatorEnrollment(t *testing.T) {
 			t.Fatalf("the operator check after enrolling: %+v", st)
 		}
 		b, found := enrollmentSecrets(t, secrets, token)
-		files := filesUnder(t, dir)
-		var all []byte
-		var places []place
-		for name, data := range files {
-			places = append(places, place{name: "the file " + name, data: data})
-			all = append(all, data...)
-		}
+		files, places := filePlaces(t, dir, op.URL)
 		places = append(places,
-			place{name: "every file under the Host's folders", data: all, controls: []string{op.URL, string(sqliteHeader)}},
 			place{name: "the Host's log", data: files["poppydesk-test.log"], controls: []string{`"msg":"enrolled with an operator for the next start"`, op.URL}},
 			operatorRows(t, op, b.DeviceID))
 		scanPlaces(t, "after enrolling in Settings", found, places)
@@ -145,15 +152,8 @@ func TestCanaryOperatorEnrollment(t *testing.T) {
 			t.Fatalf("poppydesk operator enroll: %d\n%s%s", code, stdout.String(), stderr.String())
 		}
 		b, found := enrollmentSecrets(t, secrets, token)
-		files := filesUnder(t, dir)
-		var all []byte
-		var places []place
-		for name, data := range files {
-			places = append(places, place{name: "the file " + name, data: data})
-			all = append(all, data...)
-		}
+		_, places := filePlaces(t, dir, op.URL)
 		places = append(places,
-			place{name: "every file under Poppydesk's folders", data: all, controls: []string{op.URL, string(sqliteHeader)}},
 			place{name: "what the command printed", data: append(stdout.Bytes(), stderr.Bytes()...), controls: []string{b.DeviceID, op.URL}},
 			operatorRows(t, op, b.DeviceID))
 		scanPlaces(t, "after `poppydesk operator enroll`", found, places)

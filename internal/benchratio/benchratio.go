@@ -15,26 +15,8 @@ import (
 func Run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
 	b.Run(subject+"/vs="+baseline, func(b *testing.B) {
-		var ts, tb time.Duration
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if i%2 == 0 {
-				t := time.Now()
-				subjectOp(b)
-				ts += time.Since(t)
-				t = time.Now()
-				baselineOp(b)
-				tb += time.Since(t)
-			} else {
-				t := time.Now()
-				baselineOp(b)
-				tb += time.Since(t)
-				t = time.Now()
-				subjectOp(b)
-				ts += time.Since(t)
-			}
-		}
-		b.StopTimer()
+		start := time.Now()
+		ts, tb := alternate(b, subjectOp, baselineOp, func(*testing.B) time.Duration { return time.Since(start) })
 		n := float64(b.N)
 		b.ReportMetric(float64(ts.Nanoseconds())/n, "ns/op")
 		b.ReportMetric(float64(tb.Nanoseconds())/n, "baseline-ns/op")
@@ -42,4 +24,26 @@ func Run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *t
 			b.ReportMetric(float64(ts)/float64(tb), "x-baseline")
 		}
 	})
+}
+
+// alternate runs b.N rounds of subjectOp and baselineOp, which first alternating, and returns
+// the time each took in all as clock measures it (b's timer stops at the end).
+func alternate(b *testing.B, subjectOp, baselineOp func(*testing.B), clock func(*testing.B) time.Duration) (ts, tb time.Duration) {
+	measure := func(op func(*testing.B), into *time.Duration) {
+		t := clock(b)
+		op(b)
+		*into += clock(b) - t
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			measure(subjectOp, &ts)
+			measure(baselineOp, &tb)
+		} else {
+			measure(baselineOp, &tb)
+			measure(subjectOp, &ts)
+		}
+	}
+	b.StopTimer()
+	return ts, tb
 }

@@ -2,7 +2,6 @@ package benchratio
 
 import (
 	"testing"
-	"time"
 )
 
 // RunCPU is Run measured in CPU time instead of wall time: the process's user and system time
@@ -14,23 +13,7 @@ import (
 func RunCPU(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
 	b.Run(subject+"/vs="+baseline, func(b *testing.B) {
-		var cs, cb time.Duration
-		measure := func(op func(*testing.B), into *time.Duration) {
-			t := CPUTime(b)
-			op(b)
-			*into += CPUTime(b) - t
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if i%2 == 0 {
-				measure(subjectOp, &cs)
-				measure(baselineOp, &cb)
-			} else {
-				measure(baselineOp, &cb)
-				measure(subjectOp, &cs)
-			}
-		}
-		b.StopTimer()
+		cs, cb := alternate(b, subjectOp, baselineOp, CPUTime)
 		n := float64(b.N)
 		b.ReportMetric(float64(cs.Nanoseconds())/n, "cpu-ns/op")
 		b.ReportMetric(float64(cb.Nanoseconds())/n, "baseline-cpu-ns/op")
