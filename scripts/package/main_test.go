@@ -138,7 +138,8 @@ func TestPackage(t *testing.T) {
 		}
 	}
 	want := []string{"/usr/bin/poppydesk", "/usr/share/applications/poppydesk.desktop",
-		"/usr/share/man/man1/poppydesk.1.gz", "/usr/share/metainfo/io.github.poppydesk.Poppydesk.metainfo.xml"}
+		"/usr/share/man/man1/poppydesk.1.gz", "/usr/share/metainfo/io.github.poppydesk.Poppydesk.metainfo.xml",
+		"/usr/lib/systemd/system/poppydesk-operator.service", "/etc/poppydesk-operator/operator.env"}
 	for _, n := range iconSizes {
 		want = append(want, "/usr/share/icons/hicolor/"+strconv.Itoa(n)+"x"+strconv.Itoa(n)+"/apps/poppydesk.png")
 	}
@@ -146,6 +147,17 @@ func TestPackage(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(files, want) {
 		t.Errorf("files in the package:\n%s\nwant:\n%s", strings.Join(files, "\n"), strings.Join(want, "\n"))
+	}
+
+	// The operator's settings are a conffile (kept across upgrades, removed on purge), and no
+	// maintainer script enables or starts its service.
+	if out, err := exec.Command("dpkg-deb", "-I", res.Path, "conffiles").Output(); err != nil || strings.TrimSpace(string(out)) != "/etc/poppydesk-operator/operator.env" {
+		t.Errorf("conffiles: %q, %v; want /etc/poppydesk-operator/operator.env", out, err)
+	}
+	for _, script := range []string{"preinst", "postinst", "prerm", "postrm"} {
+		if out, err := exec.Command("dpkg-deb", "-I", res.Path, script).Output(); err == nil {
+			t.Errorf("the package has a %s script:\n%s", script, out)
+		}
 	}
 
 	x := filepath.Join(dir, "x")
