@@ -68,6 +68,11 @@ func runCheck(t *testing.T, edit func(*refcompany.Server, *conformance.Config), 
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, r := range rep.Results {
+		if !slices.Contains(conformance.Rules(), r.Rule) {
+			t.Errorf("the probe %q reported the rule %s, which conformance.Rules does not list", r.Probe, r.Rule)
+		}
+	}
 	return checked{rep: rep, s: s}
 }
 
@@ -149,6 +154,25 @@ func TestEveryFault(t *testing.T) {
 	}
 }
 
+// TestEveryRuleFails: every rule a run reports has a fault of the reference Company that makes
+// it fail (TestEveryFault runs each), so a probe changed to pass whatever it sees fails a test.
+func TestEveryRuleFails(t *testing.T) {
+	for _, rule := range conformance.Rules() {
+		if _, ok := inspect.RuleByID(rule); !ok {
+			t.Errorf("conformance.Rules lists the unknown rule %s", rule)
+		}
+		var faults []string
+		for f, fr := range conformance.FaultRules {
+			if fr.Rule == rule {
+				faults = append(faults, f)
+			}
+		}
+		if len(faults) == 0 {
+			t.Errorf("no fault of the reference Company breaks %s: add one (refcompany) and name it in conformance.FaultRules", rule)
+		}
+	}
+}
+
 // TestActionsNeedAllowing: without --allow-actions a run performs nothing: no sign-in, no
 // operation, no conversation, no feedback report; each such probe is skipped with the action
 // that would allow it.
@@ -186,9 +210,9 @@ func TestActionsNeedAllowing(t *testing.T) {
 }
 
 // TestPerformedTwice: a Company that performs an approved operation again when its approval is
-// sent again (refcompany.SetNoReplay: a second exchange, another body) fails Operations 7.
+// sent again (a second exchange, another body) fails Operations 7, and the ledger shows both.
 func TestPerformedTwice(t *testing.T) {
-	c := runCheck(t, func(s *refcompany.Server, _ *conformance.Config) { s.SetNoReplay(true) })
+	c := runCheck(t, nil, refcompany.FaultApprovalPerformsAgain)
 	for _, r := range c.rep.Failed() {
 		if r.Rule == inspect.RuleOpsAtMostOnce && r.Section == "Operations 7" {
 			if n := len(c.s.Ledger()); n != 2 {

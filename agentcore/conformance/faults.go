@@ -79,4 +79,58 @@ var FaultRules = map[string]FaultRule{
 	"agent-unknown-values":   {inspect.RuleConvUnknownValues, "NOTE: later versions add types and values (spec 8.5, 8.7); Personal Agents skip them"},
 	"agent-slow-stream":      {inspect.RuleConvSlowStream, "NOTE: the pace of a reply is the Company's"},
 	"agent-no-sse":           {inspect.RuleConvNoSSE, "SHOULD: streaming is optional (spec 8.6: a Company that doesn't stream returns JSON), but a read that asks for a stream should get one"},
+
+	// A Company that accepts what it must refuse, or does not keep what it must keep.
+	"poppy-json-missing":               {inspect.RuleDiscoveryFetch, "MUST: poppy.json is published at /.well-known/poppy.json (spec 3)"},
+	"session-iat-unchecked":            {inspect.RuleSessionVerify, "MUST: a Session JWT whose iat is outside the window gets invalid_session (spec 5.3)"},
+	"version-unchecked":                {inspect.RuleVersionChecked, "MUST: a request without a compatible Poppy-Version gets version_unsupported (spec 3.4)"},
+	"client-metadata-unfetched":        {inspect.RuleOAuthClientMetadata, "MUST: the Company fetches the client metadata at the client_id URL (spec 4.1)"},
+	"assertion-aud-loose":              {inspect.RuleOAuthAssertionAud, "MUST: a client assertion's aud is the issuer as one string, exactly (spec 4.1, 10.4)"},
+	"pkce-optional":                    {inspect.RuleOAuthPKCE, "MUST: an authorization request without PKCE is refused (spec 4.2)"},
+	"redirect-uri-loose":               {inspect.RuleOAuthRedirectExact, "MUST: redirect_uri is one the client registered, exactly (spec 4.2)"},
+	"operation-ignores-change":         {inspect.RuleOpsRevisionOnChange, "MUST: other terms get a new revision (Operations 3)"},
+	"approval-performs-again":          {inspect.RuleOpsAtMostOnce, "MUST: an approval performs its operation at most once (Operations 7)"},
+	"agent-retry-new-conversation":     {inspect.RuleConvRetrySameID, "MUST: a message sent again with the same ID gets the original response (spec 8.3)"},
+	"organization-name-missing":        {inspect.RuleDiscoveryFields, "MUST: poppy.json has every required field (spec 3.1)"},
+	"feedback-http-url":                {inspect.RuleDiscoveryHTTPS, "MUST: every URL in poppy.json is HTTPS (spec 3)"},
+	"as-metadata-no-revocation":        {inspect.RuleDiscoveryASMetadata, "MUST: the metadata has revocation_endpoint (spec 3.2)"},
+	"resource-metadata-wrong-resource": {inspect.RuleDiscoveryResourceMeta, "MUST: resource is exactly https://{organization.domain} (spec 3.2)"},
+	"auth-issuer-unlisted":             {inspect.RuleDiscoveryIssuerSelect, "MUST: auth.issuer names the listed authorization server (spec 3.1)"},
+	"sign-in-without-issuer":           {inspect.RuleDiscoverySignInConfig, "MUST: a Company that lists signed_in access has an issuer (spec 3.2)"},
+	"version-document-redirect":        {inspect.RuleDiscoveryVersionDoc, "MUST: a supported_versions document is served without redirects (spec 3.4)"},
+}
+
+// Rules lists every rule a run reports: the discovery checks a single run can see (not
+// discovery.known-issuer, which needs an earlier discovery of the same domain) and the rules of
+// the probes. Each has a fault of the reference Company in FaultRules that makes a run fail it
+// (TestEveryRuleFails), and docs/CONFORMANCE.md names the spec sentences each probes.
+func Rules() []string {
+	return []string{
+		inspect.RuleDiscoveryFetch, inspect.RuleDiscoveryFinalURL, inspect.RuleDiscoveryFields, inspect.RuleDiscoveryHTTPS,
+		inspect.RuleDiscoveryDomain, inspect.RuleDiscoveryVersion, inspect.RuleDiscoveryVersionDoc, inspect.RuleDiscoveryResourceMeta,
+		inspect.RuleDiscoveryIssuerSelect, inspect.RuleDiscoveryASMetadata, inspect.RuleDiscoveryIssuerMatch,
+		inspect.RuleDiscoveryProtectedRes, inspect.RuleDiscoverySignInConfig,
+
+		inspect.RuleSessionVerify, inspect.RuleSessionEndedFresh, inspect.RuleVersionChecked, inspect.RuleVersionListedRefused,
+		inspect.RuleRateLimited, inspect.RuleRedirectCredentials, inspect.RuleResourceDPoPNonce, inspect.RuleDestinationsDescribed,
+		inspect.RuleDescriptionAtRoot, inspect.RuleAnswersInTime,
+
+		inspect.RuleOAuthClientMetadata, inspect.RuleOAuthAssertionAud, inspect.RuleOAuthPKCE, inspect.RuleOAuthRedirectExact,
+		inspect.RuleOAuthIss, inspect.RuleOAuthIssWrong, inspect.RuleOAuthScopeWider, inspect.RuleOAuthNoScope,
+		inspect.RuleOAuthDeviceHost, inspect.RuleOAuthSlowDown, inspect.RuleOAuthDPoPNonce, inspect.RuleOAuthRefreshRevoked,
+		inspect.RuleOAuthNoRotation,
+
+		inspect.RuleOpsUndeclared, inspect.RuleOpsSummaryFormat, inspect.RuleOpsTermsMatch, inspect.RuleOpsRevisionOnChange,
+		inspect.RuleOpsReusedRevision, inspect.RuleOpsRevisionOnRetry, inspect.RuleOpsInProgress, inspect.RuleOpsLostResponse,
+		inspect.RuleOpsAtMostOnce,
+
+		inspect.RuleJoinPageHeaders, inspect.RuleJoinCookie, inspect.RuleJoinCodeExpired, inspect.RuleJoinOtherBrowser,
+		inspect.RuleJoinCodeUsed, inspect.RuleJoinTokenRefused,
+
+		inspect.RuleConvRetrySameID, inspect.RuleConvNoSSE, inspect.RuleConvStreamCut, inspect.RuleConvSlowStream,
+		inspect.RuleConvCursorExpired, inspect.RuleConvDuplicateEvents, inspect.RuleConvUnknownValues,
+
+		inspect.RuleSkillDigest, inspect.RuleSkillArchive, inspect.RuleAlternativeReference, inspect.RuleFeedbackAlternative,
+		inspect.RuleFeedbackRateLimit,
+	}
 }

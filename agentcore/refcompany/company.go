@@ -78,8 +78,9 @@ func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 		}
 		doc["supported_versions"] = sv
 	}
-	s.editHostilePoppy(doc) // hostile.go
-	s.listExtraAPIs(doc)    // extra_api.go
+	s.editHostilePoppy(doc)       // hostile.go
+	s.editLenientPoppy(doc, main) // lenient.go
+	s.listExtraAPIs(doc)          // extra_api.go
 	s.mu.Lock()
 	edit := s.editPoppy
 	s.mu.Unlock()
@@ -170,6 +171,7 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 		if s.issuerMode() == IssuerNoneEmpty {
 			doc["authorization_servers"] = []any{}
 		}
+		s.editLenientPR(doc) // lenient.go
 		s.mu.Lock()
 		edit := s.editPR
 		s.mu.Unlock()
@@ -241,6 +243,7 @@ func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {
 			doc["issuer"] = is + "/"
 		}
 		s.editAuthMetadata(doc) // dpop_signing_alg_values_supported when SetDPoP (oauth.go)
+		s.editLenientAS(doc)    // lenient.go
 		s.mu.Lock()
 		edit := s.editAS
 		s.mu.Unlock()

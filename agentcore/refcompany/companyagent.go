@@ -45,7 +45,7 @@ const (
 
 // AgentFaults lists the Company Agent's faults.
 var AgentFaults = []string{AgentFaultDuplicateEvents, AgentFaultStreamCut, AgentFaultCursorExpired, AgentFaultUnknownValues,
-	AgentFaultSlowStream, AgentFaultNoSSE}
+	AgentFaultSlowStream, AgentFaultNoSSE, AgentFaultRetryNewConversation}
 
 // AgentPerson is the simulated person a handoff reaches (spec 8.9) and who talks in Direct
 // Conversations (spec 8.10).
@@ -428,7 +428,7 @@ func (a *agentStore) start(w http.ResponseWriter, r *http.Request, p *protected)
 	// Message ID check (spec 8.3): the same ID and content returns the original response.
 	if msg != nil {
 		key := owner.clientID + "|" + owner.userID + "|" + msg["id"].(string)
-		if rec := a.msgs[key]; rec != nil {
+		if rec := a.msgs[key]; rec != nil && !a.fault(AgentFaultRetryNewConversation) {
 			if rec.content != canon || !rec.start {
 				a.mu.Unlock()
 				writeError(w, http.StatusConflict, "message_id_conflict", "this message ID was accepted with different content (spec 8.3)")

@@ -244,7 +244,7 @@ func (st *opStore) decide(c caller, iface string, ask exchangeAsk, appr *approva
 				// The approval names an operation for another action: check 3 fails for this
 				// request (replaying another action's response would misreport).
 				return st.issue(c, iface, ask, now, "")
-			case op.Performed != nil && !st.noReplay:
+			case op.Performed != nil && !st.noReplay && !s.fault(FaultApprovalPerformsAgain):
 				// Check 2: performed already: the first response (Operations 7).
 				return outcome{kind: outReplay, result: op.Performed.Result}
 			default:
@@ -305,6 +305,9 @@ func (st *opStore) issue(c caller, iface string, ask exchangeAsk, now time.Time,
 		op = &opRecord{ID: "exc_" + randomID(6), Scope: c.scope(), Action: action, Revisions: map[string]*revisionRecord{}}
 		st.ops[op.ID] = op
 		st.byAction[action] = op.ID
+	}
+	if prev := op.Revisions[op.Latest]; s.fault(FaultOperationIgnoresChange) && prev != nil && now.Before(prev.ExpiresAt) && prev.ID != notRev {
+		return outcome{kind: outNeedApproval, op: prev.Wire} // the fault (lenient.go): the terms of another request
 	}
 	exp := now.Add(st.ttl).Truncate(time.Second)
 	revID := strconv.FormatInt(exp.Unix(), 10) + "-" + randomID(9)

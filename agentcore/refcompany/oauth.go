@@ -246,6 +246,9 @@ func (s *Server) clientMeta(r *http.Request, clientID string) (*clientInfo, *oau
 	if ci != nil && now.Sub(ci.fetched) < time.Minute {
 		return ci, nil
 	}
+	if s.fault(FaultClientMetadataUnfetched) {
+		return nil, oerr(http.StatusUnauthorized, "invalid_client", "unknown client_id: this issuer knows only the clients registered with it")
+	}
 	cu, err := url.Parse(clientID)
 	if err != nil || cu.Scheme != "https" || cu.Host == "" {
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "client_id must be an HTTPS URL of a client metadata document (spec 4.1)")
@@ -343,8 +346,7 @@ func (s *Server) authenticate(r *http.Request) (*clientInfo, *oauthError) {
 	if _, err := jws.Verify([]byte(raw), jws.WithKeySet(ci.keys, jws.WithInferAlgorithmFromKey(true))); err != nil {
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion's signature does not verify with the client's JWKS (spec 4.1)")
 	}
-	var aud string
-	if json.Unmarshal(cl.Aud, &aud) != nil || aud != s.Issuer() {
+	if !s.audAccepted(cl.Aud) { // lenient.go
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion's aud must be the issuer %s as one string (spec 4.1, 10.4)", s.Issuer())
 	}
 	now := s.now()
@@ -421,7 +423,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "This sign-in link is not valid: "+oe.description)
 		return
 	}
-	if !redirectMatches(ci.RedirectURIs, redirectURI) {
+	if !s.redirectAccepted(ci.RedirectURIs, redirectURI) { // lenient.go
 		s.errorPage(w, http.StatusBadRequest, "This sign-in link is not valid: its redirect_uri is not one the app registered (spec 4.2).")
 		return
 	}
@@ -432,7 +434,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case q.Get("response_type") != "code":
 		back("unsupported_response_type", "response_type must be code")
-	case q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
+	case (q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256") && !s.fault(FaultPKCEOptional):
 		back("invalid_request", "PKCE with code_challenge_method S256 is required")
 	case !knownScopes(scopes):
 		back("invalid_scope", "scope is missing or names an unknown scope (spec 4.7)")

@@ -115,7 +115,10 @@ type Server struct {
 
 	verifier         sessionVerifier
 	verifierNoIssuer sessionVerifier
-	client           *transport.Transport
+	// verifierLenient is the verifier of FaultSessionIatUnchecked, for verifierLenientFor (lenient.go).
+	verifierLenient    sessionVerifier
+	verifierLenientFor string
+	client             *transport.Transport
 	// stopped is closed by Close, so requests a fault holds open end with the Server.
 	stopped   chan struct{}
 	closeOnce sync.Once
@@ -422,6 +425,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.hang(w, r) { // hostile.go
 		return
 	}
+	if s.lenientServe(w, r) { // lenient.go
+		return
+	}
 	host, port, err := net.SplitHostPort(r.Host)
 	if err != nil || port != strconv.Itoa(s.Port) {
 		writeError(w, http.StatusMisdirectedRequest, "invalid_request", "the reference Company serves only Host names with port "+strconv.Itoa(s.Port))
@@ -482,7 +488,7 @@ var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNew
 	FaultLoseResponse, FaultReusedRevision}
 
 // Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
-var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, pageFaults, coverageFaults, hostileFaults)
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, pageFaults, coverageFaults, hostileFaults, lenientFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {

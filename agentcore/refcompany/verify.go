@@ -33,6 +33,10 @@ func (s *Server) setupVerifier() error {
 // verifierFor returns the verifier for the current identifier: the issuer, or the domain origin
 // when the issuer mode says there is none (spec 3.2, 10.4).
 func (s *Server) verifierFor() *sessioncheck.Verifier {
+	identifier := s.Identifier()
+	if v := s.lenientVerifier(identifier); v != nil {
+		return v
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.issuer != IssuerListed {
