@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -107,13 +108,47 @@ type call struct {
 }
 
 // answer is what came back: the status (0 when nothing did: err says why), the header, the
-// body (at most 1 MiB) and the spec 7 error code of a JSON body.
+// body (at most 1 MiB), and the error code and error_description of a JSON body (spec 7, RFC
+// 6749 §5.2) or, without one, of the WWW-Authenticate challenge (RFC 6750 §3).
 type answer struct {
 	status int
 	header http.Header
 	body   []byte
 	code   string
+	desc   string
 	err    error
+}
+
+// said is what the Company said in a, for a Result beside check's reading (nil when nothing
+// came back).
+func (a answer) said() *Said {
+	if a.status == 0 {
+		return nil
+	}
+	return &Said{Status: a.status, Error: a.code, Description: a.desc}
+}
+
+var challengeParamRE = regexp.MustCompile(`(error|error_description)="([^"]*)"`)
+
+// readError fills code and desc from a's JSON body or its WWW-Authenticate challenge.
+func (a *answer) readError() {
+	var e struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	if json.Unmarshal(a.body, &e) == nil {
+		a.code, a.desc = e.Error, e.Description
+	}
+	if a.code != "" || a.header == nil {
+		return
+	}
+	for _, m := range challengeParamRE.FindAllStringSubmatch(a.header.Get("WWW-Authenticate"), -1) {
+		if m[1] == "error" {
+			a.code = m[2]
+		} else {
+			a.desc = m[2]
+		}
+	}
 }
 
 func (a answer) timedOut() bool { return errors.Is(a.err, transport.ErrTimeout) }
@@ -126,6 +161,9 @@ func (a answer) words() string {
 	s := "HTTP " + strconv.Itoa(a.status)
 	if a.code != "" {
 		s += " " + a.code
+		if a.desc != "" {
+			s += fmt.Sprintf(" (the Company said: %q)", trim(a.desc))
+		}
 	}
 	if b := strings.TrimSpace(string(a.body)); b != "" && a.code == "" {
 		if strings.HasPrefix(b, "<") {
@@ -268,12 +306,7 @@ func (r *run) once(ctx context.Context, c call) answer {
 	if err != nil && ctx.Err() != nil {
 		a.err = &transport.TimeoutError{URL: redactURL(c.url), Limit: r.cfg.Timeout}
 	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(b, &e) == nil {
-		a.code = e.Error
-	}
+	a.readError()
 	return a
 }
 

@@ -104,7 +104,8 @@ type Config struct {
 
 func (c Config) allows(action string) bool { return slices.Contains(c.AllowActions, action) }
 
-// Result is one probe.
+// Result is one probe: check's reading in Evidence and, when the probe judged an answer of
+// the Company, what the Company said in Said.
 type Result struct {
 	Probe    string           `json:"probe"`
 	Rule     string           `json:"rule"`
@@ -112,7 +113,31 @@ type Result struct {
 	Section  string           `json:"section"`
 	Status   string           `json:"status"`
 	Evidence string           `json:"evidence"`
+	Said     *Said            `json:"company_said,omitempty"`
 	Finding  *inspect.Finding `json:"finding,omitempty"`
+}
+
+// Said is the answer of the Company a probe judged: its status and, when it gave them, its
+// error code and error_description (spec 7, RFC 6749 §5.2), in its own words.
+type Said struct {
+	Status      int    `json:"status"`
+	Error       string `json:"error,omitempty"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// String is "HTTP 400 invalid_client: the words".
+func (s *Said) String() string {
+	if s == nil {
+		return ""
+	}
+	out := fmt.Sprintf("HTTP %d", s.Status)
+	if s.Error != "" {
+		out += " " + s.Error
+	}
+	if s.Description != "" {
+		out += ": " + s.Description
+	}
+	return out
 }
 
 // Report is a whole run.
@@ -248,7 +273,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // add records a probe's result. A failure of a NOTE rule is a Note; a failed or noted probe
 // carries its finding.
-func (r *run) add(probe, rule, status, evidence string) {
+func (r *run) add(probe, rule, status, evidence string) { r.addSaid(probe, rule, status, evidence, nil) }
+
+// addSaid is add with what the Company said in the answer the probe judged.
+func (r *run) addSaid(probe, rule, status, evidence string, said *Said) {
 	rl, ok := inspect.RuleByID(rule)
 	if !ok {
 		panic("conformance: unknown rule " + rule) // a programming error: every rule is in the catalog
@@ -256,7 +284,7 @@ func (r *run) add(probe, rule, status, evidence string) {
 	if status == Fail && rl.Level == inspect.NOTE {
 		status = Note
 	}
-	res := Result{Probe: probe, Rule: rule, Level: rl.Level, Section: rl.Section, Status: status, Evidence: evidence}
+	res := Result{Probe: probe, Rule: rule, Level: rl.Level, Section: rl.Section, Status: status, Evidence: evidence, Said: said}
 	if status == Fail || status == Note {
 		f := inspect.NewFinding(rule, evidence)
 		f.Company = r.cfg.Domain

@@ -17,10 +17,13 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// checked is a run of check against a reference Company, and that Company.
+// checked is a run of check against a reference Company, that Company, and the Personal Agent
+// identity the run used.
 type checked struct {
 	rep *conformance.Report
 	s   *refcompany.Server
+	a   *identity.Agent
+	op  identity.Operator
 }
 
 // runCheck starts the reference Company with faults (its DPoP binding on, so the nonce faults
@@ -29,8 +32,6 @@ type checked struct {
 // ApproveSignIn, and the operation is the spec's jacket exchange.
 func runCheck(t *testing.T, edit func(*refcompany.Server, *conformance.Config), faults ...string) checked {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
 	s := poppytest.Start(t, refcompany.Options{})
 	s.SetDPoP(true)
 	for _, f := range faults {
@@ -38,13 +39,29 @@ func runCheck(t *testing.T, edit func(*refcompany.Server, *conformance.Config), 
 			t.Fatal(err)
 		}
 	}
-	secrets := store.NewSecrets(store.NewMemoryKV())
-	op := identity.NewLocalOperator(secrets, time.Now)
-	a, err := identity.New(identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "Poppydesk check"}, op, time.Now)
-	if err != nil {
-		t.Fatal(err)
+	return runCheckOn(t, s, edit, nil)
+}
+
+// runCheckOn runs check against the running reference Company s, as runCheck does, with the
+// Personal Agent identity of an earlier run (prev) or one of its own.
+func runCheckOn(t *testing.T, s *refcompany.Server, edit func(*refcompany.Server, *conformance.Config), prev *checked) checked {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	var a *identity.Agent
+	var op identity.Operator
+	if prev != nil {
+		a, op = prev.a, prev.op
+	} else {
+		secrets := store.NewSecrets(store.NewMemoryKV())
+		op = identity.NewLocalOperator(secrets, time.Now)
+		var err error
+		a, err = identity.New(identity.Config{ClientID: s.URL(refcompany.AgentHost, "/agent.json"), ClientName: "Poppydesk check"}, op, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AddHost(refcompany.AgentHost, a.Handler(nil))
 	}
-	s.AddHost(refcompany.AgentHost, a.Handler(nil))
 	cfg := conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: a, Operator: op,
 		ProbeURL:     s.URL(refcompany.ShopHost, "/api/products"),
 		AllowActions: conformance.Actions,
@@ -73,7 +90,7 @@ func runCheck(t *testing.T, edit func(*refcompany.Server, *conformance.Config), 
 			t.Errorf("the probe %q reported the rule %s, which conformance.Rules does not list", r.Probe, r.Rule)
 		}
 	}
-	return checked{rep: rep, s: s}
+	return checked{rep: rep, s: s, a: a, op: op}
 }
 
 func describe(rs []conformance.Result) string {
@@ -222,4 +239,85 @@ func TestPerformedTwice(t *testing.T) {
 		}
 	}
 	t.Fatalf("no failure of %s:%s", inspect.RuleOpsAtMostOnce, describe(c.rep.Results))
+}
+
+// TestProbeURLPreconditions: a --probe-url that cannot show Session verification (an endpoint
+// that uses no Session claims and answers without the header, or one that refuses the correct
+// request) skips the Session and version probes with words that say why and what to name
+// instead, and fails nothing.
+func TestProbeURLPreconditions(t *testing.T) {
+	for _, tc := range []struct{ name, path, words string }{
+		{"no Session claims", "/api/openapi.json", "uses no Session claims"},
+		{"refuses the correct request", "/api/orders", "got HTTP 401"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := runCheck(t, func(s *refcompany.Server, cfg *conformance.Config) {
+				cfg.ProbeURL = s.URL(refcompany.ShopHost, tc.path)
+				cfg.AllowActions = nil
+			})
+			if n := c.rep.MustFailures(); n != 0 {
+				t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
+			}
+			n := 0
+			for _, r := range c.rep.Results {
+				if r.Rule != inspect.RuleSessionVerify && r.Rule != inspect.RuleVersionChecked {
+					continue
+				}
+				n++
+				if r.Status != conformance.Skip || !strings.Contains(r.Evidence, tc.words) || !strings.Contains(r.Evidence, "name") {
+					t.Errorf("%s %s: %s", r.Status, r.Probe, r.Evidence)
+				}
+			}
+			if n != 10 {
+				t.Errorf("%d Session and version probes, want 10", n)
+			}
+		})
+	}
+}
+
+// TestRepeatedRun: a second run against the same Company, signed in with the same account,
+// fails nothing: the operation the first run performed is refused now (409 already_exchanged),
+// and the operation probes say so, with the Company's words, and what to do.
+func TestRepeatedRun(t *testing.T) {
+	s := poppytest.Start(t, refcompany.Options{})
+	s.SetDPoP(true)
+	first := runCheckOn(t, s, nil, nil)
+	if n := first.rep.MustFailures(); n != 0 {
+		t.Fatalf("first run: %d MUST failures:%s", n, describe(first.rep.Failed()))
+	}
+	second := runCheckOn(t, s, nil, &first)
+	if n := second.rep.MustFailures(); n != 0 {
+		t.Fatalf("second run: %d MUST failures:%s", n, describe(second.rep.Failed()))
+	}
+	skipped := 0
+	for _, r := range second.rep.Results {
+		if strings.HasPrefix(r.Rule, "operations.") && r.Status == conformance.Skip {
+			skipped++
+			if !strings.Contains(r.Evidence, "already_exchanged") || !strings.Contains(r.Evidence, "earlier run of check") || !strings.Contains(r.Evidence, "--operation") {
+				t.Errorf("%s skipped without the Company's words and what to do: %s", r.Probe, r.Evidence)
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("the second run skipped no operation probe:%s", describe(second.rep.Results))
+	}
+}
+
+// TestCompanyWords: a failure shows what the Company said, beside check's reading: its status,
+// error and error_description.
+func TestCompanyWords(t *testing.T) {
+	c := runCheck(t, nil, refcompany.FaultClientMetadataUnfetched)
+	for _, r := range c.rep.Failed() {
+		if r.Rule == inspect.RuleOAuthClientMetadata {
+			if r.Said == nil || r.Said.Status != 401 || r.Said.Error != "invalid_client" || !strings.Contains(r.Said.Description, "knows only the clients registered with it") {
+				t.Errorf("the Company's words: %+v", r.Said)
+			}
+			if !strings.Contains(r.Evidence, "knows only the clients registered with it") {
+				t.Errorf("the evidence does not quote the Company: %s", r.Evidence)
+			}
+			return
+		}
+	}
+	t.Fatalf("no failure of %s:%s", inspect.RuleOAuthClientMetadata, describe(c.rep.Results))
 }

@@ -192,13 +192,18 @@ func (r *run) clientProbes(ctx context.Context) {
 	case a.status == 0:
 		r.skipAll("the token endpoint gave no answer: "+errText(a.err), [2]string{probeClientMeta, inspect.RuleOAuthClientMetadata}, [2]string{probeAud, inspect.RuleOAuthAssertionAud})
 		return
+	case a.code == "invalid_client" && aboutAudience(a.desc):
+		// The Company's own words say the audience: it wants another aud than the issuer.
+		r.addSaid(probeAud, inspect.RuleOAuthAssertionAud, Fail, fmt.Sprintf("the token endpoint refused the run's correct client assertion, whose aud is the issuer %s as one string (spec 4.1), and its words name the audience: %s; a Company accepts exactly that aud (for a library that compares aud with its token URL, set that URL to the issuer)", issuer, a.words()), a.said())
+		r.add(probeClientMeta, inspect.RuleOAuthClientMetadata, Skip, "the Company refused the correct assertion's audience (see "+probeAud+"), so whether it fetched the client metadata is not known")
+		return
 	case a.code == "invalid_client":
-		r.add(probeClientMeta, inspect.RuleOAuthClientMetadata, Fail, fmt.Sprintf("the token endpoint refused the run's correct client assertion with invalid_client (%s): the Company must fetch %s and its jwks_uri without redirects; in developer mode it must trust Poppydesk's CA for that host", a.words(), r.cfg.Agent.ClientID()))
+		r.addSaid(probeClientMeta, inspect.RuleOAuthClientMetadata, Fail, fmt.Sprintf("the token endpoint refused the run's correct client assertion with %s: the Company must fetch %s and its jwks_uri without redirects; in developer mode it must trust Poppydesk's CA for that host", a.words(), r.cfg.Agent.ClientID()), a.said())
 		r.add(probeAud, inspect.RuleOAuthAssertionAud, Skip, "the correct client assertion is refused too, so a refusal of a wrong aud would prove nothing")
 		return
 	}
 	r.add(probeTokenTime, inspect.RuleAnswersInTime, Pass, fmt.Sprintf("the token endpoint answered within %s", r.cfg.Timeout))
-	r.add(probeClientMeta, inspect.RuleOAuthClientMetadata, Pass, "a code never issued got "+a.words()+", so the client was authenticated")
+	r.addSaid(probeClientMeta, inspect.RuleOAuthClientMetadata, Pass, "a code never issued got "+a.words()+", so the client was authenticated", a.said())
 	if r.dp != nil {
 		r.mu.Lock()
 		noted := r.notes[inspect.RuleOAuthDPoPNonce]
@@ -214,6 +219,7 @@ func (r *run) clientProbes(ctx context.Context) {
 		return
 	}
 	var accepted, refused []string
+	var said *Said
 	for _, aud := range []any{[]string{issuer}, issuer + "/", token} {
 		ca, err := r.assertion(ctx, aud)
 		if err != nil {
@@ -228,10 +234,22 @@ func (r *run) clientProbes(ctx context.Context) {
 			refused = append(refused, string(b))
 		} else {
 			accepted = append(accepted, fmt.Sprintf("aud %s got %s", b, a.words()))
+			if said == nil {
+				said = a.said()
+			}
 		}
 	}
-	r.check(probeAud, inspect.RuleOAuthAssertionAud, joinBad(accepted, "a client assertion whose aud is not exactly the issuer "+issuer+" as one string must get invalid_client"),
-		"invalid_client for aud "+strings.Join(refused, ", "))
+	if len(accepted) > 0 {
+		r.addSaid(probeAud, inspect.RuleOAuthAssertionAud, Fail, joinBad(accepted, "a client assertion whose aud is not exactly the issuer "+issuer+" as one string must get invalid_client (it got past client authentication)"), said)
+		return
+	}
+	r.add(probeAud, inspect.RuleOAuthAssertionAud, Pass, "invalid_client for aud "+strings.Join(refused, ", "))
+}
+
+// aboutAudience reports whether an OAuth error_description speaks of the audience.
+func aboutAudience(desc string) bool {
+	d := strings.ToLower(desc)
+	return strings.Contains(d, "audience") || strings.Contains(d, "aud ") || strings.Contains(d, "'aud'") || strings.Contains(d, "\"aud\"") || strings.Contains(d, "aud's")
 }
 
 // assertion is a client assertion like the identity's, signed with its key, with aud as given.
@@ -272,14 +290,14 @@ func (r *run) pkceProbe(ctx context.Context) {
 	q := back(a, ru)
 	switch {
 	case q != nil && q.Get("error") != "":
-		r.add(probePKCE, inspect.RuleOAuthPKCE, Pass, "redirected back with error="+q.Get("error"))
+		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "redirected back with error="+q.Get("error"), &Said{Status: a.status, Error: q.Get("error"), Description: q.Get("error_description")})
 		r.sawIss("the error response to an authorization request without code_challenge", q)
 	case q != nil:
 		r.add(probePKCE, inspect.RuleOAuthPKCE, Fail, "an authorization request without code_challenge was redirected back without an error")
 	case a.status == http.StatusOK:
 		r.add(probePKCE, inspect.RuleOAuthPKCE, Fail, "an authorization request without code_challenge got a page (HTTP 200) instead of a refusal: a Company that requires PKCE refuses it before showing sign-in (an error redirect, or an error page)")
 	case a.status >= 400:
-		r.add(probePKCE, inspect.RuleOAuthPKCE, Pass, "refused with an error page: "+a.words())
+		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "refused with an error page: "+a.words(), a.said())
 	default:
 		r.add(probePKCE, inspect.RuleOAuthPKCE, Skip, "the authorization endpoint answered "+a.words())
 	}
@@ -296,7 +314,7 @@ func (r *run) redirectProbe(ctx context.Context) {
 	case a.status == http.StatusOK:
 		r.add(probeRedirect, inspect.RuleOAuthRedirectExact, Fail, "an authorization request with the unregistered redirect_uri "+bad+" got a page (HTTP 200); it must be refused with an error page before sign-in")
 	case a.status >= 400:
-		r.add(probeRedirect, inspect.RuleOAuthRedirectExact, Pass, "refused with an error page: "+a.words())
+		r.addSaid(probeRedirect, inspect.RuleOAuthRedirectExact, Pass, "refused with an error page: "+a.words(), a.said())
 	default:
 		r.add(probeRedirect, inspect.RuleOAuthRedirectExact, Skip, "the authorization endpoint answered "+a.words())
 	}

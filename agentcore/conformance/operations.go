@@ -107,9 +107,12 @@ func (r *run) operationProbes(ctx context.Context) {
 	a := send(op.Body, ext, "")
 	first, ok, err := operations.FromAPIResponse(a.status, a.body)
 	if !ok || err != nil {
-		why := "the request with the extension got " + a.words() + ", not an operation (HTTP 403 approval_required): " + trim(string(a.body))
-		if err != nil {
+		why := "the --operation request with the extension got " + a.words() + ", not an operation (HTTP 403 approval_required)"
+		switch {
+		case err != nil:
 			why = err.Error()
+		case a.status/100 == 4:
+			why += ": the signed-in account cannot ask for it now, perhaps because an earlier run of check performed it; name with --operation a request this account can still make, sign in with another account, or start the Company's test data afresh (the reference Company: restart `poppydesk company serve` without --state)"
 		}
 		r.skipAll(why, rest...)
 		return

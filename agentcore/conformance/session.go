@@ -83,26 +83,34 @@ func (r *run) sessionProbes(ctx context.Context) {
 	good := func() sessionClaims { return r.claims(http.MethodGet, pu) }
 
 	// The correct request first: it must work, so the broken ones below show the checks.
-	st, code, hdr, body := r.send(ctx, pu, http.MethodGet, dlg.sign(good(), sessionHeader()), r.co.Version, "")
+	a := r.send(ctx, pu, dlg.sign(good(), sessionHeader()), r.co.Version)
+	st, code := a.status, a.code
 	switch {
 	case st >= 300 && st < 400:
-		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Fail, fmt.Sprintf("the correct signed-out request got HTTP %d to %s", st, hdr.Get("Location")))
+		r.addSaid("request: no redirect with credentials", inspect.RuleRedirectCredentials, Fail, fmt.Sprintf("the correct signed-out request got HTTP %d to %s", st, a.header.Get("Location")), a.said())
 	default:
-		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Pass, fmt.Sprintf("HTTP %d", st))
+		r.add("request: no redirect with credentials", inspect.RuleRedirectCredentials, Pass, a.words())
 	}
 	if code == "session_ended" {
-		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Fail, "a request in a new Session (a fresh sid) got session_ended: "+body)
+		r.addSaid("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Fail, "a request in a new Session (a fresh sid) got "+a.words(), a.said())
 	} else {
-		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Pass, fmt.Sprintf("HTTP %d %s", st, code))
+		r.add("request: a new Session is not ended", inspect.RuleSessionEndedFresh, Pass, a.words())
 	}
 	if code == "version_unsupported" {
-		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Fail, "Poppy-Version "+r.co.Version+", the version poppy.json serves, got version_unsupported")
+		r.addSaid("version: the served version is accepted", inspect.RuleVersionListedRefused, Fail, "Poppy-Version "+r.co.Version+", the version poppy.json serves, got "+a.words(), a.said())
 	} else {
-		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Pass, fmt.Sprintf("Poppy-Version %s: HTTP %d %s", r.co.Version, st, code))
+		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Pass, fmt.Sprintf("Poppy-Version %s: %s", r.co.Version, a.words()))
 	}
-	if code == "invalid_session" || st >= 500 || st == 0 {
-		// The checks below would prove nothing when the correct request fails too.
-		r.skipAll(fmt.Sprintf("the correct request got HTTP %d %s, so a refusal would prove nothing: %s", st, code, trim(body)), checks...)
+	if st/100 != 2 {
+		// The checks below would prove nothing when the correct request is refused too: a
+		// refusal of a broken Session JWT could be the same refusal.
+		r.skipAll(fmt.Sprintf("the correct signed-out request to --probe-url %s got %s, so a refusal of a broken one would prove nothing; name with --probe-url a safe GET endpoint that answers a correct signed-out request with 2xx", r.cfg.ProbeURL, a.words()), checks...)
+		return
+	}
+	// An endpoint that uses no Session claims may answer without verifying the header (spec
+	// 5.3): a request without it shows which kind ProbeURL is.
+	if bare := r.do(ctx, call{method: http.MethodGet, url: pu.String(), version: r.co.Version}); bare.status/100 == 2 {
+		r.skipAll(fmt.Sprintf("--probe-url %s answered a request without the Session header with %s, as well as the correct one: it uses no Session claims (spec 5.3 lets such an endpoint skip verification), so what it does with a broken Session header proves nothing; name an endpoint that uses the Session, such as one that keeps state per Session", r.cfg.ProbeURL, bare.words()), checks...)
 		return
 	}
 
@@ -155,19 +163,19 @@ func (r *run) sessionProbes(ctx context.Context) {
 		default:
 			jwt = dlg.sign(c, h)
 		}
-		st, code, _, body := r.send(ctx, pu, http.MethodGet, jwt, r.co.Version, "")
-		if st == http.StatusBadRequest && code == "invalid_session" {
-			r.add(bc.name, inspect.RuleSessionVerify, Pass, "HTTP 400 invalid_session")
+		a := r.send(ctx, pu, jwt, r.co.Version)
+		if a.status == http.StatusBadRequest && a.code == "invalid_session" {
+			r.addSaid(bc.name, inspect.RuleSessionVerify, Pass, a.words(), a.said())
 		} else {
-			r.add(bc.name, inspect.RuleSessionVerify, Fail, fmt.Sprintf("a Session JWT with %s got HTTP %d %s %s; it must get HTTP 400 invalid_session", strings.TrimPrefix(bc.name, "session: "), st, code, trim(body)))
+			r.addSaid(bc.name, inspect.RuleSessionVerify, Fail, fmt.Sprintf("a Session JWT with %s got %s; it must get HTTP 400 invalid_session", strings.TrimPrefix(bc.name, "session: "), a.words()), a.said())
 		}
 	}
 	for _, vc := range []struct{ name, version string }{{"version: no Poppy-Version", ""}, {"version: incompatible Poppy-Version", "9.9"}} {
-		st, code, _, body := r.send(ctx, pu, http.MethodGet, dlg.sign(good(), sessionHeader()), vc.version, "")
-		if st == http.StatusBadRequest && code == "version_unsupported" {
-			r.add(vc.name, inspect.RuleVersionChecked, Pass, "HTTP 400 version_unsupported")
+		a := r.send(ctx, pu, dlg.sign(good(), sessionHeader()), vc.version)
+		if a.status == http.StatusBadRequest && a.code == "version_unsupported" {
+			r.addSaid(vc.name, inspect.RuleVersionChecked, Pass, a.words(), a.said())
 		} else {
-			r.add(vc.name, inspect.RuleVersionChecked, Fail, fmt.Sprintf("Poppy-Version %q got HTTP %d %s %s; it must get HTTP 400 version_unsupported", vc.version, st, code, trim(body)))
+			r.addSaid(vc.name, inspect.RuleVersionChecked, Fail, fmt.Sprintf("Poppy-Version %q got %s; it must get HTTP 400 version_unsupported", vc.version, a.words()), a.said())
 		}
 	}
 }
@@ -199,18 +207,14 @@ func (r *run) claimsIn(s probeSession, method string, u *url.URL) sessionClaims 
 		Htm: method, Htu: htu.String(), Iat: r.now().Unix(), Jti: identity.NewID(16)}
 }
 
-// send sends one probe request with the Session JWT session and Poppy-Version version ("":
-// none) and returns the status, the spec 7 error code, the header and the body.
-func (r *run) send(ctx context.Context, u *url.URL, method, session, version, token string) (int, string, http.Header, string) {
+// send sends one probe request to u with the Session JWT session and Poppy-Version version
+// ("": none).
+func (r *run) send(ctx context.Context, u *url.URL, session, version string) answer {
 	h := http.Header{"Poppy-Session": {session}}
 	if version != "" {
 		h.Set("Poppy-Version", version)
 	}
-	a := r.do(ctx, call{method: method, url: u.String(), header: h})
-	if a.status == 0 {
-		return 0, "", nil, errText(a.err)
-	}
-	return a.status, a.code, a.header, string(a.body)
+	return r.do(ctx, call{method: http.MethodGet, url: u.String(), header: h})
 }
 
 // ---- Session JWTs, correct and broken (unexported: see the package doc) ----

@@ -140,6 +140,9 @@ func writeCheck(w io.Writer, rep *conformance.Report, format string) error {
 	counts := rep.Count()
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "%-4s %-6s %-22s %s: %s\n", strings.ToUpper(r.Status), r.Level, r.Section, r.Probe, r.Evidence)
+		if r.Said != nil && r.Status != conformance.Pass {
+			fmt.Fprintf(w, "     the Company said: %s\n", r.Said)
+		}
 		if r.Finding != nil {
 			fmt.Fprintf(w, "     expected: %s\n     fix: %s\n", r.Finding.Expected, r.Finding.Fix)
 		}
@@ -187,6 +190,9 @@ func writeJUnit(w io.Writer, rep *conformance.Report) error {
 		case conformance.Fail:
 			s.Failures++
 			text := r.Evidence
+			if r.Said != nil {
+				text += "\nthe Company said: " + r.Said.String()
+			}
 			if r.Finding != nil {
 				text += "\nexpected: " + r.Finding.Expected + "\nfix: " + r.Finding.Fix
 			}
