@@ -18,10 +18,11 @@ NODE_MIN=20
 # appstream, desktop-file-utils and man-db check the Debian package's metadata (scripts/package-test.sh);
 # xdg-utils is a runtime recommendation of the package, installed here so that installing the
 # package in the tests fetches nothing. systemd gives systemd-analyze, which checks the operator's
-# unit (app/cli TestOperatorServiceUnit); no running systemd is needed.
+# unit (app/cli TestOperatorServiceUnit); no running systemd is needed. libxml2-utils (xmllint)
+# validates check's JUnit reports against the Jenkins JUnit schema (app/cli).
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils xdotool
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
-  xdg-utils postgresql systemd)
+  xdg-utils postgresql systemd libxml2-utils)
 
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -52,8 +53,8 @@ else
   say "This is not a Debian-based system. Install the equivalents of these packages yourself:"
   say "  a C toolchain and pkg-config, GTK 3 and WebKitGTK 4.1 development files, Xvfb and xauth,"
   say "  xwininfo (x11-utils), Chromium, gnome-keyring (or another Secret Service), dbus-daemon,"
-  say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man, xdg-open and"
-  say "  PostgreSQL (its server binaries: initdb, pg_ctl)."
+  say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man, xdg-open,"
+  say "  xmllint (libxml2) and PostgreSQL (its server binaries: initdb, pg_ctl)."
   say "Debian names: ${APT_PACKAGES[*]}"
   [ "$check_only" = 1 ] && exit 1
 fi

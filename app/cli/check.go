@@ -152,23 +152,40 @@ func writeCheck(w io.Writer, rep *conformance.Report, format string) error {
 	return err
 }
 
-// JUnit XML (the schema CI systems read): one testcase per probe.
+// JUnit XML as Jenkins reads it (the Ant JUnit format with skipped; app/cli/testdata keeps the
+// schema its test validates against): one testcase per probe, in one testsuite.
 type junitSuite struct {
-	XMLName  xml.Name    `xml:"testsuite"`
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	XMLName   xml.Name    `xml:"testsuite"`
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Hostname  string      `xml:"hostname,attr"`
+	Props     junitProps  `xml:"properties"`
+	Cases     []junitCase `xml:"testcase"`
 }
 
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// junitCase holds its children in the schema's order: skipped, failure, system-out.
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Skipped   *string       `xml:"skipped,omitempty"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *junitSkip    `xml:"skipped,omitempty"`
-	// SystemOut carries a noted probe's evidence: it passes, and CI shows what was noted.
+	// SystemOut carries a noted probe's evidence (it passes, and CI shows what was noted) and
+	// what the Company said.
 	SystemOut string `xml:"system-out,omitempty"`
 }
 
@@ -178,14 +195,12 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-type junitSkip struct {
-	Message string `xml:"message,attr"`
-}
-
 func writeJUnit(w io.Writer, rep *conformance.Report) error {
-	s := junitSuite{Name: "poppydesk check " + rep.Domain, Tests: len(rep.Results), Time: fmt.Sprintf("%.3f", rep.Duration.Seconds())}
+	s := junitSuite{Name: "poppydesk check " + rep.Domain, Tests: len(rep.Results), Time: fmt.Sprintf("%.3f", rep.Duration.Seconds()),
+		Timestamp: rep.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: "localhost",
+		Props: junitProps{Props: []junitProp{{Name: "domain", Value: rep.Domain}}}}
 	for _, r := range rep.Results {
-		c := junitCase{Name: r.Probe, ClassName: r.Section}
+		c := junitCase{Name: r.Probe, ClassName: r.Section, Time: "0"}
 		switch r.Status {
 		case conformance.Fail:
 			s.Failures++
@@ -199,9 +214,13 @@ func writeJUnit(w io.Writer, rep *conformance.Report) error {
 			c.Failure = &junitFailure{Message: string(r.Level) + " " + r.Section + ": " + r.Evidence, Type: string(r.Level), Text: text}
 		case conformance.Skip:
 			s.Skipped++
-			c.Skipped = &junitSkip{Message: r.Evidence}
+			why := r.Evidence
+			c.Skipped = &why
 		case conformance.Note:
 			c.SystemOut = "NOTE " + r.Section + ": " + r.Evidence
+			if r.Said != nil {
+				c.SystemOut += "\nthe Company said: " + r.Said.String()
+			}
 		}
 		s.Cases = append(s.Cases, c)
 	}

@@ -51,6 +51,9 @@ func TestCheckCLI(t *testing.T) {
 			if code != tt.code || !strings.Contains(stdout, tt.want) {
 				t.Fatalf("exit %d (want %d); stdout:\n%s\nstderr: %s", code, tt.code, stdout, stderr)
 			}
+			if tt.format == "junit" {
+				validateJUnit(t, stdout)
+			}
 			if tt.format == "json" {
 				var rep struct {
 					Results []struct{ Status, Probe, Evidence string }
