@@ -273,7 +273,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // add records a probe's result. A failure of a NOTE rule is a Note; a failed or noted probe
 // carries its finding.
-func (r *run) add(probe, rule, status, evidence string) { r.addSaid(probe, rule, status, evidence, nil) }
+func (r *run) add(probe, rule, status, evidence string) {
+	r.addSaid(probe, rule, status, evidence, nil)
+}
 
 // addSaid is add with what the Company said in the answer the probe judged.
 func (r *run) addSaid(probe, rule, status, evidence string, said *Said) {
