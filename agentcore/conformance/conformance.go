@@ -70,7 +70,8 @@ type Config struct {
 	// Domain is the Company's domain (host[:port] in developer mode).
 	Domain string
 	// Transport is the HTTP policy (developer mode's hosts and CA for a Company under
-	// development). Its DocumentTimeout is set to Timeout.
+	// development). Its DocumentTimeout is set to Timeout. Its Observer (and Inspect) see every
+	// exchange of the run, redacted (`poppydesk check --har`).
 	Transport transport.Config
 	// Agent is the Personal Agent identity the Company can fetch (nil: every probe that needs
 	// the Session header or client authentication is skipped).
@@ -228,7 +229,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Sleep = sleep
 	}
 	tc := cfg.Transport
-	tc.Inspect = nil
+	if tc.Observer == nil {
+		tc.Inspect = nil
+	}
 	tc.DocumentTimeout = cfg.Timeout
 	tr, err := transport.New(tc)
 	if err != nil {
@@ -239,6 +242,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		hc: &http.Client{Transport: tr.RoundTripper(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	start := time.Now()
 	defer func() { r.rep.Duration = time.Since(start) }()
+	ctx = inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseCheck, Name: "poppydesk check"})
 	r.discovery(ctx)
 	r.delegate(ctx)
 	r.sessionProbes(ctx)

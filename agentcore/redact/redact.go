@@ -61,9 +61,42 @@ func namesAlt() string {
 // and anything shaped like a compact JWS/JWT. It is what JSON does to a body that is not JSON.
 func Text(s string) string { return text(s) }
 
+// inputTag is an HTML input element, and inputAttr one of its attributes: a page's hidden form
+// field can carry a secret (a browser-session page's one-time code, spec 6), which text masks
+// when the field's name is secret.
+var (
+	inputTag  = regexp.MustCompile(`(?is)<input\b[^>]*>`)
+	inputAttr = regexp.MustCompile(`(?is)\b(name|value)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)`)
+)
+
+// maskInputs masks the value of every input element of HTML text whose name is secret.
+func maskInputs(s string) string {
+	return inputTag.ReplaceAllStringFunc(s, func(tag string) string {
+		secret := false
+		for _, m := range inputAttr.FindAllStringSubmatch(tag, -1) {
+			if strings.EqualFold(m[1], "name") && IsSecretName(strings.Trim(m[3], `"'`)) {
+				secret = true
+			}
+		}
+		if !secret {
+			return tag
+		}
+		return inputAttr.ReplaceAllStringFunc(tag, func(a string) string {
+			m := inputAttr.FindStringSubmatch(a)
+			if !strings.EqualFold(m[1], "value") {
+				return a
+			}
+			return m[1] + m[2] + `"` + Mask + `"`
+		})
+	})
+}
+
 func text(s string) string {
 	if !strings.ContainsAny(s, "=:") {
 		return String(s)
+	}
+	if strings.Contains(strings.ToLower(s), "<input") {
+		s = maskInputs(s)
 	}
 	s = textPair.ReplaceAllStringFunc(s, func(m string) string {
 		sub := textPair.FindStringSubmatch(m)

@@ -27,6 +27,8 @@ func TestJSON(t *testing.T) {
 		{"private jwk", `{"kty":"EC","d":"PRIV","x":"PUBX"}`, "PRIV", "PUBX"},
 		{"form body", "grant_type=refresh_token&refresh_token=RT-7&client_assertion=" + jwt, "RT-7", "grant_type"},
 		{"plain text", "error " + jwt, jwt, "error"},
+		{"page with a hidden code", `<form method="post"><input type="hidden" name="code" value="bc_JOIN1"><input name="next" value="/cart"></form>`, "bc_JOIN1", `value="/cart"`},
+		{"page, value first", `<input value='bc_JOIN2' type=hidden name=code>`, "bc_JOIN2", "type=hidden"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

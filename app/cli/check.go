@@ -14,13 +14,14 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/conformance"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 )
 
 func checkCommand() command {
 	return command{name: "check", summary: "Check a Company against the spec from outside (discovery, Sessions, sign-in, operations, browser sessions, conversations, task coverage): pass, fail, note or skip for each probe, with its section.",
-		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE] [--probe-url URL] [--allow-actions NAME,...] [--operation FILE] [--scopes S,...] [--timeout D] [--sign-in-timeout D] [--format text|json|junit]",
+		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE] [--probe-url URL] [--allow-actions NAME,...] [--operation FILE] [--scopes S,...] [--timeout D] [--sign-in-timeout D] [--format text|json|junit] [--har FILE]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			var dev devFlags
 			dev.register(fs)
@@ -34,6 +35,7 @@ func checkCommand() command {
 			var scopes listFlag
 			fs.Var(&scopes, "scopes", "scopes to ask for at sign-in (`S,...`; default: the issuer's scopes_supported)")
 			timeout := fs.Duration("timeout", conformance.DefaultTimeout, "check waits at most `D` (such as 10s) for each answer of the Company; one that takes longer fails transport.answers-in-time")
+			harFile := fs.String("har", "", "write every request check sent and every answer it got to `FILE` as a HAR 1.2 archive, secrets masked as the Inspector masks them")
 			signInTimeout := fs.Duration("sign-in-timeout", conformance.DefaultSignInTimeout, "check waits at most `D` (such as 5m) for you to sign in in your browser")
 			return func(ctx context.Context, args []string) error {
 				switch {
@@ -100,9 +102,23 @@ func checkCommand() command {
 				if len(actions) > 0 {
 					fmt.Fprintf(env.Stderr, "check: allowed to act at %s: %s\n", args[0], strings.Join(actions, ", "))
 				}
+				var rec inspect.Recorder
+				if *harFile != "" {
+					cfg.Transport.Observer, cfg.Transport.Inspect = rec.Observe, inspect.Decode
+				}
 				rep, err := conformance.Run(ctx, cfg)
 				if err != nil {
 					return err
+				}
+				if *harFile != "" {
+					har, err := inspect.HAR(rec.Exchanges(), env.Version)
+					if err == nil {
+						err = os.WriteFile(*harFile, har, 0o600)
+					}
+					if err != nil {
+						return fmt.Errorf("check: writing the HAR archive %s: %w", *harFile, err)
+					}
+					fmt.Fprintf(env.Stderr, "check: %d exchanges written to %s (secrets masked)\n", len(rec.Exchanges()), *harFile)
 				}
 				if err := writeCheck(env.Stdout, rep, *format); err != nil {
 					return err

@@ -112,10 +112,11 @@ func TestCheckCLIAllowActions(t *testing.T) {
 	if err := os.WriteFile(opFile, []byte(op), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	harFile := filepath.Join(t.TempDir(), "check.har")
 	start := time.Now()
 	code, stdout, stderr := runCLI(t, env, "check", s.Domain, "--dev-company", s.Domain, "--dev-ca", companyCA,
 		"--probe-url", s.URL(refcompany.ShopHost, "/api/products"), "--allow-actions", "sign-in,operation,conversation,feedback",
-		"--operation", opFile, "--format", "json")
+		"--operation", opFile, "--format", "json", "--har", harFile)
 	took := time.Since(start)
 	if code != 0 {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr: %s", code, stdout, stderr)
@@ -142,6 +143,75 @@ func TestCheckCLIAllowActions(t *testing.T) {
 	if n := s.ActiveRefreshTokens(""); n != 0 {
 		t.Errorf("%d refresh tokens still active after the check", n)
 	}
+	checkHAR(t, harFile, s)
+}
+
+// checkHAR: the --har archive of a check holds every request the Company received from it
+// (those to the reference Company's hosts; the browser's sign-in pages aside), each with its
+// answer and the cause "check", and none of the secrets those requests carried: Session JWTs,
+// delegations, access and refresh tokens, DPoP proofs, client assertions, codes and verifiers.
+func checkHAR(t *testing.T, file string, s *refcompany.Server) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var har struct {
+		Log struct {
+			Entries []struct {
+				Request struct {
+					Method, URL string
+				}
+				Response struct{ Status int }
+				Comment  string
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &har); err != nil {
+		t.Fatal(err)
+	}
+	// Every request the Company received came from check, but the two of the User's browser
+	// (ApproveSignIn: the consent page and its answer).
+	if want := len(s.Requests()) - 2; len(har.Log.Entries) != want {
+		t.Errorf("the archive has %d entries; the Company received %d requests from check", len(har.Log.Entries), want)
+	}
+	for _, e := range har.Log.Entries {
+		if !strings.Contains(e.Comment, "cause: check") || e.Response.Status == 0 {
+			t.Errorf("%s %s: status %d, comment %q", e.Request.Method, e.Request.URL, e.Response.Status, e.Comment)
+		}
+	}
+	var secrets []string
+	for _, r := range s.Requests() {
+		for _, h := range []string{"Poppy-Session", "Authorization", "Dpop", "Poppy-Approval"} {
+			v := r.Header.Get(h)
+			if _, tok, ok := strings.Cut(v, " "); ok && h == "Authorization" {
+				v = tok
+			}
+			if len(v) > 20 && h != "Poppy-Approval" {
+				secrets = append(secrets, v)
+				// Each part of a JWT on its own gives it away too (its signature above all).
+				if parts := strings.Split(v, "."); len(parts) == 3 {
+					secrets = append(secrets, parts[2])
+				}
+			}
+		}
+		if q, err := url.ParseQuery(string(r.Body)); err == nil {
+			for _, k := range []string{"client_assertion", "code", "code_verifier", "refresh_token", "token", "device_code"} {
+				if v := q.Get(k); len(v) > 12 {
+					secrets = append(secrets, v)
+				}
+			}
+		}
+	}
+	if len(secrets) < 50 {
+		t.Fatalf("only %d secrets to look for", len(secrets))
+	}
+	for _, sec := range secrets {
+		if i := strings.Index(string(raw), sec); i >= 0 {
+			t.Errorf("the archive holds a secret the check sent: %.24s… in %s", sec, raw[max(0, i-600):i+50])
+		}
+	}
+	t.Logf("the archive: %d entries; %d secrets looked for, none found", len(har.Log.Entries), len(secrets))
 }
 
 // TestCheckCLITimeout: a Company whose discovery documents never finish answering fails
