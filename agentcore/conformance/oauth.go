@@ -65,11 +65,13 @@ const (
 	probeDPoPRes    = "dpop: resource nonces"
 )
 
-// issSeen is one redirect back to the run's redirect URI: where it came from and its iss.
+// issSeen is one redirect back to the run's redirect URI: where it came from, its iss, and
+// what it said (its error and error_description, when it is an error response).
 type issSeen struct {
 	what    string
 	iss     string
 	present bool
+	said    *Said
 }
 
 // oauthState is what the OAuth probes share: the issuer's metadata as discovery read it, the
@@ -79,6 +81,9 @@ type oauthState struct {
 	dead      bool // the token endpoint did not answer in time
 	iss       []issSeen
 	signedOut string
+	// pkcePage: an authorization request without code_challenge got a page, so whether the
+	// Company refuses it shows only after the User signs in (pkceSignIn).
+	pkcePage bool
 }
 
 func (r *run) as() (issuer, token string, ok bool) {
@@ -295,7 +300,8 @@ func (r *run) pkceProbe(ctx context.Context) {
 	case q != nil:
 		r.add(probePKCE, inspect.RuleOAuthPKCE, Fail, "an authorization request without code_challenge was redirected back without an error")
 	case a.status == http.StatusOK:
-		r.add(probePKCE, inspect.RuleOAuthPKCE, Fail, "an authorization request without code_challenge got a page (HTTP 200) instead of a refusal: a Company that requires PKCE refuses it before showing sign-in (an error redirect, or an error page)")
+		// A page: the Company may refuse the request after the User signs in (pkceSignIn).
+		r.oa.pkcePage = true
 	case a.status >= 400:
 		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "refused with an error page: "+a.words(), a.said())
 	default:
@@ -321,9 +327,53 @@ func (r *run) redirectProbe(ctx context.Context) {
 }
 
 func (r *run) sawIss(what string, q url.Values) {
+	var said *Said
+	if q.Get("error") != "" {
+		said = &Said{Status: http.StatusSeeOther, Error: q.Get("error"), Description: q.Get("error_description")}
+	}
 	r.oa.mu.Lock()
-	r.oa.iss = append(r.oa.iss, issSeen{what: what, iss: q.Get("iss"), present: q.Has("iss")})
+	r.oa.iss = append(r.oa.iss, issSeen{what: what, iss: q.Get("iss"), present: q.Has("iss"), said: said})
 	r.oa.mu.Unlock()
+}
+
+// pkceSignIn follows an authorization request without code_challenge that got a page: the
+// User signs in once more, in their browser, and the Company must refuse it then (an error
+// redirect) or refuse its code without code_verifier at the token endpoint (spec 4.2: the
+// grant is with PKCE; RFC 9700 §2.1.1). Without a sign-in allowed, the probe is skipped.
+func (r *run) pkceSignIn(ctx context.Context) {
+	if !r.oa.pkcePage {
+		return
+	}
+	switch {
+	case !r.cfg.allows(ActionSignIn) || r.cfg.SignIn == nil:
+		r.add(probePKCE, inspect.RuleOAuthPKCE, Skip, "an authorization request without code_challenge got a page (HTTP 200): the Company may refuse it after the User signs in, which a run sees only with --allow-actions "+ActionSignIn+" (you then sign in twice)")
+		return
+	case r.tokenEndpointDead():
+		r.add(probePKCE, inspect.RuleOAuthPKCE, Skip, "an authorization request without code_challenge got a page (HTTP 200), and the token endpoint did not answer in time")
+		return
+	}
+	q, err := r.browserSignIn(ctx, false)
+	if err != nil {
+		r.add(probePKCE, inspect.RuleOAuthPKCE, Skip, "an authorization request without code_challenge got a page (HTTP 200); the sign-in that would show its outcome did not finish: "+err.Error())
+		return
+	}
+	r.sawIss("the redirect back from a sign-in without code_challenge", q.back)
+	if e := q.back.Get("error"); e != "" {
+		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "the sign-in without code_challenge was refused after the User signed in: error="+e,
+			&Said{Status: http.StatusSeeOther, Error: e, Description: q.back.Get("error_description")})
+		return
+	}
+	a := r.tokenRequest(ctx, url.Values{"grant_type": {"authorization_code"}, "code": {q.back.Get("code")}, "redirect_uri": {q.redirectURI}}, true)
+	var t struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	if a.status == http.StatusOK && json.Unmarshal(a.body, &t) == nil && t.AccessToken != "" {
+		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Fail, "an authorization request without code_challenge got a sign-in page, a code after the User signed in, and tokens for that code without code_verifier: the grant works without PKCE, so a stolen code can be redeemed", a.said())
+		r.revokeToken(ctx, t.RefreshToken)
+		return
+	}
+	r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "the code of a sign-in without code_challenge was refused at the token endpoint without code_verifier: "+a.words(), a.said())
 }
 
 // issProbes judge every redirect back the run saw (RFC 9207, spec 4.2: iss on every
@@ -342,17 +392,25 @@ func (r *run) issProbes() {
 		return
 	}
 	var missing, wrong, good []string
+	var said *Said
 	for _, s := range seen {
 		switch {
 		case !s.present:
 			missing = append(missing, s.what+" carried no iss")
+			if said == nil {
+				said = s.said
+			}
 		case s.iss != issuer:
 			wrong = append(wrong, fmt.Sprintf("%s carried iss %q, not the issuer %q", s.what, s.iss, issuer))
 		default:
 			good = append(good, s.what)
 		}
 	}
-	r.check(probeIss, inspect.RuleOAuthIss, joinBad(missing, "a Personal Agent must refuse an authorization response without iss"), "iss on "+strings.Join(append(slices.Clone(good), whats(wrong)...), "; "))
+	if len(missing) > 0 {
+		r.addSaid(probeIss, inspect.RuleOAuthIss, Fail, joinBad(missing, "a Personal Agent must refuse an authorization response without iss"), said)
+	} else {
+		r.add(probeIss, inspect.RuleOAuthIss, Pass, "iss on "+strings.Join(append(slices.Clone(good), whats(wrong)...), "; "))
+	}
 	if len(wrong) == 0 && len(good) == 0 {
 		r.add(probeIssWrong, inspect.RuleOAuthIssWrong, Skip, "no authorization response carried iss")
 		return
@@ -490,6 +548,7 @@ func (r *run) needSignedIn() string {
 func (r *run) signIn(ctx context.Context) {
 	wide, none := [2]string{probeScopeWide, inspect.RuleOAuthScopeWider}, [2]string{probeScopeNone, inspect.RuleOAuthNoScope}
 	defer r.issProbes()
+	defer r.pkceSignIn(ctx) // before issProbes: its redirect back carries iss too
 	if r.oa.signedOut != "" {
 		r.skipAll(r.oa.signedOut, wide, none)
 		return
@@ -511,7 +570,7 @@ func (r *run) signIn(ctx context.Context) {
 		r.skipAll(why, wide, none)
 		return
 	}
-	q, err := r.browserSignIn(ctx)
+	q, err := r.browserSignIn(ctx, true)
 	if err != nil {
 		r.oa.signedOut = "the sign-in did not finish: " + err.Error()
 		r.skipAll(r.oa.signedOut, wide, none)
@@ -589,9 +648,10 @@ type signInResult struct {
 	redirectURI, verifier string
 }
 
-// browserSignIn opens the authorization URL in the User's browser (Config.SignIn) and waits for
-// the redirect back to a loopback listener of its own (RFC 8252 §7.3), at most SignInTimeout.
-func (r *run) browserSignIn(ctx context.Context) (*signInResult, error) {
+// browserSignIn opens the authorization URL in the User's browser (Config.SignIn), with PKCE
+// when withPKCE, and waits for the redirect back to a loopback listener of its own (RFC 8252
+// §7.3), at most SignInTimeout.
+func (r *run) browserSignIn(ctx context.Context, withPKCE bool) (*signInResult, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -601,6 +661,9 @@ func (r *run) browserSignIn(ctx context.Context) (*signInResult, error) {
 	redirectURI := loopbackURI(ln.Addr().(*net.TCPAddr).Port, "")
 	state := identity.NewID(16)
 	verifier, challenge := pkce()
+	if !withPKCE {
+		verifier, challenge = "", ""
+	}
 	got := make(chan url.Values, 1)
 	path := ""
 	if u, err := url.Parse(redirectURI); err == nil {
@@ -681,14 +744,21 @@ func (r *run) refreshProbes(ctx context.Context) {
 
 // revoke revokes the run's refresh token (spec 4.6), so the check leaves no sign-in behind.
 func (r *run) revoke(ctx context.Context) {
-	if r.tok == nil || r.tok.refresh == "" || r.co.AuthorizationServer == nil || r.co.AuthorizationServer.RevocationEndpoint == "" || r.tokenEndpointDead() {
+	if r.tok != nil {
+		r.revokeToken(ctx, r.tok.refresh)
+	}
+}
+
+// revokeToken revokes a refresh token of the run (spec 4.6).
+func (r *run) revokeToken(ctx context.Context, refresh string) {
+	if refresh == "" || r.co.AuthorizationServer == nil || r.co.AuthorizationServer.RevocationEndpoint == "" || r.tokenEndpointDead() {
 		return
 	}
 	ca, err := r.cfg.Agent.ClientAssertion(ctx, r.co.AuthorizationServer.Issuer)
 	if err != nil {
 		return
 	}
-	v := url.Values{"token": {r.tok.refresh}, "token_type_hint": {"refresh_token"}, "client_id": {r.cfg.Agent.ClientID()},
+	v := url.Values{"token": {refresh}, "token_type_hint": {"refresh_token"}, "client_id": {r.cfg.Agent.ClientID()},
 		"client_assertion_type": {assertionType}, "client_assertion": {ca}}
 	r.do(ctx, call{method: http.MethodPost, url: r.co.AuthorizationServer.RevocationEndpoint, body: []byte(v.Encode()), contentType: "application/x-www-form-urlencoded", noRetry: true})
 }

@@ -34,7 +34,7 @@ const (
 	// one string, exactly).
 	FaultAssertionAudLoose = "assertion-aud-loose"
 	// FaultPKCEOptional: an authorization request without code_challenge shows the sign-in
-	// page (spec 4.2: PKCE with S256 is required).
+	// page and its code is redeemed without code_verifier (spec 4.2: the grant is with PKCE).
 	FaultPKCEOptional = "pkce-optional"
 	// FaultRedirectURILoose: any loopback redirect_uri is accepted, whatever its path (spec 4.2,
 	// RFC 9700 §4.1: exact match, the loopback port aside).

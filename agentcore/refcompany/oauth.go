@@ -649,7 +649,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		v := r.PostForm.Get("code_verifier")
 		sum := sha256.Sum256([]byte(v))
-		if len(v) < 43 || len(v) > 128 || subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.challenge)) != 1 {
+		if s.fault(FaultPKCEOptional) && c.challenge == "" {
+			// The fault (lenient.go): a code issued without PKCE is redeemed without a verifier.
+		} else if len(v) < 43 || len(v) > 128 || subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.challenge)) != 1 {
 			oerr(http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code challenge (RFC 7636 §4.6)").write(w)
 			return
 		}
