@@ -121,17 +121,27 @@ type Result struct {
 // Said is the answer of the Company a probe judged: its status and, when it gave them, its
 // error code and error_description (spec 7, RFC 6749 §5.2), in its own words.
 type Said struct {
-	Status      int    `json:"status"`
+	// Status is the HTTP status; 0 for an authorization response that came back through the
+	// User's browser, whose status the run does not see (Redirect).
+	Status      int    `json:"status,omitempty"`
+	Redirect    bool   `json:"redirect,omitempty"`
 	Error       string `json:"error,omitempty"`
 	Description string `json:"error_description,omitempty"`
 }
 
-// String is "HTTP 400 invalid_client: the words".
+// String is "HTTP 400 invalid_client: the words", or "a redirect back with error=…: the words".
 func (s *Said) String() string {
 	if s == nil {
 		return ""
 	}
 	out := fmt.Sprintf("HTTP %d", s.Status)
+	if s.Redirect {
+		out = "a redirect back with error=" + s.Error
+		if s.Description != "" {
+			out += ": " + s.Description
+		}
+		return out
+	}
 	if s.Error != "" {
 		out += " " + s.Error
 	}

@@ -295,7 +295,7 @@ func (r *run) pkceProbe(ctx context.Context) {
 	q := back(a, ru)
 	switch {
 	case q != nil && q.Get("error") != "":
-		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "redirected back with error="+q.Get("error"), &Said{Status: a.status, Error: q.Get("error"), Description: q.Get("error_description")})
+		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "redirected back with error="+q.Get("error"), &Said{Redirect: true, Error: q.Get("error"), Description: q.Get("error_description")})
 		r.sawIss("the error response to an authorization request without code_challenge", q)
 	case q != nil:
 		r.add(probePKCE, inspect.RuleOAuthPKCE, Fail, "an authorization request without code_challenge was redirected back without an error")
@@ -329,7 +329,7 @@ func (r *run) redirectProbe(ctx context.Context) {
 func (r *run) sawIss(what string, q url.Values) {
 	var said *Said
 	if q.Get("error") != "" {
-		said = &Said{Status: http.StatusSeeOther, Error: q.Get("error"), Description: q.Get("error_description")}
+		said = &Said{Redirect: true, Error: q.Get("error"), Description: q.Get("error_description")}
 	}
 	r.oa.mu.Lock()
 	r.oa.iss = append(r.oa.iss, issSeen{what: what, iss: q.Get("iss"), present: q.Has("iss"), said: said})
@@ -360,7 +360,7 @@ func (r *run) pkceSignIn(ctx context.Context) {
 	r.sawIss("the redirect back from a sign-in without code_challenge", q.back)
 	if e := q.back.Get("error"); e != "" {
 		r.addSaid(probePKCE, inspect.RuleOAuthPKCE, Pass, "the sign-in without code_challenge was refused after the User signed in: error="+e,
-			&Said{Status: http.StatusSeeOther, Error: e, Description: q.back.Get("error_description")})
+			&Said{Redirect: true, Error: e, Description: q.back.Get("error_description")})
 		return
 	}
 	a := r.tokenRequest(ctx, url.Values{"grant_type": {"authorization_code"}, "code": {q.back.Get("code")}, "redirect_uri": {q.redirectURI}}, true)
