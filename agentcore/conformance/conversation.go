@@ -34,6 +34,7 @@ const (
 	convCursor  = "conversations: a cursor just given is accepted"
 	convResume  = "conversations: a resumed stream sends only later events"
 	convUnknown = "conversations: event types and values of this version"
+	convFields  = "conversations: responses and messages carry their fields"
 
 	// slowGap is the median gap between text-delta pieces above which the pace is noted.
 	slowGap = 20 * time.Millisecond
@@ -41,7 +42,31 @@ const (
 
 var convProbes = [][2]string{{convRetry, inspect.RuleConvRetrySameID}, {convSSE, inspect.RuleConvNoSSE}, {convCut, inspect.RuleConvStreamCut},
 	{convSlow, inspect.RuleConvSlowStream}, {convCursor, inspect.RuleConvCursorExpired}, {convResume, inspect.RuleConvDuplicateEvents},
-	{convUnknown, inspect.RuleConvUnknownValues}}
+	{convUnknown, inspect.RuleConvUnknownValues}, {convFields, inspect.RuleConvFields}}
+
+// fieldProblems says which fields a conversation response lacks (spec 8.5, 8.7): a read's
+// conversation_id, events, cursor, has_more, status and responder, or a POST answer's status
+// and responder; what names the response.
+func fieldProblems(what string, body []byte, read bool) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return what + " is not a JSON object"
+	}
+	need := []string{"status", "responder"}
+	if read {
+		need = []string{"conversation_id", "events", "cursor", "has_more", "status", "responder"}
+	}
+	var missing []string
+	for _, f := range need {
+		if v, ok := m[f]; !ok || string(v) == "null" {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s has no %s", what, strings.Join(missing, ", "))
+}
 
 // sseEvent is one event of a stream: its SSE id and type, data, and when it arrived.
 type sseEvent struct {
@@ -130,6 +155,17 @@ type event struct {
 	Message   json.RawMessage `json:"message"`
 }
 
+// authorType is the message's author.type ("" when it has none).
+func (e event) authorType() string {
+	var m struct {
+		Author struct {
+			Type string `json:"type"`
+		} `json:"author"`
+	}
+	json.Unmarshal(e.Message, &m)
+	return m.Author.Type
+}
+
 func (e event) role() string {
 	var m struct {
 		Role string `json:"role"`
@@ -187,6 +223,10 @@ func (r *run) conversationProbes(ctx context.Context) {
 	if a.status != http.StatusCreated || json.Unmarshal(a.body, &started) != nil || started.ID == "" {
 		r.skipAll("starting a conversation got "+a.words()+", not 201 with a conversation_id", convProbes...)
 		return
+	}
+	var missing []string // fields the Company left out (spec 8.5, 8.7)
+	if p := fieldProblems("the answer that started the conversation", a.body, false); p != "" {
+		missing = append(missing, p)
 	}
 	base := strings.TrimSuffix(endpoint, "/") + "/" + url.PathEscape(started.ID)
 	defer r.do(ctx, call{method: http.MethodPost, url: base + "/close", body: []byte("{}"), contentType: "application/json", signed: true, extensions: ext, noRetry: true})
@@ -253,6 +293,9 @@ func (r *run) conversationProbes(ctx context.Context) {
 			r.add(convCursor, inspect.RuleConvCursorExpired, Fail, fmt.Sprintf("a read from the cursor %s, an event just read, got %s: a Personal Agent then reads the whole conversation again", seen[0].ID, c.words()))
 		case c.status == http.StatusOK && json.Unmarshal(c.body, &rd) == nil:
 			r.add(convCursor, inspect.RuleConvCursorExpired, Pass, fmt.Sprintf("HTTP 200 with %d event(s)", len(rd.Events)))
+			if p := fieldProblems("a read from a cursor", c.body, true); p != "" {
+				missing = append(missing, p)
+			}
 			for _, e := range rd.Events {
 				note(e)
 			}
@@ -262,6 +305,17 @@ func (r *run) conversationProbes(ctx context.Context) {
 		if streamed {
 			r.resumeProbe(ctx, base, seen)
 		}
+	}
+	for _, e := range seen {
+		if e.Type == "message" && e.role() == "company" && !slices.Contains(knownResponders, e.authorType()) {
+			missing = append(missing, fmt.Sprintf("the Company message %s has author.type %q, not agent or human", e.ID, e.authorType()))
+		}
+	}
+	if len(seen) == 0 && len(missing) == 0 {
+		r.add(convFields, inspect.RuleConvFields, Skip, "no event of the conversation was read")
+	} else {
+		r.check(convFields, inspect.RuleConvFields, joinBad(missing, "a Personal Agent must not guess what a missing field says"),
+			"the answers read have status and responder, the reads every field of spec 8.5, and the Company messages author.type")
 	}
 	var odd []string
 	for _, e := range seen {

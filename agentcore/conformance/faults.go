@@ -90,6 +90,7 @@ var FaultRules = map[string]FaultRule{
 	"redirect-uri-loose":               {inspect.RuleOAuthRedirectExact, "MUST: redirect_uri is one the client registered, exactly (spec 4.2)"},
 	"operation-ignores-change":         {inspect.RuleOpsRevisionOnChange, "MUST: other terms get a new revision (Operations 3)"},
 	"approval-performs-again":          {inspect.RuleOpsAtMostOnce, "MUST: an approval performs its operation at most once (Operations 7)"},
+	"agent-missing-fields":             {inspect.RuleConvFields, "MUST: reads carry has_more and Company messages author.type (spec 8.5, 8.7)"},
 	"agent-retry-new-conversation":     {inspect.RuleConvRetrySameID, "MUST: a message sent again with the same ID gets the original response (spec 8.3)"},
 	"organization-name-missing":        {inspect.RuleDiscoveryFields, "MUST: poppy.json has every required field (spec 3.1)"},
 	"feedback-http-url":                {inspect.RuleDiscoveryHTTPS, "MUST: every URL in poppy.json is HTTPS (spec 3)"},
@@ -128,7 +129,7 @@ func Rules() []string {
 		inspect.RuleJoinCodeUsed, inspect.RuleJoinTokenRefused,
 
 		inspect.RuleConvRetrySameID, inspect.RuleConvNoSSE, inspect.RuleConvStreamCut, inspect.RuleConvSlowStream,
-		inspect.RuleConvCursorExpired, inspect.RuleConvDuplicateEvents, inspect.RuleConvUnknownValues,
+		inspect.RuleConvCursorExpired, inspect.RuleConvDuplicateEvents, inspect.RuleConvUnknownValues, inspect.RuleConvFields,
 
 		inspect.RuleSkillDigest, inspect.RuleSkillArchive, inspect.RuleAlternativeReference, inspect.RuleFeedbackAlternative,
 		inspect.RuleFeedbackRateLimit,

@@ -101,6 +101,12 @@ func (r *run) sessionProbes(ctx context.Context) {
 	} else {
 		r.add("version: the served version is accepted", inspect.RuleVersionListedRefused, Pass, fmt.Sprintf("Poppy-Version %s: %s", r.co.Version, a.words()))
 	}
+	if st == http.StatusBadRequest && code == "invalid_session" {
+		// Spec 5.2: a Company MUST accept delegations signed with ES256, which the run's are.
+		r.addSaid("session: a correct Session JWT is accepted", inspect.RuleSessionVerify, Fail, fmt.Sprintf("the correct signed-out request, its Session JWT signed with an ES256 delegation of a key in %s, got %s: a Company accepts it (in developer mode it must also trust Poppydesk's CA to fetch the client metadata)", r.cfg.Agent.ClientID(), a.words()), a.said())
+		r.skipAll("the correct Session JWT is refused too, so a refusal of a broken one would prove nothing", checks...)
+		return
+	}
 	if st/100 != 2 {
 		// The checks below would prove nothing when the correct request is refused too: a
 		// refusal of a broken Session JWT could be the same refusal.

@@ -85,6 +85,7 @@ const (
 	RuleConvUnknownValues   = "conversation.unknown-values"
 	RuleConvSlowStream      = "conversation.slow-stream"
 	RuleConvNoSSE           = "conversation.no-sse"
+	RuleConvFields          = "conversation.fields"
 )
 
 var catalog = []Rule{
@@ -159,6 +160,7 @@ var catalog = []Rule{
 	{RuleConvCursorExpired, NOTE, "spec 8.5", "cursors stay valid", "a cursor just given is accepted", "keep cursors valid for at least the guides' suggested time"},
 	{RuleConvUnknownValues, NOTE, "spec 8.5", "unknown event types and values", "events use types and values of the version in use", "none needed; Personal Agents ignore unknown values"},
 	{RuleConvSlowStream, NOTE, "spec 8.6", "stream pace", "text deltas arrive promptly", "none needed if intended"},
+	{RuleConvFields, MUST, "spec 8.5, 8.7", "conversation responses carry their fields", "every read has conversation_id, events, cursor, has_more, status and responder; every POST answer status and responder; every Company message author.type agent or human", "add the missing fields; a Personal Agent must not guess them"},
 	{RuleConvNoSSE, SHOULD, "spec 8.6", "streaming", "a read asking for text/event-stream is answered as a stream", "serve text/event-stream when the Accept header asks for it"},
 }
 

@@ -45,7 +45,7 @@ const (
 
 // AgentFaults lists the Company Agent's faults.
 var AgentFaults = []string{AgentFaultDuplicateEvents, AgentFaultStreamCut, AgentFaultCursorExpired, AgentFaultUnknownValues,
-	AgentFaultSlowStream, AgentFaultNoSSE, AgentFaultRetryNewConversation}
+	AgentFaultSlowStream, AgentFaultNoSSE, AgentFaultRetryNewConversation, AgentFaultMissingFields}
 
 // AgentPerson is the simulated person a handoff reaches (spec 8.9) and who talks in Direct
 // Conversations (spec 8.10).
@@ -681,6 +681,9 @@ func (a *agentStore) writer(c *agentConv) {
 		}
 		a.mu.Lock()
 		m := map[string]any{"id": msgID, "role": "company", "author": j.author, "text": j.text}
+		if a.fault(AgentFaultMissingFields) {
+			delete(m, "author") // the fault (lenient.go)
+		}
 		if j.data != nil {
 			m["data"] = j.data
 		}
@@ -833,6 +836,9 @@ func (a *agentStore) read(w http.ResponseWriter, r *http.Request, c *agentConv, 
 			}
 			body := map[string]any{"conversation_id": c.id, "events": evs, "cursor": cur, "has_more": end < len(c.events),
 				"status": c.status, "responder": c.responder}
+			if a.fault(AgentFaultMissingFields) {
+				delete(body, "has_more") // the fault (lenient.go)
+			}
 			enc, _ := json.Marshal(body)
 			a.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")

@@ -68,6 +68,10 @@ const (
 	// FaultVersionDocumentRedirect: poppy.json is version 0.5 and lists its 0.4 document at a
 	// URL that redirects (spec 3.4: each listed document is served without redirects).
 	FaultVersionDocumentRedirect = "version-document-redirect"
+	// AgentFaultMissingFields: reads of a conversation carry no has_more, and the Company
+	// Agent's messages no author (spec 8.5, 8.7: every successful read includes has_more; each
+	// Company message includes author.type).
+	AgentFaultMissingFields = "agent-missing-fields"
 	// AgentFaultRetryNewConversation: a first message sent again with the same ID and content
 	// starts another conversation instead of getting the original response (spec 8.3).
 	AgentFaultRetryNewConversation = "agent-retry-new-conversation"
