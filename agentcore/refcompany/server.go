@@ -55,6 +55,9 @@ type Options struct {
 	// 4.1): these host names map to 127.0.0.1 too, and these CAs are trusted for dev hosts only.
 	AgentHosts   []string
 	AgentRootCAs []*x509.Certificate
+	// CA signs the Company's certificates (nil: a new one for this run; LoadOrCreateCA keeps
+	// one across runs).
+	CA *CA
 }
 
 // Request is one request the reference Company received.
@@ -169,11 +172,14 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	ca, err := NewCA(s.now())
-	if err != nil {
-		return nil, fmt.Errorf("refcompany: generating the dev CA: %w", err)
+	s.ca = opts.CA
+	if s.ca == nil {
+		ca, err := NewCA(s.now())
+		if err != nil {
+			return nil, fmt.Errorf("refcompany: generating the dev CA: %w", err)
+		}
+		s.ca = ca
 	}
-	s.ca = ca
 	return s, nil
 }
 
