@@ -19,7 +19,9 @@ package app
 // While it is on, Poppydesk serves its own client metadata, JWKS and logo (spec 4.1) on
 // https://agent.localhost:PORT on loopback, with a certificate from its developer-mode CA
 // (devca.go), so the developer's Company can fetch the client_id it registers. The port is
-// chosen once and kept in the settings, so the client_id stays the same across starts.
+// chosen once and kept in the state database ([SettingDevAgentListen]), however developer mode
+// is switched on (Settings or the --dev-company flags), so the client_id stays the same across
+// starts.
 
 import (
 	"context"
@@ -44,6 +46,10 @@ import (
 
 // SettingDeveloper is the state setting that holds developer mode ([DeveloperSettings], JSON).
 const SettingDeveloper = "developer.mode"
+
+// SettingDevAgentListen is the state setting that keeps the loopback address developer mode
+// first served Poppydesk's client metadata on, so its client_id stays the same across starts.
+const SettingDevAgentListen = "developer.agent_listen"
 
 // DeveloperSettings is developer mode as the user set it.
 type DeveloperSettings struct {
@@ -181,11 +187,26 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 	if !d.On() || d.AgentListen == "" {
 		return nil
 	}
-	a, err := startDevAgent(ctx, h.cfg.Paths, d.AgentListen, h.now(), h.log)
+	listen := d.AgentListen
+	if _, port, _ := net.SplitHostPort(listen); port == "0" {
+		if kept, err := h.state.GetSetting(ctx, SettingDevAgentListen); err == nil && kept != "" {
+			listen = kept
+		}
+	}
+	a, err := startDevAgent(ctx, h.cfg.Paths, listen, h.now(), h.log)
+	if err != nil && listen != d.AgentListen {
+		h.log.Warn("developer mode's kept port is taken; Poppydesk's client_id changes with a new port: register the new one with your Company", "kept", listen, "err", err)
+		a, err = startDevAgent(ctx, h.cfg.Paths, d.AgentListen, h.now(), h.log)
+	}
 	if err != nil {
 		return err
 	}
-	host, _, _ := net.SplitHostPort(d.AgentListen)
+	host, _, _ := net.SplitHostPort(listen)
+	if kept := net.JoinHostPort(host, strconv.Itoa(a.port)); kept != listen {
+		if err := h.state.SetSetting(ctx, SettingDevAgentListen, kept); err != nil {
+			h.log.Warn("developer mode's port could not be kept", "err", err)
+		}
+	}
 	h.agentSrv = a
 	h.onClose("developer mode's client metadata listener", func(ctx context.Context) error { return a.srv.Shutdown(ctx) })
 	if h.devSaved.On() && h.devSaved.AgentListen == "" {
