@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -41,6 +42,8 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
+	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
@@ -145,20 +148,75 @@ func SaveDeveloperSettings(ctx context.Context, st store.Settings, s DeveloperSe
 }
 
 // agentServer is the loopback HTTPS listener that serves Poppydesk's client metadata in
-// developer mode; its handler is set once the identity exists.
+// developer mode; its handler is set once the identity exists. Each request a Company sends it
+// goes to observe, when set, as an incoming exchange for the Inspector.
 type agentServer struct {
 	handler atomic.Pointer[http.Handler]
+	observe atomic.Pointer[func(store.Exchange)]
 	srv     *http.Server
 	port    int
 	caPath  string
 }
 
 func (a *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recordingWriter{ResponseWriter: w}
 	if h := a.handler.Load(); h != nil {
-		(*h).ServeHTTP(w, r)
+		(*h).ServeHTTP(rec, r)
+	} else {
+		http.Error(rec, "Poppydesk is starting", http.StatusServiceUnavailable)
+	}
+	if obs := a.observe.Load(); obs != nil {
+		u := &url.URL{Scheme: "https", Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+		d := &inspect.Details{Cause: &inspect.Cause{Kind: inspect.CauseCompany, Name: "a Company fetched Poppydesk's client metadata or keys",
+			Detail: r.UserAgent()}}
+		(*obs)(store.Exchange{At: start, Direction: "incoming", Method: r.Method, URL: redact.URL(u), Status: rec.status(),
+			RequestHeaders: redact.Header(r.Header), ResponseHeaders: redact.Header(rec.Header()), ResponseBody: redact.JSON(rec.body),
+			Duration: time.Since(start), Details: d.Marshal()})
+	}
+}
+
+// recordingWriter keeps the status and the start of the body (64 KiB) of an answer.
+type recordingWriter struct {
+	http.ResponseWriter
+	code int
+	body []byte
+}
+
+func (w *recordingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if room := 64<<10 - len(w.body); room > 0 {
+		w.body = append(w.body, b[:min(room, len(b))]...)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recordingWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// recordIncoming stores an exchange a Company sent to Poppydesk in the exchange log, so the
+// Inspector shows it beside Poppydesk's own.
+func (h *Host) recordIncoming(ex store.Exchange) {
+	ctx, cancel := context.WithTimeout(h.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := h.state.AddExchange(ctx, ex); err != nil {
+		h.log.Warn("could not store a Company's fetch of the client metadata in the Inspector's log", "url", ex.URL, "err", err)
 		return
 	}
-	http.Error(w, "Poppydesk is starting", http.StatusServiceUnavailable)
+	h.relay.Emit(EventInspector)
 }
 
 // openDeveloper applies developer mode: the settings in the state database when the Config
@@ -201,6 +259,8 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rec := h.recordIncoming
+	a.observe.Store(&rec)
 	host, _, _ := net.SplitHostPort(listen)
 	if kept := net.JoinHostPort(host, strconv.Itoa(a.port)); kept != listen {
 		if err := h.state.SetSetting(ctx, SettingDevAgentListen, kept); err != nil {

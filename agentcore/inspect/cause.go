@@ -8,6 +8,9 @@ const (
 	CauseWindow = "window" // an action of the user in the window
 	CauseEngine = "engine" // the engine's own work: start-up, resumption, refresh
 	CauseCheck  = "check"  // a probe of `poppydesk check` (agentcore/conformance)
+	// CauseCompany is a request a Company sent to Poppydesk: its fetch of the client metadata
+	// and keys that developer mode serves on loopback (spec 4.1).
+	CauseCompany = "company"
 )
 
 // Cause is what made a request: who (Kind) and what (Name, such as the tool
