@@ -36,7 +36,7 @@ func modelClient(t *testing.T, h *app.Host) *mcp.ClientSession {
 }
 
 // callTool calls a model tool and returns its structured content.
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {

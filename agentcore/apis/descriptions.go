@@ -2,9 +2,11 @@ package apis
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,6 +58,7 @@ type Descriptions struct {
 type descEntry struct {
 	mu      sync.Mutex
 	p       *parsed
+	digest  [sha256.Size]byte // of the document p was parsed from
 	etag    string
 	expires time.Time
 
@@ -95,7 +98,7 @@ func (ds *Descriptions) Get(ctx context.Context, api discovery.API, dest *transp
 	if api.Type != "openapi" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not openapi", api.URL, api.Type)
 	}
-	p, err := ds.parsed(ctx, api.URL)
+	p, err := ds.parsed(ctx, api.URL, false)
 	if err != nil {
 		return nil, err
 	}
@@ -104,11 +107,26 @@ func (ds *Descriptions) Get(ctx context.Context, api discovery.API, dest *transp
 	return d, nil
 }
 
-// parsed returns the parsed description at u, shared read-only.
-func (ds *Descriptions) parsed(ctx context.Context, u string) (*parsed, error) {
+// RequestURLs implements discovery.Describer for the engine's discovery: the request URLs the
+// description at descURL describes, from the parsed description shared with every Client, so
+// discovering a Company again reads none of its descriptions while they are fresh (and
+// revalidates them with one conditional request each when revalidate is set or they are stale).
+func (ds *Descriptions) RequestURLs(ctx context.Context, descURL string, revalidate bool) ([]string, error) {
+	p, err := ds.parsed(ctx, descURL, revalidate)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(p.requestURLs), nil
+}
+
+var _ discovery.Describer = (*Descriptions)(nil)
+
+// parsed returns the parsed description at u, shared read-only; revalidate asks the Company
+// even while the copy is fresh.
+func (ds *Descriptions) parsed(ctx context.Context, u string, revalidate bool) (*parsed, error) {
 	e := ds.entry(u)
 	e.mu.Lock()
-	p, keep, err := ds.load(ctx, e, u)
+	p, keep, err := ds.load(ctx, e, u, revalidate)
 	e.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -144,10 +162,12 @@ func (ds *Descriptions) entry(u string) *descEntry {
 }
 
 // load returns the parsed description for e, fetching and parsing when needed; keep is false
-// when the response may not be stored (Cache-Control: no-store), so it is used once.
-func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*parsed, bool, error) {
+// when the response may not be stored (Cache-Control: no-store), so it is used once. A document
+// is parsed once per version: a 304, or a 200 whose body has the digest of the one in memory
+// (a Company that sends no validator), keeps the parsed description.
+func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string, revalidate bool) (*parsed, bool, error) {
 	now := ds.cfg.Now()
-	if e.p != nil && now.Before(e.expires) {
+	if e.p != nil && now.Before(e.expires) && !revalidate {
 		return e.p, true, nil
 	}
 	var (
@@ -165,10 +185,10 @@ func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*pars
 		if have && stored.FinalURL != "" && stored.FinalURL != u {
 			have = false // never a redirected answer: descriptions are not redirected
 		}
-		if have && now.Before(stored.Expires) {
-			p, err := parseOpenAPI(ctx, u, stored.Body)
+		if have && now.Before(stored.Expires) && !revalidate {
+			p, err := ds.parse(ctx, u, stored.Body)
 			if err == nil {
-				e.p, e.etag, e.expires = p, stored.ETag, stored.Expires
+				e.p, e.digest, e.etag, e.expires = p, sha256.Sum256(stored.Body), stored.ETag, stored.Expires
 				return p, true, nil
 			}
 			ds.log.WarnContext(ctx, "apis: a cached API description no longer parses; fetching it", "url", u, "error", err)
@@ -190,14 +210,14 @@ func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*pars
 			etag = et
 		}
 		if e.p == nil {
-			p, err := parseOpenAPI(ctx, u, stored.Body)
+			p, err := ds.parse(ctx, u, stored.Body)
 			if err != nil {
 				// The Company confirmed a document this build cannot read: ask for it whole.
 				ds.cfg.Cache.Delete(ctx, u)
 				e.etag = ""
-				return ds.load(ctx, e, u)
+				return ds.load(ctx, e, u, false)
 			}
-			e.p = p
+			e.p, e.digest = p, sha256.Sum256(stored.Body)
 			if store {
 				ds.put(ctx, u, discovery.CacheEntry{FinalURL: u, Body: stored.Body, ETag: etag, Expires: exp})
 			}
@@ -215,19 +235,35 @@ func (ds *Descriptions) load(ctx context.Context, e *descEntry, u string) (*pars
 		e.etag, e.expires = etag, exp
 		return e.p, true, nil
 	}
-	p, err := parseOpenAPI(ctx, u, res.body)
-	if err != nil {
-		e.p, e.etag = nil, ""
-		return nil, false, err
+	digest := sha256.Sum256(res.body)
+	p := e.p
+	if p == nil || digest != e.digest {
+		var err error
+		if p, err = ds.parse(ctx, u, res.body); err != nil {
+			e.p, e.etag = nil, ""
+			return nil, false, err
+		}
 	}
 	if !store {
 		ds.cfg.Cache.Delete(ctx, u)
 		e.p, e.etag = nil, ""
 		return p, false, nil
 	}
-	e.p, e.etag, e.expires = p, res.header.Get("ETag"), exp
+	e.p, e.digest, e.etag, e.expires = p, digest, res.header.Get("ETag"), exp
 	ds.put(ctx, u, discovery.CacheEntry{FinalURL: u, Body: res.body, ETag: e.etag, Expires: exp})
 	return p, true, nil
+}
+
+// parse parses one version of the description at u, and logs it (how big, how long: a big API
+// takes a noticeable part of a second, once per version).
+func (ds *Descriptions) parse(ctx context.Context, u string, body []byte) (*parsed, error) {
+	start := ds.cfg.Now()
+	p, err := parseOpenAPI(ctx, u, body)
+	if err != nil {
+		return nil, err
+	}
+	ds.log.DebugContext(ctx, "apis: parsed an API description", "url", u, "bytes", len(body), "operations", len(p.operations), "took", ds.cfg.Now().Sub(start))
+	return p, nil
 }
 
 func (ds *Descriptions) put(ctx context.Context, u string, ce discovery.CacheEntry) {

@@ -1,11 +1,15 @@
 package apis_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,5 +253,63 @@ func TestDescriptionsAfterDiscovery(t *testing.T) {
 	}
 	if all, _ := descRequests(f); all != 1 {
 		t.Fatalf("the description was fetched %d times in all, want once (by discovery)", all)
+	}
+}
+
+// TestDescriptionsParsedOncePerVersion: a description is parsed once per version, whoever reads
+// it (discovery's RequestURLs, a view for some destinations): while fresh it is read from
+// memory; a Company that sends no validator answers every revalidation with the whole document,
+// and the same bytes (the same digest) keep the parsed description; other bytes are a new
+// version, parsed once. Each parse is logged.
+func TestDescriptionsParsedOncePerVersion(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	var mu sync.Mutex
+	body := `{"openapi":"3.0.3","info":{"title":"Versioned","version":"1"},"paths":{"/v/one":{"get":{"operationId":"one","responses":{"200":{"description":"ok"}}}}}}`
+	f.s.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=60") // and no ETag
+		io.WriteString(w, body)
+	}))
+	u := f.s.URL(refcompany.OtherHost, "/versioned.json")
+	api := discovery.API{Type: "openapi", URL: u}
+	var logs bytes.Buffer
+	ds, err := apis.NewDescriptions(apis.DescriptionsConfig{Transport: f.tr, Now: f.clk.Now,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parses := func() int { return strings.Count(logs.String(), "parsed an API description") }
+	requests := func() int { return len(f.s.RequestsTo(refcompany.OtherHost, "/versioned.json")) }
+	steps := []struct {
+		name             string
+		do               func()
+		parses, requests int
+		operation        string
+	}{
+		{"discovery's read parses it", func() { ds.RequestURLs(ctx, u, false) }, 1, 1, "one"},
+		{"a view reads it from memory", func() { ds.Get(ctx, api, f.dest) }, 1, 1, "one"},
+		{"asked again: the same bytes are not parsed again", func() { ds.RequestURLs(ctx, u, true) }, 1, 2, "one"},
+		{"stale: the same bytes are not parsed again", func() { f.clk.Advance(61 * time.Second); ds.Get(ctx, api, f.dest) }, 1, 3, "one"},
+		{"a new version is parsed once", func() {
+			mu.Lock()
+			body = strings.ReplaceAll(body, "one", "two")
+			mu.Unlock()
+			f.clk.Advance(61 * time.Second)
+			ds.Get(ctx, api, f.dest)
+			ds.RequestURLs(ctx, u, false)
+		}, 2, 4, "two"},
+	}
+	for _, st := range steps {
+		st.do()
+		d, err := ds.Get(ctx, api, f.dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := d.Operation(st.operation); parses() != st.parses || requests() != st.requests || !ok {
+			t.Fatalf("%s: %d parses, %d requests, operation %q found: %v; want %d, %d, true", st.name, parses(), requests(), st.operation, ok, st.parses, st.requests)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -135,6 +136,9 @@ func (p *parsed) loadDetail(ctx context.Context, op *Operation) detailOf {
 // TagCounts counts the operations of each tag, sorted by tag name; operations without a tag are
 // counted under "".
 func (d *Description) TagCounts() []TagCount {
+	if d.p != nil {
+		return slices.Clone(d.p.tagCounts)
+	}
 	n := map[string]int{}
 	for _, o := range d.Operations {
 		if len(o.Tags) == 0 {
@@ -156,4 +160,62 @@ func (d *Description) TagCounts() []TagCount {
 type TagCount struct {
 	Tag        string
 	Operations int
+}
+
+// OperationFilter selects operations of a description (the model's listing, spec 7): each set
+// field must hold. The zero value selects every operation.
+type OperationFilter struct {
+	Tag        string // one of the operation's tags, ignoring case
+	PathPrefix string // how the operation's path template starts
+	Query      string // words that each appear in the operation's ID, path or summary, ignoring case
+}
+
+// Find returns the indexes in d.Operations of the operations f selects, in order. For a
+// description read through Client.FetchOpenAPI it reads the index built once per version (the
+// operations of each tag, the paths in order, each operation's text in lower case) instead of
+// every operation.
+func (d *Description) Find(f OperationFilter) []int {
+	words := strings.Fields(strings.ToLower(f.Query))
+	p := d.p
+	if p == nil || len(p.operations) != len(d.Operations) {
+		var out []int
+		for i := range d.Operations {
+			o := &d.Operations[i]
+			if f.Tag != "" && !slices.ContainsFunc(o.Tags, func(t string) bool { return strings.EqualFold(t, f.Tag) }) ||
+				!strings.HasPrefix(o.Path, f.PathPrefix) || !containsAll(strings.ToLower(o.ID+" "+o.Path+" "+o.Summary), words) {
+				continue
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	// The operations are in path order (parse sorts the paths), so those with the prefix are
+	// one run.
+	lo := sort.Search(len(p.operations), func(i int) bool { return p.operations[i].Path >= f.PathPrefix })
+	hi := lo + sort.Search(len(p.operations)-lo, func(i int) bool { return !strings.HasPrefix(p.operations[lo+i].Path, f.PathPrefix) })
+	keep := func(i int) bool { return i >= lo && i < hi && containsAll(p.hay[i], words) }
+	var out []int
+	if f.Tag != "" {
+		for _, i := range p.byTag[strings.ToLower(f.Tag)] {
+			if keep(i) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	for i := lo; i < hi; i++ {
+		if keep(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func containsAll(s string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
 }

@@ -48,12 +48,43 @@ type parsed struct {
 	// as discovery computes the Company's Session destinations from the same document.
 	requestURLs []string
 
+	// What listing and filtering read, built with the index: each operation's text that a
+	// query's words are looked for in (lower case), the operations of each tag (by lower-case
+	// tag) and the tags with their counts.
+	hay       []string
+	byTag     map[string][]int
+	tagCounts []TagCount
+
 	destOnce sync.Once
 	dest     *transport.Destinations
+	// checks are, by operation, what the Session destination check of a view reads (built with
+	// dest).
+	checks []opCheck
+
+	viewMu sync.Mutex
+	views  []viewMemo // the latest views, newest last (at most maxViews)
 
 	detailMu sync.Mutex
 	details  map[string]detailOf // by operation ID
 }
+
+// opCheck is how an operation's URL is checked against a Company's Session destinations: u is
+// its server URL joined with its path, the path parameters filled in (nil: not a URL), and self
+// reports whether the description's own request URLs (destinations) allow u.
+type opCheck struct {
+	u    *url.URL
+	self bool
+}
+
+// viewMemo is a view of the description for one Company's Session destinations.
+type viewMemo struct {
+	dest *transport.Destinations
+	d    *Description
+}
+
+// maxViews bounds the views a parsed description keeps: one per Client that reads it (a
+// Company's accounts share their destinations only while they share a Company document).
+const maxViews = 8
 
 // Tag is one tag of the description (OpenAPI 3.1 §4.8.22).
 type Tag struct {
@@ -122,7 +153,35 @@ func parse(ctx context.Context, descURL string, base *url.URL, data []byte) (*pa
 			p.add(doc, comp, path, item, m.Method, m.Op)
 		}
 	}
+	p.indexText()
 	return p, nil
+}
+
+// indexText builds what listing and filtering read: each operation's lower-case text, the
+// operations of each tag and the tag counts.
+func (p *parsed) indexText() {
+	p.hay = make([]string, len(p.operations))
+	p.byTag = map[string][]int{}
+	counts := map[string]int{}
+	for i := range p.operations {
+		o := &p.operations[i]
+		p.hay[i] = strings.ToLower(o.ID + " " + o.Path + " " + o.Summary)
+		if len(o.Tags) == 0 {
+			counts[""]++
+		}
+		for _, t := range o.Tags {
+			counts[t]++
+			k := strings.ToLower(t)
+			if l := p.byTag[k]; len(l) == 0 || l[len(l)-1] != i {
+				p.byTag[k] = append(l, i)
+			}
+		}
+	}
+	p.tagCounts = make([]TagCount, 0, len(counts))
+	for t, n := range counts {
+		p.tagCounts = append(p.tagCounts, TagCount{Tag: t, Operations: n})
+	}
+	sort.Slice(p.tagCounts, func(i, j int) bool { return p.tagCounts[i].Tag < p.tagCounts[j].Tag })
 }
 
 // add indexes one operation.
@@ -216,14 +275,89 @@ func (p *parsed) add(doc *discovery.OpenAPI, comp *discovery.OpenAPIComponents, 
 // as Session destination templates, built once. A URL the transport cannot match safely (a
 // dot-segment, a backslash) is left out: its operations are unavailable.
 func (p *parsed) destinations() *transport.Destinations {
+	p.prepareChecks()
+	return p.dest
+}
+
+// prepareChecks builds, once, the description's destinations and each operation's opCheck. An
+// operation's URL is one of the request URLs (discovery.OpenAPIRequestURLs lists exactly the
+// server and path of each operation that has a server), so whether the destinations allow it is
+// first checked against its own template alone; only a URL that its template does not match
+// (none that the transport accepts) is checked against them all.
+func (p *parsed) prepareChecks() {
 	p.destOnce.Do(func() {
 		var b transport.DestinationsBuilder
+		own := make(map[string]*transport.Destinations, len(p.requestURLs))
 		for _, u := range p.requestURLs {
-			b.Template(u)
+			if b.Template(u) != nil {
+				continue
+			}
+			var one transport.DestinationsBuilder
+			one.Template(u)
+			own[u] = one.Build()
 		}
 		p.dest = b.Build()
+		p.checks = make([]opCheck, len(p.operations))
+		for i := range p.operations {
+			o := &p.operations[i]
+			if o.Unavailable != "" {
+				continue
+			}
+			u, err := url.Parse(o.ServerURL + placeholderPath(o.Path))
+			if err != nil {
+				continue
+			}
+			d := own[o.ServerURL+o.Path]
+			p.checks[i] = opCheck{u: u, self: d != nil && d.Allows(u) || p.dest.Allows(u)}
+		}
 	})
-	return p.dest
+}
+
+// viewOf is the Description of p for a Client whose Session destinations are dest and whose
+// described request URLs include p's (Client.FetchOpenAPI): an operation is available when
+// dest allows its URL, or when p's own request URLs do and dest does not refuse it (spec 5.2).
+// The view is built once per dest and shared read-only by every call that reads it.
+func (p *parsed) viewOf(dest *transport.Destinations) *Description {
+	p.viewMu.Lock()
+	for i, v := range p.views {
+		if v.dest == dest {
+			if i != len(p.views)-1 {
+				p.views = append(append(p.views[:i:i], p.views[i+1:]...), v)
+			}
+			p.viewMu.Unlock()
+			return v.d
+		}
+	}
+	p.viewMu.Unlock()
+	p.prepareChecks()
+	d := &Description{URL: p.url, OpenAPI: p.openAPI, Title: p.title, Version: p.version, Schemes: p.schemes, Tags: p.tags, p: p}
+	var ops []Operation // p.operations until an operation is unavailable in this view
+	for i := range p.operations {
+		o := &p.operations[i]
+		if o.Unavailable != "" {
+			continue
+		}
+		ck := p.checks[i]
+		if ck.u != nil && (ck.self && !dest.Refuses(ck.u) || dest.Allows(ck.u)) {
+			continue
+		}
+		if ops == nil {
+			ops = make([]Operation, len(p.operations))
+			copy(ops, p.operations)
+		}
+		ops[i].Unavailable = unavailableReason(o)
+	}
+	if ops == nil {
+		ops = p.operations
+	}
+	d.Operations = ops
+	p.viewMu.Lock()
+	if len(p.views) == maxViews {
+		p.views = append(p.views[:0:0], p.views[1:]...)
+	}
+	p.views = append(p.views, viewMemo{dest: dest, d: d})
+	p.viewMu.Unlock()
+	return d
 }
 
 // resolveParameters merges path-item and operation parameters (operation ones override,

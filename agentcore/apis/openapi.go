@@ -16,7 +16,9 @@ import (
 )
 
 // Description is a Company's OpenAPI description, as the engine uses it (spec 7): the index of
-// one parsed document (shared, read-only) seen through one Company's Session destinations.
+// one parsed document seen through one Company's Session destinations. A Description from
+// Client.FetchOpenAPI shares its Operations (and everything they hold) with every other reader
+// of the same version: read-only.
 type Description struct {
 	URL         string // where it was fetched
 	OpenAPI     string // "3.0.3", "3.1.0", ...
@@ -170,7 +172,7 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 	var p *parsed
 	if c.cfg.Descriptions != nil {
 		var err error
-		if p, err = c.cfg.Descriptions.parsed(ctx, api.URL); err != nil {
+		if p, err = c.cfg.Descriptions.parsed(ctx, api.URL, false); err != nil {
 			return nil, err
 		}
 	} else {
@@ -182,12 +184,10 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 			return nil, err
 		}
 	}
-	dest := c.described.record(api.URL, p.destinations())
-	d := p.view(func(u *url.URL) bool {
-		return c.cfg.Destinations.Allows(u) || !c.cfg.Destinations.Refuses(u) && dest.Allows(u)
-	})
+	c.described.record(api.URL, p.destinations())
+	d := *p.viewOf(c.cfg.Destinations)
 	d.APIDescribe = api.Description
-	return d, nil
+	return &d, nil
 }
 
 // fetched is one answer to a description request.
@@ -280,9 +280,14 @@ func markUnavailable(d *Description, allows func(*url.URL) bool) {
 			continue
 		}
 		if u, err := url.Parse(o.ServerURL + placeholderPath(o.Path)); err != nil || !allows(u) {
-			o.Unavailable = fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2: a document, OAuth endpoint or page that never gets the Session JWT, or a path the engine cannot match safely), so the engine will not send the Session JWT there", o.ServerURL, o.Path)
+			o.Unavailable = unavailableReason(o)
 		}
 	}
+}
+
+// unavailableReason says why an operation whose URL is not a Session destination is unavailable.
+func unavailableReason(o *Operation) string {
+	return fmt.Sprintf("its URL %s%s is not one of the Company's Session destinations (spec 5.2: a document, OAuth endpoint or page that never gets the Session JWT, or a path the engine cannot match safely), so the engine will not send the Session JWT there", o.ServerURL, o.Path)
 }
 
 func isJSON(ct string) bool {

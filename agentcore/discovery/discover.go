@@ -28,6 +28,11 @@ type Config struct {
 	Logger    *slog.Logger         // nil: slog.Default()
 	// Versions are the protocol versions implemented (default {Implemented}).
 	Versions []string
+	// Describer, when set, reads the OpenAPI descriptions the Company lists (spec 7) in place
+	// of discovery's own fetch and read: the engine passes its apis.Descriptions, which keeps
+	// each description parsed once per version, so discovering a Company again decodes none of
+	// its descriptions while they are fresh.
+	Describer Describer
 }
 
 // Discoverer finds and verifies Companies (spec 3).
@@ -37,6 +42,7 @@ type Discoverer struct {
 	known    KnownStore
 	now      func() time.Time
 	log      *slog.Logger
+	descr    Describer
 	versions []string
 }
 
@@ -45,7 +51,8 @@ func New(cfg Config) (*Discoverer, error) {
 	if cfg.Transport == nil {
 		return nil, errors.New("discovery: Config.Transport is required")
 	}
-	d := &Discoverer{tr: cfg.Transport, cache: cfg.Cache, known: cfg.Known, now: cfg.Now, log: cfg.Logger, versions: cfg.Versions}
+	d := &Discoverer{tr: cfg.Transport, cache: cfg.Cache, known: cfg.Known, now: cfg.Now, log: cfg.Logger, versions: cfg.Versions,
+		descr: cfg.Describer}
 	if d.cache == nil {
 		d.cache = NewMemoryCache()
 	}

@@ -395,6 +395,16 @@ func OpenAPIRequestURLs(descURL *url.URL, doc *OpenAPI) []string {
 	return out
 }
 
+// Describer reads an OpenAPI description for discovery (Config.Describer): RequestURLs returns
+// the request URLs the description at descURL describes (OpenAPIRequestURLs of the document,
+// read with LoadOpenAPI), fetched without credentials and never redirected, at most
+// MaxDescription bytes, through the RFC 9111 cache; revalidate asks the Company again even
+// while the copy is fresh (NoCache). The slice is the caller's. An error says what failed in
+// words that start "the OpenAPI description at URL".
+type Describer interface {
+	RequestURLs(ctx context.Context, descURL string, revalidate bool) ([]string, error)
+}
+
 // describe fetches the description of each openapi entry of apis (without credentials, never
 // redirected, at most MaxDescription bytes, through the discovery cache, where agentcore/apis
 // finds it again) and records the request URLs it describes, which are the API's Session
@@ -429,6 +439,9 @@ func (d *Discoverer) describeOne(ctx context.Context, raw string, o options) ([]
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("the OpenAPI description URL %q is not an HTTPS URL (spec 3)", raw)
 	}
+	if d.descr != nil {
+		return d.descr.RequestURLs(ctx, raw, o.noCache)
+	}
 	res, err := d.fetch(ctx, raw, fetchDescription, o.noCache)
 	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
 		return nil, fmt.Errorf("the OpenAPI description at %s is larger than the %d MiB the engine reads (discovery.MaxDescription); the Company should split its API into smaller descriptions", raw, tl.limit>>20)
@@ -446,5 +459,6 @@ func (d *Discoverer) describeOne(ctx context.Context, raw string, o options) ([]
 	if err != nil {
 		return nil, fmt.Errorf("the OpenAPI description at %s %w", raw, err)
 	}
+	d.log.DebugContext(ctx, "discovery: parsed an API description", "url", raw, "bytes", len(res.body))
 	return OpenAPIRequestURLs(u, doc), nil
 }

@@ -34,6 +34,10 @@ type Client struct {
 	mu      sync.Mutex
 	company *discovery.Company
 	sess    *session.Session
+	// dest are company's Session destinations, built once per Company document (destOf) for
+	// the API clients (a big API's description makes thousands of them).
+	dest   *transport.Destinations
+	destOf *discovery.Company
 	// creds are the Credentials (token type, resource) of the access tokens this Client got
 	// from the sign-in layer, by token, so the Authorize hook can bind each attempt (spec 4.5).
 	// Memory only (DESIGN invariant 5); dropped on sign-out.
@@ -82,7 +86,7 @@ func (e *Engine) Client(ctx context.Context, companyIdentifier, account string) 
 	if err != nil {
 		return nil, err
 	}
-	cl := &Client{e: e, account: account, company: c, sess: s}
+	cl := &Client{e: e, account: account, company: c, sess: s, dest: dest, destOf: c}
 	cl.sc, err = e.tr.Session(transport.SessionConfig{Signer: s, Destinations: dest, Version: s.Version, Extensions: hdr,
 		Hooks: transport.Hooks{RenewSession: cl.renew, Rediscover: cl.rediscover, Refresh: cl.refresh,
 			Authorize: cl.authorize, OnResponse: cl.onResponse}})

@@ -88,7 +88,7 @@ type Engine struct {
 
 	mu        sync.Mutex
 	companies map[string]*discovery.Company // by identifier
-	stored    map[string][]byte             // identifier → last stored record document
+	stored    map[string]storedDoc          // identifier → the last stored record document
 	hosts     map[string]string             // URL authority → Company identifier (exchange log)
 	clients   map[clientKey]*Client
 	open      map[string]bool // sids recorded and not yet ended
@@ -113,7 +113,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redact.ReplaceAttr}))
 	}
 	log := newRedactingLogger(cfg.Logger)
-	e := &Engine{cfg: cfg, log: log, now: cfg.Now, companies: map[string]*discovery.Company{}, stored: map[string][]byte{},
+	e := &Engine{cfg: cfg, log: log, now: cfg.Now, companies: map[string]*discovery.Company{}, stored: map[string]storedDoc{},
 		hosts: map[string]string{}, clients: map[clientKey]*Client{}, open: map[string]bool{}}
 
 	op := cfg.Operator
@@ -151,16 +151,17 @@ func New(cfg Config) (*Engine, error) {
 		e.sink.close(context.Background())
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e.disc, err = discovery.New(discovery.Config{Transport: e.tr, Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost},
-		Known: knownAdapter{st: cfg.State}, Now: cfg.Now, Logger: log, Versions: cfg.Versions})
-	if err != nil {
+	// OpenAPI descriptions are kept like discovery documents: the same RFC 9111 cache over the
+	// state database, parsed once per version and shared (spec 7) by discovery (the request URLs
+	// each describes), every Client, the approval queue, the model's tools and the window.
+	if e.descs, err = apis.NewDescriptions(apis.DescriptionsConfig{Transport: e.tr, Now: cfg.Now, Logger: log,
+		Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost}}); err != nil {
 		e.close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	// OpenAPI descriptions are kept like discovery documents: the same RFC 9111 cache over the
-	// state database, parsed once and shared (spec 7).
-	if e.descs, err = apis.NewDescriptions(apis.DescriptionsConfig{Transport: e.tr, Now: cfg.Now, Logger: log,
-		Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost}}); err != nil {
+	e.disc, err = discovery.New(discovery.Config{Transport: e.tr, Cache: cacheAdapter{st: cfg.State, now: cfg.Now, company: e.companyOfHost},
+		Known: knownAdapter{st: cfg.State}, Now: cfg.Now, Logger: log, Versions: cfg.Versions, Describer: e.descs})
+	if err != nil {
 		e.close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -249,12 +250,20 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 		e.log.InfoContext(ctx, "engine: discovery failed", "domain", domain, "err", err)
 		return nil, err
 	}
-	doc, err := encodeCompany(c)
-	if err != nil {
-		return nil, fmt.Errorf("engine: encoding the Company %s: %w", c.Identifier, err)
+	e.mu.Lock()
+	last := e.stored[c.Identifier]
+	e.mu.Unlock()
+	// Most discoveries find the Company as stored: compared without encoding the request URLs
+	// of its descriptions (thousands for a big API), it is encoded only when it changed.
+	var doc []byte
+	changed := last.co == nil || !sameCompany(last.co, c)
+	if changed {
+		if doc, err = encodeCompany(c); err != nil {
+			return nil, fmt.Errorf("engine: encoding the Company %s: %w", c.Identifier, err)
+		}
+		changed = !bytes.Equal(last.doc, doc)
 	}
 	e.mu.Lock()
-	changed := !bytes.Equal(e.stored[c.Identifier], doc)
 	e.companies[c.Identifier] = c
 	for _, h := range companyHosts(c) {
 		e.hosts[h] = c.Identifier
@@ -267,7 +276,7 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 			return nil, fmt.Errorf("engine: storing the discovered Company %s: %w", c.Identifier, err)
 		}
 		e.mu.Lock()
-		e.stored[c.Identifier] = doc
+		e.stored[c.Identifier] = storedDoc{doc: doc, co: c}
 		e.mu.Unlock()
 	}
 	if c.IssuerRemoved {
@@ -310,7 +319,7 @@ func (e *Engine) Company(ctx context.Context, identifier string) (*discovery.Com
 		c = cur
 	} else {
 		e.companies[identifier] = c
-		e.stored[identifier] = rec.Document
+		e.stored[identifier] = storedDoc{doc: rec.Document, co: c}
 		for _, h := range companyHosts(c) {
 			e.hosts[h] = c.Identifier
 		}
@@ -440,11 +449,21 @@ func (e *Engine) APIClient(ctx context.Context, company, account string) (*apis.
 
 func (c *Client) apiClient() (*apis.Client, error) {
 	c.mu.Lock()
-	comp, sess := c.company, c.sess
+	comp, sess, dest := c.company, c.sess, c.dest
+	if c.destOf != comp {
+		dest = nil
+	}
 	c.mu.Unlock()
-	dest, err := comp.SessionDestinations()
-	if err != nil {
-		return nil, fmt.Errorf("engine: the Session destinations of %s: %w", comp.Identifier, err)
+	if dest == nil {
+		var err error
+		if dest, err = comp.SessionDestinations(); err != nil {
+			return nil, fmt.Errorf("engine: the Session destinations of %s: %w", comp.Identifier, err)
+		}
+		c.mu.Lock()
+		if c.company == comp {
+			c.dest, c.destOf = dest, comp
+		}
+		c.mu.Unlock()
 	}
 	hdr, err := extensionsHeader(sess.Extensions)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,6 +107,34 @@ type storedCompany struct {
 	Company             *discovery.Company    `json:"company"`
 	Document            *discovery.Document   `json:"document"`
 	AuthorizationServer *discovery.ASMetadata `json:"authorization_server,omitempty"`
+}
+
+// storedDoc is the record document last stored for a Company (encodeCompany) and the Company it
+// encodes.
+type storedDoc struct {
+	doc []byte
+	co  *discovery.Company
+}
+
+// sameCompany reports whether a and b have the same encodeCompany: the request URLs their
+// descriptions describe are compared as lists, the rest as encoded.
+func sameCompany(a, b *discovery.Company) bool {
+	if len(a.Described) != len(b.Described) {
+		return false
+	}
+	for k, v := range a.Described {
+		if w, ok := b.Described[k]; !ok || !slices.Equal(v, w) {
+			return false
+		}
+	}
+	ac, bc := *a, *b
+	ac.Described, bc.Described = nil, nil
+	ea, err := encodeCompany(&ac)
+	if err != nil {
+		return false
+	}
+	eb, err := encodeCompany(&bc)
+	return err == nil && bytes.Equal(ea, eb)
 }
 
 func encodeCompany(c *discovery.Company) ([]byte, error) {

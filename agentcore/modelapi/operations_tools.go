@@ -99,40 +99,8 @@ func addOperationsTools(s *mcp.Server, d Deps) {
 		ReadOnly: true, Idempotent: true, OpenWorld: true}, t.describeOperation)
 }
 
-// operationFilter is a listing's filters.
-type operationFilter struct {
-	Tag, PathPrefix, Query string
-}
-
-func (f operationFilter) match(o *apis.Operation, words []string) bool {
-	if f.Tag != "" {
-		found := false
-		for _, t := range o.Tags {
-			if strings.EqualFold(t, f.Tag) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if f.PathPrefix != "" && !strings.HasPrefix(o.Path, f.PathPrefix) {
-		return false
-	}
-	if len(words) > 0 {
-		hay := strings.ToLower(o.ID + " " + o.Path + " " + o.Summary)
-		for _, w := range words {
-			if !strings.Contains(hay, w) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // cursorKey ties a cursor to one listing: the API, its version and the filters.
-func cursorKey(api string, d *apis.Description, f operationFilter) string {
+func cursorKey(api string, d *apis.Description, f apis.OperationFilter) string {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%s\x00%s\x00%s", api, d.Title, d.Version, len(d.Operations), f.Tag, f.PathPrefix, f.Query)
 	return strconv.FormatUint(h.Sum64(), 36)
@@ -204,7 +172,7 @@ func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply 
 	if err != nil {
 		return errorReply(err, c, a.Company)
 	}
-	f := operationFilter{Tag: a.Tag, PathPrefix: a.PathPrefix, Query: a.Query}
+	f := apis.OperationFilter{Tag: a.Tag, PathPrefix: a.PathPrefix, Query: a.Query}
 	key := cursorKey(api.URL, d, f)
 	start := 0
 	if a.Cursor != "" {
@@ -215,13 +183,7 @@ func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply 
 		}
 		start = n
 	}
-	words := strings.Fields(strings.ToLower(a.Query))
-	var matched []*apis.Operation
-	for i := range d.Operations {
-		if o := &d.Operations[i]; f.match(o, words) {
-			matched = append(matched, o)
-		}
-	}
+	matched := d.Find(f)
 	lines := []string{}
 	size, next := 0, -1
 	for i := start; i < len(matched); i++ {
@@ -229,7 +191,7 @@ func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply 
 			next = i
 			break
 		}
-		l := operationLine(matched[i])
+		l := operationLine(&d.Operations[matched[i]])
 		if len(lines) > 0 && size+len(l) > ListPageBytes {
 			next = i
 			break

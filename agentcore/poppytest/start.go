@@ -1,9 +1,10 @@
 // Package poppytest holds the test helpers around the reference Company (agentcore/refcompany):
 // Start serves one for a test and stops it at the test's end, Transport builds a client transport
 // that trusts it, Claims reads a recorded JWS, BlockedIn waits for a goroutine to block,
-// NeedGitHubDescription gives a test the large real API description or skips it, and
-// StartPostgres runs a throwaway PostgreSQL cluster. Only tests import it; the product links
-// refcompany alone (the demo and `poppydesk company serve`).
+// NeedGitHubDescription gives a test the large real API description or skips it (and
+// NeedGraphSizedDescription one of Microsoft Graph v1.0's size made from it), and StartPostgres
+// runs a throwaway PostgreSQL cluster. Only tests import it; the product links refcompany alone
+// (the demo and `poppydesk company serve`).
 package poppytest
 
 import (
