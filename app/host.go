@@ -247,8 +247,9 @@ type Host struct {
 	findings *inspect.Log
 
 	fronts Fronts
-	// started is closed when the start-up work (recovery, resumption) has finished.
-	started chan struct{}
+	// started is closed when the start-up work (recovery, resumption) has finished; caughtUp
+	// when the exchange log's catch-up to its window has.
+	started, caughtUp chan struct{}
 
 	// closers run in reverse order in Close.
 	closers []closer
@@ -264,7 +265,8 @@ type closer struct {
 // ([Host.Problem]); errors are returned only for what must stop the start (an unusable data
 // folder or state database, a demo that cannot start).
 func New(ctx context.Context, cfg Config) (*Host, error) {
-	h := &Host{cfg: cfg, log: cfg.Logger, now: cfg.Now, getenv: cfg.Getenv, relay: &Relay{}, started: make(chan struct{})}
+	h := &Host{cfg: cfg, log: cfg.Logger, now: cfg.Now, getenv: cfg.Getenv, relay: &Relay{}, started: make(chan struct{}),
+		caughtUp: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -89,16 +89,23 @@ func (h *Host) browserEngine() (*engine.Engine, browserjoin.StatusFunc) {
 // messages persisted but not accepted are sent again with the same IDs (spec 8.3), and at
 // shutdown the window's streams stop.
 func (h *Host) startWork(context.Context) error {
-	return h.life.Go("start-up recovery", func(ctx context.Context) {
-		// The exchange log back within its window (30 days, 200 MiB), beside the window's
-		// first reads: after weeks unused this deletes many rows.
-		if h.state != nil {
-			if n, err := h.state.PruneExchanges(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				h.log.Warn("keeping the exchange log within its window failed; it is tried again as exchanges are recorded", "err", err)
-			} else if n > 0 {
-				h.log.Info("the exchange log was kept within its window", "removed", n)
-			}
+	// The exchange log back within its window (30 days, 200 MiB), beside the window's first
+	// reads and the recovery below: after weeks unused this deletes many rows, in bounded steps
+	// (vault.State.PruneExchanges), so no call waits for the whole of it.
+	if err := h.life.Go("exchange log catch-up", func(ctx context.Context) {
+		defer close(h.caughtUp)
+		if h.state == nil {
+			return
 		}
+		if n, err := h.state.PruneExchanges(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			h.log.Warn("keeping the exchange log within its window failed; it is tried again as exchanges are recorded", "err", err)
+		} else if n > 0 {
+			h.log.Info("the exchange log was kept within its window", "removed", n)
+		}
+	}); err != nil {
+		return err
+	}
+	return h.life.Go("start-up recovery", func(ctx context.Context) {
 		if h.queue != nil {
 			if err := h.queue.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				h.log.Warn("recovering approvals with an unknown outcome failed; use Check the outcome in the window", "err", err)
@@ -114,6 +121,17 @@ func (h *Host) startWork(context.Context) error {
 			h.followers.Stop()
 		}
 	})
+}
+
+// WaitCaughtUp waits until the start-up catch-up of the exchange log to its window has finished
+// (or ctx ended first). Nothing else waits for it: it runs beside the window and every call.
+func (h *Host) WaitCaughtUp(ctx context.Context) error {
+	select {
+	case <-h.caughtUp:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // WaitStarted waits until the start-up work has finished: approvals whose outcome was unknown

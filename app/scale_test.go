@@ -95,6 +95,9 @@ func TestLongHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.CloseWithin(app.ShutdownGrace)
+	if err := h.WaitCaughtUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	cursor := ""
 	for pages := 0; ; pages++ {
@@ -193,7 +196,7 @@ func BenchmarkStartLongHistory(b *testing.B) {
 	big := apptest.LongHistory(b)
 	empty := apptest.Start(b, apptest.Options{})
 	empty.Close()
-	firstLists(b, big.Config) // the first open prunes the exchange log to its window
+	apptest.CatchUp(b, big.Config) // the first open prunes the exchange log to its window
 	var sBig, sEmpty, fBig, fEmpty, tBig, tEmpty time.Duration
 	for b.Loop() {
 		s, f, d, _ := firstLists(b, empty.Config)

@@ -668,60 +668,54 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 
 // PruneExchanges deletes exchanges older than the window's age (by the injected clock) and then
 // the oldest ones until the rest fits the window's size. It returns how many were deleted.
+//
+// It works in bounded steps: each transaction deletes at most StateOptions.PruneBatch rows (and
+// frees at most as many pages again), so a catch-up over a long log (weeks unused: hundreds of
+// thousands of rows) never holds the write lock for long, and a recorded exchange or an
+// approval's transition waits at most one step. Nothing to do costs one read: whether an
+// exchange is older than the window (the exchanges_at index) and the log's size (one row kept
+// by triggers, migration 9).
 func (s *State) PruneExchanges(ctx context.Context) (int64, error) {
 	cutoff := s.opts.Now().Add(-s.opts.ExchangeMaxAge).UnixNano()
-	// Nothing to do costs two reads and no write: no exchange older than the window (the
-	// exchanges_at index), and a database whose used pages could not hold more than the
-	// window's bytes (every counted byte is stored, so the log cannot be larger than that).
-	var aged bool
-	if err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, cutoff).Scan(&aged); err != nil {
-		return 0, fmt.Errorf("prune the exchange log: %w", err)
-	}
-	if !aged {
-		var pages, free, size int64
-		for _, p := range []struct {
-			pragma string
-			v      *int64
-		}{{"page_count", &pages}, {"freelist_count", &free}, {"page_size", &size}} {
-			if err := s.r.QueryRowContext(ctx, "PRAGMA "+p.pragma).Scan(p.v); err != nil {
-				return 0, fmt.Errorf("prune the exchange log: %w", err)
-			}
-		}
-		if (pages-free)*size <= s.opts.ExchangeMaxBytes {
-			return 0, nil
-		}
-	}
+	batch := s.opts.PruneBatch
 	var n int64
-	err := s.tx(ctx, "prune the exchange log", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM exchanges WHERE at < ?`, cutoff)
-		if err != nil {
-			return err
+	for {
+		var aged bool
+		var logBytes int64
+		if err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?), (SELECT bytes FROM exchange_log_size)`, cutoff).Scan(&aged, &logBytes); err != nil {
+			return n, fmt.Errorf("prune the exchange log: %w", err)
 		}
-		a, _ := res.RowsAffected()
-		// The total comes from the covering index exchanges_size (migration 0005); only a log
-		// over its size is walked newest first to find what to drop.
-		var total int64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`).Scan(&total); err != nil {
-			return err
+		if !aged && logBytes <= s.opts.ExchangeMaxBytes {
+			break
 		}
-		var b int64
-		if total > s.opts.ExchangeMaxBytes {
-			res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
-				SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id DESC) AS kept FROM exchanges INDEXED BY exchanges_size) WHERE kept > ?)`,
-				s.opts.ExchangeMaxBytes)
+		var k int64
+		err := s.tx(ctx, "prune the exchange log", func(tx *sql.Tx) error {
+			var res sql.Result
+			var err error
+			if aged {
+				res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (SELECT id FROM exchanges WHERE at < ? ORDER BY at LIMIT ?)`, cutoff, batch)
+			} else {
+				// The oldest rows until the rest fits: those whose older rows (before them)
+				// add up to less than the excess, read from the covering index exchanges_size.
+				res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
+					SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id) - size AS before
+						FROM (SELECT id, size FROM exchanges INDEXED BY exchanges_size ORDER BY id LIMIT ?))
+					WHERE before < ?)`, batch, logBytes-s.opts.ExchangeMaxBytes)
+			}
 			if err != nil {
 				return err
 			}
-			b, _ = res.RowsAffected()
+			k, _ = res.RowsAffected()
+			return nil
+		})
+		if err != nil {
+			return n, err
 		}
-		n = a + b
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	if n > 0 {
-		if _, err := s.w.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+		if k == 0 {
+			break // nothing deletable (cannot happen while the checks above hold)
+		}
+		n += k
+		if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", batch)); err != nil {
 			return n, fmt.Errorf("compact %s after pruning: %w", s.path, err)
 		}
 	}

@@ -28,6 +28,7 @@ const (
 	DefaultExchangeMaxAge   = 30 * 24 * time.Hour
 	DefaultExchangeMaxBytes = 200 << 20
 	DefaultBusyTimeout      = 5 * time.Second
+	DefaultPruneBatch       = 500
 	pruneEvery              = 64 // AddExchange prunes after this many inserts
 )
 
@@ -42,6 +43,9 @@ type StateOptions struct {
 	// it suits it (the Host, in its start-up work beside the window's first reads, so a log
 	// unused for weeks does not hold up the start).
 	PruneLater bool
+	// PruneBatch is how many exchanges one step of PruneExchanges deletes at most (default
+	// DefaultPruneBatch).
+	PruneBatch int
 }
 
 // State is Poppydesk's non-secret memory in one SQLite file (WAL mode). One connection writes;
@@ -136,6 +140,9 @@ func openState(ctx context.Context, path string, opts StateOptions) (*State, err
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.PruneBatch <= 0 {
+		opts.PruneBatch = DefaultPruneBatch
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -27,7 +27,11 @@ const (
 // exchange, the user's approval in the window's Approvals service, so the records are the
 // product's own), closes the Host and grows its state database to the scale above
 // (vaulttest.Grow). The returned fixture's Host is closed; its Config opens the long history.
-func LongHistory(tb testing.TB) *Fixture {
+func LongHistory(tb testing.TB) *Fixture { return LongHistoryTimes(tb, 1) }
+
+// LongHistoryTimes is LongHistory at times the scale: with 10, 2,000 Companies, 100,000 decided
+// approvals and 1,000,000 exchanges over the same 45 days.
+func LongHistoryTimes(tb testing.TB, times int) *Fixture {
 	tb.Helper()
 	f := Start(tb, Options{})
 	f.SignIn(tb, "personal", "orders:read", "orders:write")
@@ -45,8 +49,8 @@ func LongHistory(tb testing.TB) *Fixture {
 		tb.Fatal(err)
 	}
 	f.Close()
-	if err := vaulttest.Grow(context.Background(), f.StatePath(), vaulttest.Scale{Companies: LongCompanies, Approvals: LongApprovals,
-		Exchanges: LongExchanges, Now: f.Clock.Now(), Span: LongSpan}); err != nil {
+	if err := vaulttest.Grow(context.Background(), f.StatePath(), vaulttest.Scale{Companies: times * LongCompanies, Approvals: times * LongApprovals,
+		Exchanges: times * LongExchanges, Now: f.Clock.Now(), Span: LongSpan}); err != nil {
 		tb.Fatal(err)
 	}
 	return f
@@ -72,4 +76,18 @@ func RequestExchange(tb testing.TB, f *Fixture, co *discovery.Company, account s
 		tb.Fatalf("the exchange request: %+v, %v", out, err)
 	}
 	return out
+}
+
+// CatchUp opens a Host over cfg, waits until its start-up catch-up has kept the exchange log
+// within its window (Host.WaitCaughtUp), and closes it: a long history's first start, after which
+// a start has nothing to catch up.
+func CatchUp(tb testing.TB, cfg app.Config) {
+	tb.Helper()
+	h := Open(tb, cfg)
+	if err := h.WaitCaughtUp(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	if err := h.CloseWithin(app.ShutdownGrace); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -77,7 +77,7 @@ func Grow(ctx context.Context, path string, s Scale) error {
 		now := s.Now.UnixNano()
 		stmts := []string{
 			seq + `INSERT INTO approvals (id, company, account, sid, interface, request, state, created_at, updated_at)
-				SELECT 'apr_seed_' || n, CASE WHEN n % 4 = 0 THEN a.company ELSE 'https://auth.c' || (n % 200 + 1) || '.localhost' END,
+				SELECT 'apr_seed_' || n, CASE WHEN n % 4 = 0 THEN a.company ELSE 'https://auth.c' || (n % ? + 1) || '.localhost' END,
 					a.account, a.sid, a.interface, a.request, a.state, ? - n * ?, ? - n * ? + 1000
 				FROM seq, (SELECT * FROM approvals WHERE id = ?) a`,
 			seq + `INSERT INTO approval_revisions (approval_id, revision, operation, received_at)
@@ -86,7 +86,8 @@ func Grow(ctx context.Context, path string, s Scale) error {
 				SELECT 'apr_seed_' || n, d.revision, d.from_state, d.to_state, d.decision, d.decided_at, d.note
 				FROM seq, approval_decisions d WHERE d.approval_id = ? ORDER BY n, d.seq`,
 		}
-		args := [][]any{{add, now, step, now, step, tmpl}, {add, tmpl}, {add, tmpl}}
+		spread := max(s.Companies-1, 1) // the clones cN.localhost
+		args := [][]any{{add, spread, now, step, now, step, tmpl}, {add, tmpl}, {add, tmpl}}
 		for i, q := range stmts {
 			if _, err := tx.ExecContext(ctx, q, args[i]...); err != nil {
 				return fmt.Errorf("vaulttest: cloning approvals: %w", err)
