@@ -3,6 +3,7 @@ package coverage_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -306,5 +307,19 @@ func TestSeenIsBounded(t *testing.T) {
 	}
 	if len(s.Values("https://b.example")) != 0 {
 		t.Fatal("another Company's values leaked")
+	}
+	// By bytes: filled with values of 100 bytes past SeenBytesPerCompany, it keeps the newest
+	// that fit.
+	s = coverage.NewSeen(1 << 20)
+	const n = 2 * coverage.SeenBytesPerCompany / 100
+	for i := range n {
+		s.Add("https://a.example", fmt.Sprintf("%0100d", i))
+	}
+	vals, total := s.Values("https://a.example"), 0
+	for _, v := range vals {
+		total += len(v)
+	}
+	if total > coverage.SeenBytesPerCompany || len(vals) != coverage.SeenBytesPerCompany/100 || vals[len(vals)-1] != fmt.Sprintf("%0100d", n-1) {
+		t.Fatalf("%d values of %d bytes kept (the newest %q...), want the newest %d within %d bytes", len(vals), total, vals[len(vals)-1][:8], coverage.SeenBytesPerCompany/100, coverage.SeenBytesPerCompany)
 	}
 }

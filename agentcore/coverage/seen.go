@@ -15,9 +15,11 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// Bounds of [Seen]: values per Company and Companies remembered; the oldest go first.
+// Bounds of [Seen]: values and their bytes per Company, and Companies remembered (at most
+// 128 × 64 KiB in all); the oldest go first.
 const (
 	DefaultSeenPerCompany = 2000
+	SeenBytesPerCompany   = 64 << 10
 	maxSeenCompanies      = 128
 	minIdentifier         = 3
 	maxIdentifier         = 128
@@ -27,7 +29,7 @@ const (
 // signed requests during this run (order numbers, item and account IDs, operation IDs), so that
 // a feedback report never repeats them (spec 9.3: "without identifiers such as order numbers,
 // account numbers, or names"). It holds at most a bounded number of values per Company, in
-// memory only. Safe for concurrent use.
+// memory only, bounded by count and by bytes. Safe for concurrent use.
 type Seen struct {
 	mu    sync.Mutex
 	max   int
@@ -38,6 +40,7 @@ type Seen struct {
 type valueSet struct {
 	order []string
 	has   map[string]bool
+	bytes int // of the values in order
 }
 
 // NewSeen returns an empty Seen keeping up to perCompany values for each Company (<= 0:
@@ -80,11 +83,14 @@ func (s *Seen) Add(company string, values ...string) {
 		if set.has[v] {
 			continue
 		}
-		if len(set.order) == s.max {
+		for len(set.order) > 0 && (len(set.order) >= s.max || set.bytes+len(v) > SeenBytesPerCompany) {
 			delete(set.has, set.order[0])
+			set.bytes -= len(set.order[0])
+			set.order[0] = ""
 			set.order = set.order[1:]
 		}
 		set.has[v] = true
+		set.bytes += len(v)
 		set.order = append(set.order, v)
 	}
 }

@@ -1,6 +1,7 @@
 package sessioncheck
 
 import (
+	"container/heap"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -41,6 +42,10 @@ const (
 	CodeVersionUnsupported = "version_unsupported"
 )
 
+// DefaultMaxJTIs is Config.MaxJTIs's default: about 1,000 requests a second over the 121 s a
+// jti is remembered, some 15 MiB.
+const DefaultMaxJTIs = 1 << 17
+
 // Limits on Personal Agent input.
 const (
 	maxJWT          = 16 << 10 // a Session JWT with its delegation is about 1 KiB
@@ -76,6 +81,11 @@ type Config struct {
 	SessionIdle time.Duration
 	// EndedTTL is how long ended sids are remembered, so they get session_ended (default 7 days).
 	EndedTTL time.Duration
+	// MaxJTIs bounds the replay cache (spec 5.3 "Replayed JWTs"): at most this many jtis are
+	// remembered (default DefaultMaxJTIs). When it is full the jti forgotten soonest goes first,
+	// and every Session JWT as old as it is refused from then on, so a forgotten jti is never
+	// accepted again.
+	MaxJTIs int
 	// RequestURL returns the URL the Personal Agent used for r, for the htu check, when the server
 	// sits behind a proxy. Default: https when r.TLS is set (else http), r.Host and r.URL's path.
 	RequestURL func(r *http.Request) *url.URL
@@ -137,7 +147,50 @@ type Verifier struct {
 	sessions  map[sessKey]*record
 	ended     map[sessKey]time.Time // when it may be forgotten
 	jtis      map[string]time.Time  // iss\x00jti → when it may be forgotten
+	jtiOrder  jtiHeap               // the same, soonest forgotten first
+	jtiFloor  time.Time             // a JWT forgotten at or before this is refused (MaxJTIs)
 	lastPrune time.Time
+}
+
+// jtiEntry is a remembered jti and when it may be forgotten.
+type jtiEntry struct {
+	forget time.Time
+	key    string
+}
+
+// jtiHeap orders the replay cache by when each jti may be forgotten (container/heap).
+type jtiHeap []jtiEntry
+
+func (h jtiHeap) Len() int           { return len(h) }
+func (h jtiHeap) Less(i, j int) bool { return h[i].forget.Before(h[j].forget) }
+func (h jtiHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *jtiHeap) Push(x any)        { *h = append(*h, x.(jtiEntry)) }
+func (h *jtiHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// JTIs reports how many jtis the replay cache holds.
+func (v *Verifier) JTIs() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.jtis)
+}
+
+// rememberJTI records key until forget, within MaxJTIs: expired jtis go first, then, when the
+// cache is still full, the one forgotten soonest, which raises jtiFloor to its time.
+func (v *Verifier) rememberJTI(key string, forget, now time.Time) {
+	for len(v.jtis) >= v.cfg.MaxJTIs && len(v.jtiOrder) > 0 {
+		e := heap.Pop(&v.jtiOrder).(jtiEntry)
+		delete(v.jtis, e.key)
+		if now.Before(e.forget) && e.forget.After(v.jtiFloor) {
+			v.jtiFloor = e.forget
+		}
+	}
+	v.jtis[key] = forget
+	heap.Push(&v.jtiOrder, jtiEntry{forget: forget, key: key})
 }
 
 type sessKey struct{ clientID, sid string }
@@ -170,6 +223,9 @@ func New(cfg Config) *Verifier {
 	}
 	if cfg.EndedTTL <= 0 {
 		cfg.EndedTTL = 7 * 24 * time.Hour
+	}
+	if cfg.MaxJTIs <= 0 {
+		cfg.MaxJTIs = DefaultMaxJTIs
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -356,8 +412,12 @@ func (v *Verifier) lookup(iss, sid, sub, agentID, jti, version, extKey string, e
 	defer v.mu.Unlock()
 	v.pruneLocked(now)
 	jk := iss + "\x00" + jti
+	forget := iat.Add(v.cfg.Window + time.Second)
 	if _, seen := v.jtis[jk]; seen {
 		return nil, invalid("this Session JWT's jti was already used; sign a fresh Session JWT for every request (spec 5.2, 5.3)")
+	}
+	if !forget.After(v.jtiFloor) {
+		return nil, invalid("this Session JWT is older than the Company's replay cache still covers (it is full); sign a fresh Session JWT and send the request again (spec 5.3)")
 	}
 	k := sessKey{iss, sid}
 	if _, gone := v.ended[k]; gone {
@@ -380,7 +440,7 @@ func (v *Verifier) lookup(iss, sid, sub, agentID, jti, version, extKey string, e
 		v.sessions[k] = rec
 	}
 	rec.lastSeen = now
-	v.jtis[jk] = iat.Add(v.cfg.Window + time.Second)
+	v.rememberJTI(jk, forget, now)
 	out := make(map[string]string, len(rec.extensions))
 	for n, ver := range rec.extensions {
 		out[n] = ver
@@ -393,10 +453,8 @@ func (v *Verifier) pruneLocked(now time.Time) {
 		return
 	}
 	v.lastPrune = now
-	for k, t := range v.jtis {
-		if now.After(t) {
-			delete(v.jtis, k)
-		}
+	for len(v.jtiOrder) > 0 && now.After(v.jtiOrder[0].forget) {
+		delete(v.jtis, heap.Pop(&v.jtiOrder).(jtiEntry).key)
 	}
 	for k, t := range v.ended {
 		if now.After(t) {

@@ -386,3 +386,36 @@ func asError(err error, e **sessioncheck.Error) bool {
 	*e = x
 	return ok
 }
+
+// TestReplayCacheBounded: the replay cache (spec 5.3 "Replayed JWTs") holds at most MaxJTIs
+// jtis, filled past its bound; the jti forgotten first goes, and a replay of its JWT is refused
+// all the same (as older than the cache covers), while a remembered one is refused as used and
+// fresh JWTs are accepted.
+func TestReplayCacheBounded(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const max = 3
+	f.ver = sessioncheck.New(sessioncheck.Config{Identifier: f.company, HTTPClient: f.onlyServerClient(), Now: f.clock.Now, MaxJTIs: max})
+	s, err := f.mgr.Open(ctx, f.company, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signed []http.Header
+	for i := range 2 * max {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/api/orders", nil)
+		if err := s.SignRequest(ctx, req, ""); err != nil {
+			t.Fatal(err)
+		}
+		signed = append(signed, req.Header.Clone())
+		f.check(t, "", "", f.send("GET", "/api/orders", func(r *http.Request) { r.Header = signed[i].Clone() }))
+		if n := f.ver.JTIs(); n > max {
+			t.Fatalf("after %d requests the replay cache holds %d jtis, over its bound of %d", i+1, n, max)
+		}
+		f.clock.Advance(time.Second)
+	}
+	replay := func(i int) response {
+		return f.send("GET", "/api/orders", func(r *http.Request) { r.Header = signed[i].Clone() })
+	}
+	f.check(t, "invalid_session", "older than the Company's replay cache", replay(0))
+	f.check(t, "invalid_session", "jti was already used", replay(2*max-1))
+}
