@@ -47,8 +47,8 @@ run: build
 test:
 	scripts/test.sh
 
-# Every package's benchmarks in a short run; the ratios against their baselines as one table
-# (scripts/bench.sh; BENCHTIME=1000x for steadier numbers).
+# Every package's benchmarks, 2 s each; the ratios against their baselines as one table, with the
+# noisy rows marked (scripts/bench.sh; BENCHTIME=5s for steadier numbers).
 bench:
 	scripts/bench.sh
 

@@ -147,7 +147,7 @@ func BenchmarkApprovalsList(b *testing.B) {
 	for i := range 50 {
 		src = append(src, sampleItem("a"+strconv.Itoa(i), "pending", t0.Add(time.Minute)))
 	}
-	benchratio.Run(b, "convert", "copy", func(*testing.B) {
+	benchratio.RunCPU(b, "convert", "copy", func(*testing.B) {
 		out := make([]ApprovalItem, 0, len(src))
 		for i := range src {
 			out = append(out, approvalItemOf(&src[i], t0))

@@ -79,12 +79,12 @@ func BenchmarkBigAPIs(b *testing.B) {
 			tool = modelapi.ToolDescribeAPIOperation
 		}
 		callTool(b, x.cs, tool, c.args) // warm
-		benchratio.Run(b, c.name, "trivial call", op(x.cs, tool, c.args), trivial)
+		benchratio.RunCPU(b, c.name, "trivial call", op(x.cs, tool, c.args), trivial)
 	}
 	args := map[string]any{"company": domain}
 	callTool(b, x.cs, modelapi.ToolDescribeCompany, args)
 	callTool(b, smallCS, modelapi.ToolDescribeCompany, map[string]any{"company": small.Company.Domain})
-	benchratio.Run(b, "describe_company with big APIs", "without",
+	benchratio.RunCPU(b, "describe_company with big APIs", "without",
 		op(x.cs, modelapi.ToolDescribeCompany, args), op(smallCS, modelapi.ToolDescribeCompany, map[string]any{"company": small.Company.Domain}))
 }
 

@@ -93,7 +93,7 @@ func BenchmarkStreamEvents(b *testing.B) {
 			}
 		}
 	}
-	benchratio.Run(b, "engine", "json-decode", streamAll, decodeAll)
+	benchratio.RunCPU(b, "engine", "json-decode", streamAll, decodeAll)
 }
 
 func rec0ep(b *testing.B, r store.Conversation) string {

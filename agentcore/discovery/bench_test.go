@@ -20,7 +20,7 @@ func BenchmarkLoadGitHubDescription(b *testing.B) {
 	data := poppytest.NeedGitHubDescription(b)
 	base, _ := url.Parse("https://api.github.com/openapi.json")
 	ctx := context.Background()
-	benchratio.Run(b, "LoadOpenAPI+RequestURLs", "json.Unmarshal", func(b *testing.B) {
+	benchratio.RunCPU(b, "LoadOpenAPI+RequestURLs", "json.Unmarshal", func(b *testing.B) {
 		doc, err := discovery.LoadOpenAPI(ctx, data)
 		if err != nil {
 			b.Fatal(err)
@@ -53,7 +53,7 @@ func BenchmarkDiscoverGitHubCompany(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	benchratio.Run(b, "Discover", "json.Unmarshal", func(b *testing.B) {
+	benchratio.RunCPU(b, "Discover", "json.Unmarshal", func(b *testing.B) {
 		c, err := d.Discover(ctx, s.Domain, discovery.NoCache())
 		if err != nil {
 			b.Fatal(err)

@@ -19,7 +19,7 @@ func BenchmarkDPoPProof(b *testing.B) {
 	c := &Client{now: time.Now}
 	u, _ := url.Parse("https://auth.shop.localhost:8443/oauth/token")
 	sum := sha256.Sum256([]byte("header.payload"))
-	benchratio.Run(b, "proof", "ecdsa-sign", func(b *testing.B) {
+	benchratio.RunCPU(b, "proof", "ecdsa-sign", func(b *testing.B) {
 		if _, err := c.proof(key, "POST", u, "at_token", "nonce"); err != nil {
 			b.Fatal(err)
 		}

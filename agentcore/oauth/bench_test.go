@@ -15,7 +15,7 @@ func BenchmarkRefresh(b *testing.B) {
 	f := newFixture(b, fixtureOpts{})
 	ctx := context.Background()
 	f.signIn(b, "personal", []string{"orders:read"})
-	benchratio.Run(b, "refresh", "metadata-get", func(b *testing.B) {
+	benchratio.RunCPU(b, "refresh", "metadata-get", func(b *testing.B) {
 		if _, err := f.c.Refresh(ctx, f.co, "personal", ""); err != nil {
 			b.Fatal(err)
 		}

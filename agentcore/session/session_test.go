@@ -398,7 +398,7 @@ func BenchmarkSign(b *testing.B) {
 	jwt := req.Header.Get("Poppy-Session")
 	input := []byte(jwt[:strings.LastIndexByte(jwt, '.')])
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	benchratio.Run(b, "session-jwt", "bare-ecdsa-p256", func(b *testing.B) {
+	benchratio.RunCPU(b, "session-jwt", "bare-ecdsa-p256", func(b *testing.B) {
 		if err := s.SignRequest(ctx, req, "at_eyJhbGciOiJSUzI1NiJ9.access-token-of-moderate-length"); err != nil {
 			b.Fatal(err)
 		}

@@ -47,6 +47,6 @@ func BenchmarkCall(b *testing.B) {
 		r, _ := calc.Greet(p)
 		_, _ = json.Marshal(callResult{Result: r})
 	}
-	benchratio.Run(b, "bridge-http", "direct", httpCall, direct)
-	benchratio.Run(b, "bridge-dispatch-only", "direct", dispatch, direct)
+	benchratio.RunCPU(b, "bridge-http", "direct", httpCall, direct)
+	benchratio.RunCPU(b, "bridge-dispatch-only", "direct", dispatch, direct)
 }
