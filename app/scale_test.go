@@ -90,6 +90,7 @@ func TestLongHistory(t *testing.T) {
 		t.Fatalf("first lists: %+v", l)
 	}
 	// Every decided approval, a page at a time, once each.
+	opened := f.Clock.Now() // the clock runs: the prune's cutoff is at or after this one's
 	h, err := app.New(context.Background(), f.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestLongHistory(t *testing.T) {
 	if err := db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(size), 0), MIN(at) FROM exchanges`).Scan(&rows, &bytes, &oldest); err != nil {
 		t.Fatal(err)
 	}
-	cutoff := f.Clock.Now().Add(-vault.DefaultExchangeMaxAge).UnixNano()
+	cutoff := opened.Add(-vault.DefaultExchangeMaxAge).UnixNano()
 	if tl.Rows[0].ID < newest || !slices.IsSortedFunc(tl.Rows, func(a, b app.InspectorRow) int { return int(b.ID - a.ID) }) {
 		t.Fatalf("the Inspector's timeline starts at exchange %d, the newest is %d (newest first: %v)", tl.Rows[0].ID, newest,
 			slices.IsSortedFunc(tl.Rows, func(a, b app.InspectorRow) int { return int(b.ID - a.ID) }))
