@@ -16,7 +16,7 @@ import (
 // pairwise and kept, spec 5.1), so it is not signed in for either of them.
 func TestAccountsOneTruth(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
-	c := f.Host.Fronts().Companies
+	c := f.Fronts().Companies
 	e, err := c.Discover(f.Company.Domain)
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // checkRow finds approval id where the window lists it (List for an open one, else the pages of
 // Earlier) and checks that the row says what the item the dialog opens (Get) says: the row is
 // built from the stored records without the item's conversion, so each field is compared.
-func checkRow(t *testing.T, a *app.Approvals, id string) app.ApprovalRow {
+func checkRow(t *testing.T, a *fronts.Approvals, id string) fronts.ApprovalRow {
 	t.Helper()
 	it, err := a.Get(id)
 	if err != nil {
@@ -29,7 +30,7 @@ func checkRow(t *testing.T, a *app.Approvals, id string) app.ApprovalRow {
 			break
 		}
 	}
-	var row *app.ApprovalRow
+	var row *fronts.ApprovalRow
 	for i := range rows {
 		if rows[i].ID == id {
 			if row != nil {
@@ -41,7 +42,7 @@ func checkRow(t *testing.T, a *app.Approvals, id string) app.ApprovalRow {
 	if row == nil {
 		t.Fatalf("approval %s (%s) is not listed", id, it.State)
 	}
-	want := app.ApprovalRow{ID: it.ID, Company: it.Company, CompanyName: it.CompanyName, CompanyDomain: it.CompanyDomain, Account: it.Account,
+	want := fronts.ApprovalRow{ID: it.ID, Company: it.Company, CompanyName: it.CompanyName, CompanyDomain: it.CompanyDomain, Account: it.Account,
 		Interface: it.Interface, State: it.State, Decidable: it.Decidable, Violation: it.Violation, SummaryText: it.Current.SummaryText,
 		ExpiresAt: it.Current.ExpiresAt, Created: it.Created, Updated: it.Updated, Decided: it.Decided}
 	if *row != want {

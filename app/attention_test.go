@@ -12,10 +12,11 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // sectionCount is the badge of section id.
-func sectionCount(s *app.Shell, id string) int {
+func sectionCount(s *fronts.Shell, id string) int {
 	for _, x := range s.Sections() {
 		if x.ID == id {
 			return x.Count
@@ -33,7 +34,7 @@ func TestNothingWaitsUnseen(t *testing.T) {
 		c.Notifier = app.NotifierFunc(func(title, body string) { notes <- [2]string{title, body} })
 	}})
 	co := f.Discover(t)
-	shell := f.Host.Fronts().Shell
+	shell := f.Fronts().Shell
 	ctx := context.Background()
 	ask := func(scope string) {
 		t.Helper()
@@ -54,7 +55,7 @@ func TestNothingWaitsUnseen(t *testing.T) {
 	// Focused: the badge, no notification.
 	shell.WindowFocus(true)
 	ask("orders:read")
-	if n := sectionCount(shell, app.SectionSignIn); n != 1 {
+	if n := sectionCount(shell, fronts.SectionSignIn); n != 1 {
 		t.Errorf("Sign-in badge = %d, want 1", n)
 	}
 	none("while the window is focused")
@@ -64,7 +65,7 @@ func TestNothingWaitsUnseen(t *testing.T) {
 	if err := f.Host.SignInRequests().Dismiss(ctx, requests(t, f)[0]); err != nil {
 		t.Fatal(err)
 	}
-	if n := sectionCount(shell, app.SectionSignIn); n != 0 {
+	if n := sectionCount(shell, fronts.SectionSignIn); n != 0 {
 		t.Errorf("Sign-in badge after dismissing = %d, want 0", n)
 	}
 	ask("orders:write")
@@ -90,7 +91,7 @@ func TestNothingWaitsUnseen(t *testing.T) {
 		t.Errorf("Preferences = %+v after turning notifications off", p)
 	}
 	f.Restart(t)
-	if p := f.Host.Fronts().Shell.Preferences(); p.Notifications {
+	if p := f.Fronts().Shell.Preferences(); p.Notifications {
 		t.Errorf("after a restart Preferences = %+v, want notifications off", p)
 	}
 }
@@ -111,7 +112,7 @@ func requests(t *testing.T, f *apptest.Fixture) []string {
 // TestThemePreference: the theme is one of system, light and dark, kept across restarts.
 func TestThemePreference(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
-	s := f.Host.Fronts().Shell
+	s := f.Fronts().Shell
 	if p := s.Preferences(); p.Theme != "system" || !p.Notifications {
 		t.Errorf("defaults = %+v", p)
 	}
@@ -124,7 +125,7 @@ func TestThemePreference(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Restart(t)
-	if p := f.Host.Fronts().Shell.Preferences(); p.Theme != "dark" {
+	if p := f.Fronts().Shell.Preferences(); p.Theme != "dark" {
 		t.Errorf("after a restart the theme is %q, want dark", p.Theme)
 	}
 }
@@ -135,7 +136,7 @@ func TestThemePreference(t *testing.T) {
 func TestResetEverything(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	f.SignIn(t, "personal", "orders:read")
-	s := f.Host.Fronts().Shell
+	s := f.Fronts().Shell
 	state := s.Info().StateFile
 	if _, err := os.Stat(state); err != nil {
 		t.Fatalf("no state database at %s: %v", state, err)
@@ -147,7 +148,7 @@ func TestResetEverything(t *testing.T) {
 	if _, err := os.Stat(state); err != nil {
 		t.Fatalf("a refused reset deleted the state database: %v", err)
 	}
-	if err := s.ResetEverything(app.ResetConfirmation); err != nil {
+	if err := s.ResetEverything(fronts.ResetConfirmation); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
@@ -156,13 +157,13 @@ func TestResetEverything(t *testing.T) {
 	if pairs, err := secrets.Companies(context.Background()); err != nil || len(pairs) != 0 {
 		t.Errorf("keyring items left: %v, %v", pairs, err)
 	}
-	if _, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax); err == nil || !strings.Contains(err.Error(), "start it again") {
+	if _, err := f.Fronts().Companies.List("", app.CompaniesPageMax); err == nil || !strings.Contains(err.Error(), "start it again") {
 		t.Errorf("Companies.List after the reset = %v", err)
 	}
 	if !s.Info().Reset {
 		t.Error("Info does not say the window was reset")
 	}
-	if err := s.ResetEverything(app.ResetConfirmation); err == nil {
+	if err := s.ResetEverything(fronts.ResetConfirmation); err == nil {
 		t.Error("a second reset ran")
 	}
 }
@@ -172,7 +173,7 @@ func TestResetEverything(t *testing.T) {
 // again, and the exchange can be asked for and performed again.
 func TestResetDemo(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Demo: true})
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	perform := func() {
 		t.Helper()
 		if _, err := a.StartDemoExchange("api"); err != nil {
@@ -212,7 +213,7 @@ func TestResetDemo(t *testing.T) {
 			t.Errorf("approval %s still waits after Reset demo", it.ID)
 		}
 	}
-	list, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
+	list, err := f.Fronts().Companies.List("", app.CompaniesPageMax)
 	if err != nil || len(list.Companies) != 1 || len(list.Companies[0].Accounts) != 1 || list.Companies[0].Accounts[0].Account != app.DemoAccount ||
 		!list.Companies[0].Demo || list.Companies[0].ScopeWords["orders:write"] == "" {
 		t.Fatalf("Companies after Reset demo = %+v, %v", list, err)

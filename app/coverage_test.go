@@ -11,6 +11,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // TestCompaniesShowExcludedTasks: the Companies screen lists the tasks a Company chose not to
@@ -18,11 +19,11 @@ import (
 // RFC 9111 cache; a reference to an API poppy.json does not list never reaches the screen.
 func TestCompaniesShowExcludedTasks(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultAlternativeUnlistedAPI}})
-	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	e, err := f.Fronts().Companies.Discover(f.Company.Domain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byTask := map[string]app.ExcludedTaskEntry{}
+	byTask := map[string]fronts.ExcludedTaskEntry{}
 	for _, x := range e.ExcludedTasks {
 		byTask[x.Task] = x
 	}
@@ -41,7 +42,7 @@ func TestCompaniesShowExcludedTasks(t *testing.T) {
 	}
 	f.Restart(t)
 	before := len(f.Company.RequestsTo("", refcompany.ExcludedTasksPath))
-	l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
+	l, err := f.Fronts().Companies.List("", app.CompaniesPageMax)
 	if err != nil || len(l.Companies) != 1 || len(l.Companies[0].ExcludedTasks) != 4 {
 		t.Fatalf("List = %+v, %v", l, err)
 	}
@@ -57,7 +58,7 @@ func TestCompaniesExcludedTasksProblem(t *testing.T) {
 	f.Company.EditPoppyJSON(func(doc map[string]any) {
 		doc["excluded_tasks"] = map[string]any{"url": f.Company.Origin() + "/missing.json"}
 	})
-	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	e, err := f.Fronts().Companies.Discover(f.Company.Domain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestCompaniesListDoesNotWaitOnACompany(t *testing.T) {
 	u, _ := url.Parse(f.Company.Origin())
 	hang := "https://" + u.Hostname() + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/excluded.json"
 	f.Company.EditPoppyJSON(func(doc map[string]any) { doc["excluded_tasks"] = map[string]any{"url": hang} })
-	e, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	e, err := f.Fronts().Companies.Discover(f.Company.Domain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,15 +106,15 @@ func TestCompaniesListDoesNotWaitOnACompany(t *testing.T) {
 		t.Fatalf("Discover: %+v", e)
 	}
 
-	listed := make(chan app.CompanyList, 1)
+	listed := make(chan fronts.CompanyList, 1)
 	go func() {
-		l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
+		l, err := f.Fronts().Companies.List("", app.CompaniesPageMax)
 		if err != nil {
 			t.Error(err)
 		}
 		listed <- l
 	}()
-	var l app.CompanyList
+	var l fronts.CompanyList
 	sawHeld := false
 	select {
 	case l = <-listed:
@@ -138,7 +139,7 @@ func TestCompaniesListDoesNotWaitOnACompany(t *testing.T) {
 	close(release)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		l, err := f.Host.Fronts().Companies.List("", app.CompaniesPageMax)
+		l, err := f.Fronts().Companies.List("", app.CompaniesPageMax)
 		if err != nil {
 			t.Fatal(err)
 		}

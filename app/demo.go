@@ -88,7 +88,7 @@ func (h *Host) demoOn() bool { return h != nil && h.demo != nil && h.queue != ni
 
 // DemoCompany is the running reference Company of demo mode (nil outside it).
 func (h *Host) DemoCompany() *refcompany.Server {
-	if h.demo == nil {
+	if h == nil || h.demo == nil {
 		return nil
 	}
 	return h.demo.srv
@@ -230,22 +230,17 @@ func (d *demoCompany) signIn(ctx context.Context, h *Host, co *discovery.Company
 	return nil
 }
 
-// demoAccount is the account the window's conversations act for at a Company: the demo
-// account at the demo's reference Company, signed out elsewhere.
-func (h *Host) demoAccount(_ context.Context, company string) string {
-	if h.demo != nil && company == h.demo.info.Identifier {
-		return DemoAccount
-	}
-	return ""
-}
-
 // demoRequester is who asks when the user presses a demo button: the window itself, for the user.
 const demoRequester = "the demo's request button in this window"
 
-// demoRequest is the demo buttons' action: ask the reference Company for the spec's jacket
-// exchange through its API ("api") or its MCP server ("mcp"), as the model would (a request,
-// never an approval). The Company answers with an operation and the dialog opens.
-func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
+// DemoRequest is the demo buttons' action, in demo mode only: ask the reference Company for the
+// spec's jacket exchange through its API ("api") or its MCP server ("mcp"), as the model would (a
+// request, never an approval). The Company answers with an operation and the dialog opens; the
+// result is Poppydesk's words for what happened.
+func (h *Host) DemoRequest(ctx context.Context, kind string) (string, error) {
+	if !h.demoOn() {
+		return "", errors.New("the demo exchange exists only in demo mode (`poppydesk demo`)")
+	}
 	d := h.demo
 	intent := map[string]string{"replacement_sku": "stormline-insulated-m", "price_difference": "70.00"}
 	var out *approvals.Outcome
@@ -260,7 +255,7 @@ func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 			Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`), Intent: intent,
 			Requester: demoRequester})
 	default:
-		return "", fmt.Errorf("unknown demo kind %q", kind)
+		return "", fmt.Errorf("unknown demo kind %q: use \"api\" or \"mcp\" (the example agent runs with RunExampleAgent)", kind)
 	}
 	if err != nil {
 		return "", err
@@ -275,38 +270,44 @@ func (h *Host) demoRequest(ctx context.Context, kind string) (string, error) {
 	return msg, nil
 }
 
+// EventExampleAgent tells the window that the example agent said something or finished; its
+// data is an [AgentRun], which the window shows as the agent's words.
+const EventExampleAgent = "approvals:example-agent"
+
 // maxAgentLines bounds the example agent's transcript.
 const maxAgentLines = 200
 
 // exampleAgent is the example agent's last run in demo mode.
 type exampleAgent struct {
 	mu  sync.Mutex
-	run agentRun
+	run AgentRun
 }
 
-// agentRun is one run of the example agent: its lines (its own words), whether it still runs,
-// and why it stopped early.
-type agentRun struct {
-	running bool
-	lines   []string
-	err     error
+// AgentRun is one run of the example agent: its lines, one per step (discover, describe, call,
+// waiting for your decision, outcome: its own words, never Poppydesk's decisions), whether it
+// still runs, and why it stopped early (Err, nil when it finished).
+type AgentRun struct {
+	Running bool
+	Lines   []string
+	Err     error
 }
 
-// runExampleAgent starts the scripted example agent (modelapi.ExampleAgent) against the Host's
+// RunExampleAgent starts the scripted example agent (modelapi.ExampleAgent) against the Host's
 // own model socket, through the same MCP client code as `poppydesk example-agent --socket`, so
 // it reaches Poppydesk exactly as a model does: it can ask, and it waits for the user's
 // decision in the window. One run at a time; it returns at once, and each line and the end are
-// announced to the window (EventExampleAgent).
-func (h *Host) runExampleAgent() error {
+// announced to the window (EventExampleAgent). It runs only in demo mode, as the user's gesture
+// (the window's "Run the example agent" button).
+func (h *Host) RunExampleAgent() error {
 	if !h.demoOn() {
 		return errors.New("the example agent runs from the window only in demo mode (`poppydesk demo`); otherwise run `poppydesk example-agent --company DOMAIN`")
 	}
 	h.agent.mu.Lock()
-	if h.agent.run.running {
+	if h.agent.run.Running {
 		h.agent.mu.Unlock()
 		return errors.New("the example agent is already running; decide its approval, or wait for its report")
 	}
-	h.agent.run = agentRun{running: true}
+	h.agent.run = AgentRun{Running: true}
 	h.agent.mu.Unlock()
 	h.emitAgent()
 	err := h.life.Go("the example agent", func(ctx context.Context) {
@@ -318,7 +319,7 @@ func (h *Host) runExampleAgent() error {
 			err = modelapi.RunExampleAgentOnSocket(ctx, socket, h.demo.srv.Domain, 5*time.Minute, h.cfg.Version, lineWriter(h.agentSaid))
 		}
 		h.agent.mu.Lock()
-		h.agent.run.running, h.agent.run.err = false, err
+		h.agent.run.Running, h.agent.run.Err = false, err
 		h.agent.mu.Unlock()
 		if err != nil {
 			h.log.Info("the example agent stopped", "err", err)
@@ -327,7 +328,7 @@ func (h *Host) runExampleAgent() error {
 	})
 	if err != nil {
 		h.agent.mu.Lock()
-		h.agent.run = agentRun{err: err}
+		h.agent.run = AgentRun{Err: err}
 		h.agent.mu.Unlock()
 		return err
 	}
@@ -342,24 +343,28 @@ func (h *Host) agentSaid(line string) {
 		return
 	}
 	h.agent.mu.Lock()
-	h.agent.run.lines = append(h.agent.run.lines, line)
-	if n := len(h.agent.run.lines); n > maxAgentLines {
-		h.agent.run.lines = h.agent.run.lines[n-maxAgentLines:]
+	h.agent.run.Lines = append(h.agent.run.Lines, line)
+	if n := len(h.agent.run.Lines); n > maxAgentLines {
+		h.agent.run.Lines = h.agent.run.Lines[n-maxAgentLines:]
 	}
 	h.agent.mu.Unlock()
 	h.emitAgent()
 }
 
-// exampleAgentRun returns a copy of the example agent's last run.
-func (h *Host) exampleAgentRun() agentRun {
+// ExampleAgent returns a copy of the example agent's last run (a zero AgentRun before the first,
+// and for a nil Host).
+func (h *Host) ExampleAgent() AgentRun {
+	if h == nil {
+		return AgentRun{}
+	}
 	h.agent.mu.Lock()
 	defer h.agent.mu.Unlock()
 	r := h.agent.run
-	r.lines = slices.Clone(r.lines)
+	r.Lines = slices.Clone(r.Lines)
 	return r
 }
 
-func (h *Host) emitAgent() { h.relay.Emit(EventExampleAgent, exampleAgentRunOf(h.exampleAgentRun())) }
+func (h *Host) emitAgent() { h.relay.Emit(EventExampleAgent, h.ExampleAgent()) }
 
 // lineWriter is an io.Writer that passes each complete line to say.
 type lineWriter func(string)
@@ -440,7 +445,7 @@ func (d *demoCompany) closeBrowsers() {
 // window's "Reset demo" button.
 func (h *Host) ResetDemo(ctx context.Context) error {
 	if !h.demoOn() {
-		return errors.New("Reset demo exists only in demo mode (`poppydesk demo`)")
+		return &Error{Message: "Reset demo exists only in demo mode (`poppydesk demo`)"}
 	}
 	d := h.demo
 	items, err := h.queue.List(ctx)
@@ -451,7 +456,7 @@ func (h *Host) ResetDemo(ctx context.Context) error {
 	now := h.now()
 	for i := range items {
 		it := &items[i]
-		if decidable(it.State, it.Current.ExpiresAt, now) {
+		if Decidable(it.State, it.Current.ExpiresAt, now) {
 			if err := h.queue.Decline(ctx, it.ID, it.Current.Revision); err != nil {
 				h.log.Warn("resetting the demo: an approval could not be declined", "approval", it.ID, "err", err)
 			}

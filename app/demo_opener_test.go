@@ -34,11 +34,11 @@ func TestDemoSignInOpensTrustingBrowser(t *testing.T) {
 		c.Browser = browser.Options{ExecPath: exe}
 	}})
 	demo, _ := f.Host.Demo()
-	flow, err := f.Host.Fronts().SignIn.StartDirect(demo.Identifier, "second", []string{"orders:read"}, "")
+	flow, err := f.Fronts().SignIn.StartDirect(demo.Identifier, "second", []string{"orders:read"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Host.Fronts().SignIn.Cancel(flow.ID)
+	defer f.Fronts().SignIn.Cancel(flow.ID)
 	var got []string
 	deadline := time.Now().Add(10 * time.Second)
 	for {

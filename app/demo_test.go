@@ -22,7 +22,7 @@ func TestDemoStartsWithEveryFault(t *testing.T) {
 			if !f.Company.FaultOn(fault) {
 				t.Errorf("the fault %s is not switched on", fault)
 			}
-			if st := f.Host.Fronts().Shell.Status(); !strings.Contains(st, "Faults switched on after the demo account signed in: "+fault+".") {
+			if st := f.Fronts().Shell.Status(); !strings.Contains(st, "Faults switched on after the demo account signed in: "+fault+".") {
 				t.Errorf("the status line does not name the fault: %q", st)
 			}
 			demo, _ := f.Host.Demo()

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,6 +65,45 @@ func TestDependencyRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// imports lists the packages pkg (a pattern) imports directly, by importing package, without
+// test files.
+func imports(t *testing.T, pkg string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, pkg)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	m := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		m[f[0]] = f[1:]
+	}
+	return m
+}
+
+// TestWindowServicesRule holds the rule of the window's services (app/fronts, docs/ARCHITECTURE.md
+// "The window"): they are views over the Host, so of this module they import only app (the Host)
+// and agentcore (the types the Host's parts return), never the controlled browser, the vault or
+// Wails; and only the command layer (app/cli), which opens the window, builds and binds them (and
+// the test fixture app/apptest, which signs in through them as a user does). The Host cannot
+// import them (that would be a cycle): what lasts and runs stays in app.
+func TestWindowServicesRule(t *testing.T) {
+	const fronts = module + "/app/fronts"
+	for _, imp := range imports(t, fronts)[fronts] {
+		if strings.HasPrefix(imp, "github.com/wailsapp/") ||
+			strings.HasPrefix(imp, module) && imp != module+"/app" && !strings.HasPrefix(imp, module+"/agentcore/") {
+			t.Errorf("app/fronts imports %s: the window's services reach only the Host (app) and agentcore's types", imp)
+		}
+	}
+	for pkg, imps := range imports(t, module+"/...") {
+		if slices.Contains(imps, fronts) && pkg != module+"/app/cli" && pkg != module+"/app/apptest" {
+			t.Errorf("%s imports app/fronts: only the command layer (app/cli) builds and binds the window's services", pkg)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // TestDevIdentityKeptWithFlags: developer mode switched on by the --dev-company flags (a
@@ -81,10 +82,10 @@ func TestDevAgentFetchesInInspector(t *testing.T) {
 		}
 	}
 	// The listener stores an exchange once it has answered: wait for both.
-	var page app.InspectorPage
+	var page fronts.InspectorPage
 	seen := map[string]bool{}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !(seen[clientID] && seen[jwksURI]); time.Sleep(20 * time.Millisecond) {
-		if page, err = f.Host.Fronts().Inspector.List(app.InspectorQuery{Search: "agent.localhost"}); err != nil {
+		if page, err = f.Fronts().Inspector.List(fronts.InspectorQuery{Search: "agent.localhost"}); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range page.Rows {

@@ -1,20 +1,25 @@
 // Package app is the running Poppydesk: the [Host] ([New] builds it; host.go is the composition
-// root) and the services the window talks to, bound to the window by Wails (and, in development
-// builds, by the browser-testable bridge in [app/webbridge]).
+// root) and everything that lasts or runs for the window and the model. The window's services,
+// bound to the window by Wails (and, in development builds, by the browser-testable bridge in
+// [app/webbridge]), live apart in [app/fronts]: thin views over the Host, which this package does
+// not import.
 //
-// The window's services ([Fronts]: Shell, Approvals, SignIn, Companies, Conversations, Browser,
-// Activity) are views over the Host: each holds only the *Host, and each exported method
-// converts its arguments, calls the Host or one of its parts (the engine, the sign-in layer, the
-// approval queue, the conversation manager…), and converts the result into values the window
-// shows. What lasts and what runs belongs to the Host, in files named for it: the sign-ins the
-// user started (host_signin.go), the approval badge and notifications (host_approvals.go), what
-// the model's browser showed (host_browser.go), the demo and its example agent (demo.go),
-// forgetting a Company ([Host.ForgetCompany]). When the engine does not run ([Host.Problem]),
-// every service answers with the Problem's words. No service holds protocol logic (that lives in
-// agentcore/). The window is the only place where a decision is taken (docs/DESIGN.md "Trust
-// boundaries"; spec 10.1 "Text from a Company is never the User's approval or consent"), so only
-// structs meant to be called by the window are bound, and every exported method of a bound struct
-// is callable from it.
+// The Host owns the state database, the secrets, the identity, the engine with its sign-in
+// layer, the approval queue, the conversations, the controlled browsers and the model's MCP
+// server, and exports what the window's services need as a small API, in files named for it: the
+// sign-ins the user started (host_signin.go), the approval lists, badge and notifications
+// (host_approvals.go, host_attention.go), the Companies with their accounts and excluded tasks
+// and forgetting one (host_companies.go), which Companies the user can talk with
+// (host_conversations.go), what the model's browser showed (host_browser.go), the exchange log and
+// findings (host_inspector.go), the window's settings, Reset everything and the status line
+// (host_window.go), developer mode (host_devmode.go), the identity (host_operator.go), and the
+// demo with its example agent (demo.go). No protocol logic lives here (it lives in agentcore/).
+// The Host announces changes on its [Relay] (the Event constants), with its own values.
+//
+// When the Host cannot act ([Host.Refusal]) it says why with a [Problem]: no keyring, a locked
+// keyring, no identity, Reset everything ran, or a service belongs to no Host; every service
+// answers with the Problem's words. Other errors that double as people's words are [Error]
+// values: what failed, the cause, and what to do.
 //
 // The package also holds the application's lifecycle pieces, which have no Wails dependency:
 //
@@ -24,6 +29,6 @@
 //     writer is hand-written (about 80 lines) because only size rotation is needed and a small
 //     dependency-free writer is easier to audit than a general logging library.
 //   - [Lifecycle]: the root context, cancelled on shutdown, and the in-flight work it waits for.
-//   - [Emitter]: how services push events to the window, the same under Wails
+//   - [Emitter] and [Relay]: how the Host pushes events to the window, the same under Wails
 //     (runtime.EventsEmit) and under the bridge (server-sent events).
 package app

@@ -17,7 +17,7 @@ import (
 // findingsOf returns the Inspector's findings of rule, as the window lists them.
 func findingsOf(t *testing.T, f *apptest.Fixture, rule string) []inspect.Finding {
 	t.Helper()
-	all, err := f.Host.Fronts().Inspector.Findings()
+	all, err := f.Fronts().Inspector.Findings()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,12 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
-// heard records what the Host tells the window: each event as its name and its data as JSON.
+// heard records what the Host tells the window, as the window's services pass it on
+// (fronts.Services.Attach): each event as its name and its data as JSON.
 type heard struct {
 	mu     sync.Mutex
 	events []string
@@ -36,7 +38,7 @@ type heard struct {
 
 func listen(h *app.Host) *heard {
 	e := &heard{}
-	h.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
+	fronts.New(h).Attach(app.EmitterFunc(func(name string, data ...any) {
 		b, _ := json.Marshal(data)
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -110,7 +112,7 @@ func TestFrontsWithoutEngine(t *testing.T) {
 			t.Errorf("%s answered %v, want the Problem's words", what, err)
 		}
 	}
-	f := h.Fronts()
+	f := fronts.New(h)
 
 	if st := f.Approvals.Status(); st.Available || st.Problem != words || st.Demo {
 		t.Errorf("Approvals.Status = %+v", st)
@@ -213,7 +215,7 @@ func TestApprovalsFront(t *testing.T) {
 	f.SignIn(t, "personal", "orders:read", "orders:write")
 	co := f.Discover(t)
 	ev := listen(f.Host)
-	a, shell := f.Host.Fronts().Approvals, f.Host.Fronts().Shell
+	a, shell := f.Fronts().Approvals, f.Fronts().Shell
 	if st := a.Status(); !st.Available || st.Problem != "" || st.Demo {
 		t.Errorf("Status = %+v", st)
 	}
@@ -273,7 +275,7 @@ func TestApprovalsFront(t *testing.T) {
 // nothing. Without the model's socket the example agent stops at once and says why.
 func TestDemoFronts(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Demo: true})
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	demo, _ := f.Host.Demo()
 	if st := a.Status(); !st.Available || !st.Demo || st.DemoCompany != demo.Name || demo.Name == "" {
 		t.Errorf("Status = %+v, demo %+v", st, demo)
@@ -312,7 +314,7 @@ func TestDemoFronts(t *testing.T) {
 	if err := a.RunExampleAgent(); err != nil {
 		t.Fatal(err)
 	}
-	var r app.ExampleAgentRun
+	var r fronts.ExampleAgentRun
 	waitUntil(t, "the end of the run", func() bool { r = a.ExampleAgent(); return !r.Running })
 	if !strings.HasPrefix(r.Error, "The example agent stopped: the model interface is not listening") {
 		t.Errorf("run = %+v", r)
@@ -325,14 +327,14 @@ func TestDemoFronts(t *testing.T) {
 func TestExampleAgentFront(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Demo: true, Socket: true})
 	ev := listen(f.Host)
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	if err := a.RunExampleAgent(); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.RunExampleAgent(); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("a second run: %v", err)
 	}
-	var rows []app.ApprovalRow
+	var rows []fronts.ApprovalRow
 	waitUntil(t, "the agent's approval", func() bool {
 		var err error
 		rows, err = a.List()
@@ -345,7 +347,7 @@ func TestExampleAgentFront(t *testing.T) {
 	if l := f.Company.Ledger(); len(l) != 0 {
 		t.Fatalf("the exchange was performed before the user approved: %+v", l)
 	}
-	said := func(r app.ExampleAgentRun, sub string) bool {
+	said := func(r fronts.ExampleAgentRun, sub string) bool {
 		return slices.ContainsFunc(r.Lines, func(l string) bool { return strings.Contains(l, sub) })
 	}
 	if r := a.ExampleAgent(); !r.Running || !said(r, "→ discover_company: ok") {
@@ -354,7 +356,7 @@ func TestExampleAgentFront(t *testing.T) {
 	if _, err := a.Approve(it.ID, it.Current.Revision, it.Current.Digest); err != nil {
 		t.Fatal(err)
 	}
-	var r app.ExampleAgentRun
+	var r fronts.ExampleAgentRun
 	waitUntil(t, "the agent's report", func() bool { r = a.ExampleAgent(); return !r.Running })
 	if r.Error != "" || !said(r, "Outcome: the exchange was performed after your approval.") {
 		t.Fatalf("run = %+v", r)
@@ -380,7 +382,7 @@ func TestSignInFront(t *testing.T) {
 	ctx := context.Background()
 	co := f.Discover(t)
 	ev := listen(f.Host)
-	s := f.Host.Fronts().SignIn
+	s := f.Fronts().SignIn
 
 	if _, err := f.Host.SignInRequests().Add(ctx, modelapi.SignInRequest{Company: co.Identifier, CompanyName: co.Organization.Name, Domain: co.Organization.Domain,
 		Scopes: []string{"orders:write"}, ModelReason: "I need to exchange your jacket.", Requested: f.Clock.Now()}); err != nil {
@@ -391,10 +393,10 @@ func TestSignInFront(t *testing.T) {
 		t.Fatalf("Requests = %+v, %v", rs, err)
 	}
 	plan, err := s.Plan(co.Identifier, "", rs[0].ID)
-	if err != nil || plan.Account != app.DefaultAccount || plan.Request == nil || plan.Request.ID != rs[0].ID || plan.Company.Name != co.Organization.Name {
+	if err != nil || plan.Account != fronts.DefaultAccount || plan.Request == nil || plan.Request.ID != rs[0].ID || plan.Company.Name != co.Organization.Name {
 		t.Fatalf("Plan = %+v, %v", plan, err)
 	}
-	var write *app.PlanScope
+	var write *fronts.PlanScope
 	for i := range plan.Scopes {
 		if plan.Scopes[i].Name == "orders:write" {
 			write = &plan.Scopes[i]
@@ -416,7 +418,7 @@ func TestSignInFront(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.State != app.FlowWaiting || v.Kind != "direct" || v.RemainingSeconds <= 0 || !strings.HasPrefix(v.URL, f.Company.Issuer()+"/oauth/authorize?") {
+	if v.State != fronts.FlowWaiting || v.Kind != "direct" || v.RemainingSeconds <= 0 || !strings.HasPrefix(v.URL, f.Company.Issuer()+"/oauth/authorize?") {
 		t.Errorf("StartDirect = %+v", v)
 	}
 	if u := <-opened; u != v.URL {
@@ -428,13 +430,13 @@ func TestSignInFront(t *testing.T) {
 	if _, err := s.StartDevice(co.Identifier, "", []string{"orders:read"}, ""); err == nil || !strings.Contains(err.Error(), "already waiting") {
 		t.Errorf("a second sign-in while one waits = %v", err)
 	}
-	if cur := s.Current(); cur.ID != v.ID || cur.State != app.FlowWaiting {
+	if cur := s.Current(); cur.ID != v.ID || cur.State != fronts.FlowWaiting {
 		t.Errorf("Current = %+v", cur)
 	}
 	if err := s.Cancel(v.ID); err != nil {
 		t.Fatal(err)
 	}
-	var got app.FlowView
+	var got fronts.FlowView
 	flowEnds := func(id string) func() bool {
 		return func() bool {
 			var err error
@@ -442,11 +444,11 @@ func TestSignInFront(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return got.State != app.FlowWaiting
+			return got.State != fronts.FlowWaiting
 		}
 	}
 	waitUntil(t, "the cancelled sign-in", flowEnds(v.ID))
-	if got.State != app.FlowCancelled || !strings.Contains(got.Message, "You cancelled") {
+	if got.State != fronts.FlowCancelled || !strings.Contains(got.Message, "You cancelled") {
 		t.Errorf("after Cancel: %+v", got)
 	}
 	waitUntil(t, "the window to hear the end", func() bool {
@@ -465,7 +467,7 @@ func TestSignInFront(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the Direct Sign-In", flowEnds(v.ID))
-	if got.State != app.FlowSucceeded || !slices.Equal(got.Granted, []string{"orders:read"}) || !slices.Equal(got.Missing, []string{"orders:write"}) ||
+	if got.State != fronts.FlowSucceeded || !slices.Equal(got.Granted, []string{"orders:read"}) || !slices.Equal(got.Missing, []string{"orders:write"}) ||
 		!strings.Contains(got.Message, "did not approve every scope") {
 		t.Errorf("after the user's approval: %+v", got)
 	}
@@ -488,7 +490,7 @@ func TestSignInFront(t *testing.T) {
 		t.Fatalf("approving the code: HTTP %d", resp.StatusCode)
 	}
 	waitUntil(t, "the Device Sign-In", flowEnds(d.ID))
-	if got.State != app.FlowSucceeded || !slices.Equal(got.Granted, []string{"orders:read"}) {
+	if got.State != fronts.FlowSucceeded || !slices.Equal(got.Granted, []string{"orders:read"}) {
 		t.Errorf("after the device approval: %+v", got)
 	}
 	accts, err := f.Host.OAuth().Accounts(ctx, co.Identifier)
@@ -504,7 +506,7 @@ func TestCompaniesFront(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	ctx := context.Background()
 	ev := listen(f.Host)
-	c := f.Host.Fronts().Companies
+	c := f.Fronts().Companies
 	if l, err := c.List("", 0); err != nil || len(l.Companies) != 0 {
 		t.Fatalf("List before discovery = %+v, %v", l, err)
 	}
@@ -579,7 +581,7 @@ func conversationChanges(h *app.Host) func(kind, id string) int {
 	}
 }
 
-func entriesHave(es []app.ConversationEntry, kind, sub string) bool {
+func entriesHave(es []fronts.ConversationEntry, kind, sub string) bool {
 	for _, e := range es {
 		if e.Author != nil && e.Author.Kind == kind && strings.Contains(e.Text, sub) {
 			return true
@@ -596,12 +598,12 @@ func TestConversationsFront(t *testing.T) {
 	f.Company.SetAgentDelays(5*time.Millisecond, 30*time.Millisecond)
 	co := f.Discover(t)
 	changes := conversationChanges(f.Host)
-	svc := f.Host.Fronts().Conversations
-	waitEntries := func(id string, ok func([]app.ConversationEntry) bool) []app.ConversationEntry {
+	svc := f.Fronts().Conversations
+	waitEntries := func(id string, ok func([]fronts.ConversationEntry) bool) []fronts.ConversationEntry {
 		t.Helper()
-		var es []app.ConversationEntry
+		var es []fronts.ConversationEntry
 		waitUntil(t, "the transcript", func() bool {
-			p, err := svc.Entries(co.Identifier, id, 0, app.MaxConversationPage)
+			p, err := svc.Entries(co.Identifier, id, 0, fronts.MaxConversationPage)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -627,7 +629,7 @@ func TestConversationsFront(t *testing.T) {
 	if n := f.Host.Followers().Len(); n != 1 {
 		t.Errorf("%d conversations followed after Start, want 1 (the stream delivers the reply)", n)
 	}
-	es := waitEntries(st.ID, func(es []app.ConversationEntry) bool { return entriesHave(es, "company-agent", "Stormline") })
+	es := waitEntries(st.ID, func(es []fronts.ConversationEntry) bool { return entriesHave(es, "company-agent", "Stormline") })
 	if !entriesHave(es, "user", "Which jacket is warmer?") {
 		t.Errorf("the user's message typed in the window is not authored by the user: %+v", es)
 	}
@@ -638,7 +640,7 @@ func TestConversationsFront(t *testing.T) {
 	if _, err := svc.Handoff(co.Identifier, st.ID); err != nil {
 		t.Fatal(err)
 	}
-	es = waitEntries(st.ID, func(es []app.ConversationEntry) bool { return entriesHave(es, "company-person", "Alex") })
+	es = waitEntries(st.ID, func(es []fronts.ConversationEntry) bool { return entriesHave(es, "company-person", "Alex") })
 	for _, e := range es {
 		if e.Author != nil && e.Author.Kind == "company-person" && (e.Author.Name != refcompany.AgentPersonName || e.Author.Picture != "") {
 			t.Errorf("the person is %+v, want Alex without a remote picture", *e.Author)
@@ -664,7 +666,7 @@ func TestConversationsFront(t *testing.T) {
 	if _, err := svc.Send(co.Identifier, st.ID, "Can a specialist check this?"); err != nil {
 		t.Fatal(err)
 	}
-	var inv app.ConversationInvite
+	var inv fronts.ConversationInvite
 	waitUntil(t, "the request to talk with the user", func() bool {
 		cur, err := svc.State(co.Identifier, st.ID)
 		if err != nil {
@@ -688,7 +690,7 @@ func TestConversationsFront(t *testing.T) {
 	if _, err := svc.Send(co.Identifier, d.ID, "Yes, size M please."); err != nil {
 		t.Fatal(err)
 	}
-	waitEntries(d.ID, func(es []app.ConversationEntry) bool { return entriesHave(es, "user", "size M") })
+	waitEntries(d.ID, func(es []fronts.ConversationEntry) bool { return entriesHave(es, "user", "size M") })
 	if _, err := svc.Close(co.Identifier, d.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -709,7 +711,7 @@ func TestConversationsFront(t *testing.T) {
 func TestConversationsFollowIsBounded(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	co := f.Discover(t)
-	svc := f.Host.Fronts().Conversations
+	svc := f.Fronts().Conversations
 	for i := range conversation.DefaultMaxFollowed + 1 {
 		if _, err := svc.Start(co.Identifier, "Which jacket is warmer?"); err != nil {
 			t.Fatal(err)
@@ -729,7 +731,7 @@ func TestConversationsFollowIsBounded(t *testing.T) {
 // Host sets reaches the window; the window's readiness is logged.
 func TestShellFront(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
-	shell := f.Host.Fronts().Shell
+	shell := f.Fronts().Shell
 	info := shell.Info()
 	paths := f.Config.Paths
 	if info.Keyring != "connected" || info.Version != "test" || info.DataDir != paths.Data || info.ConfigDir != paths.Config ||
@@ -762,10 +764,10 @@ func TestShellFront(t *testing.T) {
 
 	d := apptest.Start(t, apptest.Options{Demo: true})
 	demo, _ := d.Host.Demo()
-	if info := d.Host.Fronts().Shell.Info(); info.Demo != demo.Name+" ("+demo.Identifier+")" || info.Keyring != "demo (in memory)" {
+	if info := d.Fronts().Shell.Info(); info.Demo != demo.Name+" ("+demo.Identifier+")" || info.Keyring != "demo (in memory)" {
 		t.Errorf("demo Info() = %+v", info)
 	}
-	if got := d.Host.Fronts().Shell.Status(); !strings.Contains(got, "Demo: connected to the reference Company "+demo.Name) {
+	if got := d.Fronts().Shell.Status(); !strings.Contains(got, "Demo: connected to the reference Company "+demo.Name) {
 		t.Errorf("demo status line = %q", got)
 	}
 }
@@ -780,7 +782,7 @@ func TestActivityFront(t *testing.T) {
 	if err != nil || r.IsError {
 		t.Fatalf("discover_company: %v %s", err, resultText(r))
 	}
-	a := f.Host.Fronts().Activity
+	a := f.Fronts().Activity
 	l := a.List(0)
 	if len(l) != 1 || l[0].Tool != "discover_company" || l[0].Seq != 1 || !strings.HasSuffix(l[0].At, "Z") {
 		t.Fatalf("List = %+v", l)
@@ -792,7 +794,7 @@ func TestActivityFront(t *testing.T) {
 		t.Errorf("Info = %+v", info)
 	}
 	sf := apptest.Start(t, apptest.Options{Socket: true})
-	if info := sf.Host.Fronts().Activity.Info(); !info.Listening || info.Socket != sf.Host.Socket() || info.Socket == "" || info.Problem != "" {
+	if info := sf.Fronts().Activity.Info(); !info.Listening || info.Socket != sf.Host.Socket() || info.Socket == "" || info.Problem != "" {
 		t.Errorf("Info with the model's socket = %+v", info)
 	}
 }
@@ -840,7 +842,7 @@ func TestConversationCompaniesFromListColumns(t *testing.T) {
 			st.Close()
 			f.Restart(t)
 			defer f.Close()
-			cs, err := f.Host.Fronts().Conversations.Companies()
+			cs, err := f.Fronts().Conversations.Companies()
 			if err != nil {
 				t.Fatal(err)
 			}

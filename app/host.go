@@ -132,8 +132,10 @@ type Tuning struct {
 	DocumentTimeout time.Duration
 }
 
-// Problem says why the engine does not run: no keyring, a locked keyring, or no identity. The
-// window shows Text; the model hears it too.
+// Problem says why the window's services and the model cannot act: the engine does not run (no
+// keyring, a locked keyring, no identity), Reset everything ran, or a service belongs to no Host.
+// The window shows Text; the model hears it too. Two Problems are the same error (errors.Is)
+// when their Kinds are.
 type Problem struct {
 	Kind string
 	Text string
@@ -144,6 +146,11 @@ const (
 	ProblemNoKeyring     = "no_keyring"
 	ProblemKeyringLocked = "keyring_locked"
 	ProblemNoIdentity    = "no_identity"
+	// ProblemWasReset: Reset everything ran; every service answers it until Poppydesk restarts.
+	ProblemWasReset = "was_reset"
+	// ProblemNotConnected: a service without a Host (the zero values the Wails binding
+	// generator reads) answers it.
+	ProblemNotConnected = "not_connected"
 )
 
 // problemText is each Problem in the words the window and the model get.
@@ -154,6 +161,8 @@ var problemText = map[string]string{
 		"Unlock the keyring (your login keyring, in GNOME Keyring or KeePassXC), then restart Poppydesk.",
 	ProblemNoIdentity: "Poppydesk has no published identity yet (a client_id, spec 4.1), so it cannot act at Companies. " +
 		"Try `poppydesk demo` to see the reference Company, or publish an identity with `poppydesk identity export`.",
+	ProblemWasReset:     "Poppydesk was reset: every key, sign-in and record is deleted. Quit Poppydesk and start it again",
+	ProblemNotConnected: "this window is not connected to a running Poppydesk, so nothing can be done here; restart Poppydesk and see its log file",
 }
 
 func problem(kind string) *Problem { return &Problem{Kind: kind, Text: problemText[kind]} }
@@ -161,19 +170,21 @@ func problem(kind string) *Problem { return &Problem{Kind: kind, Text: problemTe
 // Error is the Problem as an error (what a refused call returns).
 func (p *Problem) Error() string { return p.Text }
 
-// errNotConnected is what a zero-value service answers (the ones [BindingTypes] lists for the
-// binding generator, which only reads their types): it belongs to no Host.
-var errNotConnected = errors.New("this window is not connected to a running Poppydesk, so nothing can be done here; restart Poppydesk and see its log file")
+// Is reports whether target is a Problem of the same Kind.
+func (p *Problem) Is(target error) bool {
+	t, ok := target.(*Problem)
+	return ok && t.Kind == p.Kind
+}
 
-// refusal is why the window's services cannot act: nil when the engine runs; the Problem when
-// it does not, so that every service answers with its words; errNotConnected for a service
-// without a Host.
-func (h *Host) refusal() error {
+// Refusal is why the window's services cannot act: nil when the engine runs; otherwise a
+// [Problem] (the engine's, [ProblemWasReset] after Reset everything, [ProblemNotConnected] for a
+// nil Host), so that every service answers with its words.
+func (h *Host) Refusal() error {
 	if h == nil {
-		return errNotConnected
+		return problem(ProblemNotConnected)
 	}
 	if h.wasReset.Load() {
-		return errWasReset
+		return problem(ProblemWasReset)
 	}
 	if h.problem != nil {
 		return h.problem
@@ -183,9 +194,9 @@ func (h *Host) refusal() error {
 
 // Host is the running Poppydesk: the state database, the secrets, the identity, the engine with
 // its sign-in layer, the approval queue, the conversations, the controlled browsers, the sign-in
-// flows, the model's MCP server, and the window's services over them. [New] builds all of it in
-// one place; [Host.Close] closes it in reverse order. The window (Wails), the browser-testable
-// bridge, `poppydesk mcp`'s socket and the tests all use this one composition.
+// flows, the model's MCP server, and what the window shows of them. [New] builds all of it in
+// one place; [Host.Close] closes it in reverse order. The window's services (app/fronts), the
+// model's socket and the tests all use this one composition.
 type Host struct {
 	cfg    Config
 	log    *slog.Logger
@@ -222,7 +233,7 @@ type Host struct {
 	socketErr     error
 	notifier      Notifier
 	opener        URLOpener
-	logo          *LogoFetcher
+	logo          *logoFetcher
 	followers     *conversation.Followers
 	modelBrowser  modelapi.BrowserActions
 
@@ -232,7 +243,7 @@ type Host struct {
 	pending    atomic.Int64
 	shownClock dialogClock
 	attention  attention
-	// wasReset is set once Reset Everything ran: every service then answers errWasReset.
+	// wasReset is set once Reset everything ran: every service then answers ProblemWasReset.
 	wasReset atomic.Bool
 	signIn   signInFlows
 	agent    exampleAgent
@@ -246,7 +257,6 @@ type Host struct {
 	// findings are the rules Companies broke, as the engine noticed them (agentcore/inspect).
 	findings *inspect.Log
 
-	fronts Fronts
 	// started is closed when the start-up work (recovery, resumption) has finished; caughtUp
 	// when the exchange log's catch-up to its window has.
 	started, caughtUp chan struct{}
@@ -277,7 +287,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		h.getenv = os.Getenv
 	}
 	h.life = NewLifecycle(ctx, h.log)
-	h.status = NewStatusLine(h.relay, "")
+	h.status = newStatusLine(h.relay, "")
 	steps := []struct {
 		name string
 		run  func(ctx context.Context) error
@@ -294,7 +304,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		{"the conversations", h.openConversations},
 		{"the controlled browsers", h.openBrowsers},
 		{"the model's interface", h.openModelAPI},
-		{"the window's services", h.openFronts},
+		{"the window's parts", h.openWindowParts},
 		{"the start-up work", h.startWork},
 	}
 	for _, s := range steps {
@@ -348,6 +358,9 @@ func (h *Host) Context() context.Context { return h.life.Context() }
 // browser-testable bridge attaches to it.
 func (h *Host) Relay() *Relay { return h.relay }
 
+// Now is the Host's clock (Config.Now).
+func (h *Host) Now() time.Time { return h.now() }
+
 // Logger is the Host's logger.
 func (h *Host) Logger() *slog.Logger { return h.log }
 
@@ -392,9 +405,6 @@ func (h *Host) ModelServer() *mcp.Server { return h.model }
 
 // SignInRequests are the model's open sign-in requests, shown on the Sign-in screen.
 func (h *Host) SignInRequests() *modelapi.MemorySignInRequests { return h.signIns }
-
-// Bindings are the window's services, bound by Wails and by the browser-testable bridge.
-func (h *Host) Bindings() []any { return h.fronts.list() }
 
 // Status is the window's status line.
 func (h *Host) Status() *StatusLine { return h.status }
@@ -587,12 +597,20 @@ func (h *Host) FeedbackReportsEnabled(ctx context.Context) (bool, error) {
 }
 
 // SetFeedbackReports turns the reports of tasks Poppydesk could not do (spec 9.3) on or off, as
-// the user chose in Settings; the setting is kept in the state database.
+// the user chose in Settings; the setting is kept in the state database and applies at once, to
+// every Company.
 func (h *Host) SetFeedbackReports(ctx context.Context, on bool) error {
+	if err := h.settable(); err != nil {
+		return err
+	}
 	if h.coverage == nil {
 		return h.problemOr("task coverage is not running")
 	}
-	return h.coverage.SetReportsEnabled(ctx, on)
+	if err := h.coverage.SetReportsEnabled(ctx, on); err != nil {
+		return fmt.Errorf("saving the reports setting failed: %w", err)
+	}
+	h.log.Info("feedback reports set from the window", "on", on)
+	return nil
 }
 
 // problemOr is the Host's Problem as an error, or one that says what is missing.
@@ -623,7 +641,7 @@ func (h *Host) openConversations(context.Context) error {
 		return nil
 	}
 	m, err := conversation.New(conversation.Config{Engine: h.engine, Store: h.state, Logger: h.log, Now: h.now, Sleep: h.cfg.Tuning.Sleep,
-		OnUpdate: func(u conversation.Update) { h.relay.Emit(EventConversationsChanged, ConversationChangeOf(u)) },
+		OnUpdate: func(u conversation.Update) { h.relay.Emit(EventConversationsChanged, conversationChangeOf(u)) },
 		OnOperation: func(ctx context.Context, f conversation.OperationFound) {
 			if _, err := h.queue.ProposeFromConversation(ctx, f); err != nil {
 				h.log.Warn("an operation in a conversation could not be put in the approval queue", "company", f.Company, "conversation", f.ConversationID, "err", err)

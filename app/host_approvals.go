@@ -14,6 +14,20 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 )
 
+// EventApprovalsChanged tells the window that an approval was created or changed; its data is
+// an [ApprovalChange]. The window reads the list again and opens the dialog for a new item.
+const EventApprovalsChanged = "approvals:changed"
+
+// ApprovalChange is the data of EventApprovalsChanged.
+type ApprovalChange struct {
+	Kind  string `json:"kind"` // "created", "revision" or "state"
+	ID    string `json:"id"`
+	State string `json:"state"`
+}
+
+// ApprovalsPageMax is the most decided approvals one page of [Host.EarlierApprovals] holds.
+const ApprovalsPageMax = 100
+
 // approvalChanged is the queue's OnChange. It never blocks for long: the window's event goes
 // out at once, the count and the notification follow under the Host's lifecycle.
 func (h *Host) approvalChanged(ev approvals.Event) {
@@ -43,7 +57,7 @@ func (h *Host) afterApprovalChange(ctx context.Context, ev approvals.Event) {
 // approvalNotice is the desktop notification of a new approval ("created") or of new terms
 // ("revision"): the Company's verified name, made visible, and what to do.
 func approvalNotice(kind, companyName string) (title, body string) {
-	name := visible(companyName)
+	name := operations.Visible(companyName)
 	if kind == "revision" {
 		return "New terms from " + name, name + " changed the terms of an approval you have not decided yet. Open Poppydesk to read them."
 	}
@@ -55,10 +69,14 @@ func approvalNotice(kind, companyName string) (title, body string) {
 var openStates = []string{string(operations.StatePending), string(operations.StateApproved), string(operations.StateSending),
 	string(operations.StateRetrying), string(operations.StateOutcomeUnknown)}
 
-// listApprovals lists the queue's open items (pending first, newest first) and counts again
-// those waiting for a decision. Decided items are never read here, so a long history costs
-// nothing at start or after a change.
-func (h *Host) listApprovals(ctx context.Context) ([]approvals.Row, error) {
+// Approvals lists the queue's open items (waiting for the user, approved and being sent, or with
+// an unknown outcome), pending first, newest first, and counts again those waiting for a
+// decision (the Approvals badge). Decided items are never read here, so a long history costs
+// nothing at start or after a change: [Host.EarlierApprovals] pages through them.
+func (h *Host) Approvals(ctx context.Context) ([]approvals.Row, error) {
+	if err := h.Refusal(); err != nil {
+		return nil, err
+	}
 	var items []approvals.Row
 	for _, pending := range []bool{true, false} {
 		states := openStates[:1]
@@ -82,24 +100,48 @@ func (h *Host) listApprovals(ctx context.Context) ([]approvals.Row, error) {
 	return items, nil
 }
 
+// EarlierApprovals returns a page of the decided approvals (succeeded, failed, declined,
+// expired, superseded), newest first, from cursor ("" for the newest; the next cursor of the
+// previous page), at most limit of them (1 to ApprovalsPageMax), and the cursor of the next page
+// ("" on the last). One range scan of an index of the state database, and one read of the page's
+// decision logs.
+func (h *Host) EarlierApprovals(ctx context.Context, cursor string, limit int) ([]approvals.Row, string, error) {
+	if err := h.Refusal(); err != nil {
+		return nil, "", err
+	}
+	if limit <= 0 || limit > ApprovalsPageMax {
+		limit = ApprovalsPageMax
+	}
+	return h.queue.ListRows(ctx, nil, openStates, cursor, limit)
+}
+
 // countApprovals reads the queue to update the Approvals badge (at start, after Recover, and
 // after every change) and tells the window.
 func (h *Host) countApprovals(ctx context.Context) {
-	if _, err := h.listApprovals(ctx); err != nil {
+	if _, err := h.Approvals(ctx); err != nil {
 		h.log.Warn("counting the pending approvals failed", "err", err)
 	}
 	h.relay.Emit(EventSections)
 }
 
-// approvalsWaiting is the Approvals badge: the approvals waiting for a decision, as of the last
-// change or listing.
-func (h *Host) approvalsWaiting() int { return int(h.pending.Load()) }
+// SinceApprovalSent is the time from the latest change of approval id the Host sent to the
+// window to now, on the Host's clock (ok false when it is not known): how long the window took
+// to show its dialog.
+func (h *Host) SinceApprovalSent(id string) (time.Duration, bool) {
+	return h.shownClock.since(id, h.now())
+}
+
+// Decidable reports whether the user can still approve or decline an approval in state whose
+// current revision expires at expires: it is pending and has not expired (Operations 5).
+func Decidable(state string, expires, now time.Time) bool {
+	return state == string(operations.StatePending) && now.Before(expires)
+}
 
 // countDecidable counts the items the user can still decide.
 func countDecidable(items []approvals.Row, now time.Time) int {
 	n := 0
 	for i := range items {
-		if decidable(items[i].State, items[i].ExpiresAt, now) {
+		if Decidable(items[i].State, items[i].ExpiresAt, now) {
 			n++
 		}
 	}
@@ -110,7 +152,7 @@ func countDecidable(items []approvals.Row, now time.Time) int {
 const maxShownClock = 64
 
 // dialogClock keeps when the latest change of each approval went to the window, so that the
-// window's report that the dialog is on screen (Approvals.DialogShown) is measured from the
+// window's report that the dialog is on screen ([Host.SinceApprovalSent]) is measured from the
 // engine's event on the Host's own clock.
 type dialogClock struct {
 	mu   sync.Mutex

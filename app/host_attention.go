@@ -3,7 +3,7 @@ package app
 // Nothing waits unseen: what needs the user (an approval, a sign-in the model asked for) has a
 // badge on its section and, while the window is not focused and the user has not turned them
 // off, a desktop notification. The window tells the Host when it gains or loses focus
-// (Shell.WindowFocus: Wails v2 has no focus event of its own); the notifications setting is
+// ([Host.SetWindowFocus]: Wails v2 has no focus event of its own); the notifications setting is
 // kept in the state database.
 
 import (
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
@@ -75,7 +76,7 @@ func (h *Host) signInRequestsChanged() {
 			if name == "" {
 				name = r.Domain
 			}
-			fresh = append(fresh, visible(name))
+			fresh = append(fresh, operations.Visible(name))
 		}
 	}
 	h.attention.seen = now
@@ -88,6 +89,16 @@ func (h *Host) signInRequestsChanged() {
 // signInNotice is the desktop notification of a sign-in the model asked for.
 func signInNotice(companyName string) (title, body string) {
 	return "Sign-in requested: " + companyName, "Your agent asks you to sign in to " + companyName + ". Open Poppydesk to see why and decide."
+}
+
+// Waiting is what the section badges count: the approvals waiting for the user's decision (as
+// of the last change or listing) and the model's open sign-in requests. Zero while the Host
+// cannot act ([Host.Refusal]).
+func (h *Host) Waiting() (approvals, signIns int) {
+	if h.Refusal() != nil {
+		return 0, 0
+	}
+	return int(h.pending.Load()), h.signInsWaiting()
 }
 
 // signInsWaiting is the Sign-in badge: the model's open sign-in requests.

@@ -17,58 +17,65 @@ import (
 	"github.com/poppydesk/poppydesk/browser"
 )
 
-// browserSeen is what the window's Browser view shows: the report of the model's last action,
-// the page's screenshot and address taken right after it, and whether the browser is visible.
+// EventBrowser says the controlled browser's page or join state changed; the window reads
+// [Host.BrowserSeen] again.
+const EventBrowser = "browser:changed"
+
+// browserSeen is the last BrowserSeen, guarded.
 type browserSeen struct {
-	mu      sync.Mutex
-	report  browserjoin.Report
-	png     []byte
-	url     string
-	visible bool
-	at      time.Time
+	mu   sync.Mutex
+	seen BrowserSeen
 }
 
-// browserView is a copy of browserSeen's fields.
-type browserView struct {
-	report  browserjoin.Report
-	png     []byte
-	url     string
-	visible bool
-	at      time.Time
+// BrowserSeen is what the window's Browser view shows: the report of the model's last browser
+// action (spec 6), the page's screenshot (PNG) and address taken right after it, and whether the
+// browser is visible. At is zero before the model's first action.
+type BrowserSeen struct {
+	Report  browserjoin.Report
+	PNG     []byte
+	URL     string
+	Visible bool
+	At      time.Time
 }
 
 // observeBrowser is the model's browser's Observe: it records the report of an action with a
 // screenshot of the page now, and tells the window (EventBrowser).
 func (h *Host) observeBrowser(ctx context.Context, r browserjoin.Report) {
-	v := browserView{report: r, at: h.now()}
+	v := BrowserSeen{Report: r, At: h.now()}
 	if bs, ok := r.Session.(browserSession); ok {
 		// The view's screenshot is taken even when the model's call was cancelled meanwhile.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		png, loc, err := bs.Screenshot(ctx)
 		cancel()
 		if err == nil {
-			v.png, v.url = png, loc
+			v.PNG, v.URL = png, loc
 		}
-		v.visible = bs.s.Visible()
+		v.Visible = bs.s.Visible()
 	}
 	h.seen.mu.Lock()
-	h.seen.report, h.seen.png, h.seen.url, h.seen.visible, h.seen.at = v.report, v.png, v.url, v.visible, v.at
+	h.seen.seen = v
 	h.seen.mu.Unlock()
 	h.relay.Emit(EventBrowser)
 }
 
-// browserSeenNow returns what the Browser view shows.
-func (h *Host) browserSeenNow() browserView {
+// BrowserSeen returns what the Browser view shows (zero for a nil Host).
+func (h *Host) BrowserSeen() BrowserSeen {
+	if h == nil {
+		return BrowserSeen{}
+	}
 	h.seen.mu.Lock()
 	defer h.seen.mu.Unlock()
-	return browserView{report: h.seen.report, png: h.seen.png, url: h.seen.url, visible: h.seen.visible, at: h.seen.at}
+	return h.seen.seen
 }
 
-// showBrowser restarts the current Session's browser visibly, with the same profile and
+// ShowBrowser restarts the current Session's browser visibly, with the same profile and
 // cookies, for the user to watch. It needs a display.
-func (h *Host) showBrowser(ctx context.Context) error {
+func (h *Host) ShowBrowser(ctx context.Context) error {
+	if h == nil {
+		return problem(ProblemNotConnected)
+	}
 	h.seen.mu.Lock()
-	key := h.seen.report.Key
+	key := h.seen.seen.Report.Key
 	h.seen.mu.Unlock()
 	if key == "" || h.browsers == nil {
 		return errors.New("the controlled browser is not open yet: it opens when your agent visits a Company's website")
@@ -81,7 +88,7 @@ func (h *Host) showBrowser(ctx context.Context) error {
 		return fmt.Errorf("opening the browser window failed: %w", err)
 	}
 	h.seen.mu.Lock()
-	h.seen.visible = true
+	h.seen.seen.Visible = true
 	h.seen.mu.Unlock()
 	h.relay.Emit(EventBrowser)
 	return nil

@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -119,8 +120,8 @@ func DeveloperFrom(s DeveloperSettings) (Developer, error) {
 	return d, nil
 }
 
-// LoadDeveloperSettings reads developer mode from the state database (zero when unset).
-func LoadDeveloperSettings(ctx context.Context, st store.Settings) (DeveloperSettings, error) {
+// loadDeveloperSettings reads developer mode from the state database (zero when unset).
+func loadDeveloperSettings(ctx context.Context, st store.Settings) (DeveloperSettings, error) {
 	var s DeveloperSettings
 	v, err := st.GetSetting(ctx, SettingDeveloper)
 	if errors.Is(err, store.ErrNotFound) || err == nil && v == "" {
@@ -135,8 +136,8 @@ func LoadDeveloperSettings(ctx context.Context, st store.Settings) (DeveloperSet
 	return s, nil
 }
 
-// SaveDeveloperSettings stores developer mode; zero settings turn it off.
-func SaveDeveloperSettings(ctx context.Context, st store.Settings, s DeveloperSettings) error {
+// saveDeveloperSettings stores developer mode; zero settings turn it off.
+func saveDeveloperSettings(ctx context.Context, st store.Settings, s DeveloperSettings) error {
 	if !s.On() {
 		return st.SetSetting(ctx, SettingDeveloper, "")
 	}
@@ -145,6 +146,87 @@ func SaveDeveloperSettings(ctx context.Context, st store.Settings, s DeveloperSe
 		return err
 	}
 	return st.SetSetting(ctx, SettingDeveloper, string(b))
+}
+
+// DeveloperStatus is developer mode for the Settings screen: what this run applies, what is
+// saved for the next start, and why saved settings could not be applied.
+type DeveloperStatus struct {
+	// Running is the developer mode this run applies (shown in the header's badge); in the
+	// demo, the reference Company's hosts and CA, and Demo is set.
+	Running Developer
+	Demo    bool
+	// ClientID is the client_id to register at the Company, served by Poppydesk itself on
+	// loopback, and AgentCAFile the CA the Company must trust to fetch it ("" when developer
+	// mode serves none).
+	ClientID    string
+	AgentCAFile string
+	// Saved is what the state database holds for the next start; RestartNeeded is set when it
+	// differs from what this run applies.
+	Saved         DeveloperSettings
+	RestartNeeded bool
+	// Problem says why the saved settings could not be applied or read ("" when they could).
+	Problem string
+}
+
+// DeveloperMode describes developer mode now and at the next start.
+func (h *Host) DeveloperMode(ctx context.Context) DeveloperStatus {
+	st := DeveloperStatus{Running: h.cfg.Developer, Demo: h.demo != nil, ClientID: h.DevClientID(), AgentCAFile: h.DevCAFile(), Problem: h.devProblem}
+	if h.demo != nil {
+		st.Running = h.demo.developer()
+	}
+	if h.state == nil {
+		return st
+	}
+	saved, err := loadDeveloperSettings(ctx, h.state)
+	if err != nil {
+		st.Problem = err.Error()
+		return st
+	}
+	st.Saved = saved
+	if h.demo == nil {
+		st.RestartNeeded = !slices.Equal(saved.Companies, h.devSaved.Companies) || saved.CAFile != h.devSaved.CAFile
+	}
+	return st
+}
+
+// SetDeveloper saves developer mode for the Companies named by domain (host[:port], loopback
+// names only; empty names are dropped) with the CA file trusted for their hosts only. It takes
+// effect when Poppydesk starts again (DeveloperStatus.RestartNeeded says so); the loopback
+// address of Poppydesk's client metadata is kept, so its client_id stays the same. Refused,
+// and nothing saved, for a name that is not a loopback name or a CA file that does not parse.
+func (h *Host) SetDeveloper(ctx context.Context, companies []string, caFile string) error {
+	if err := h.settable(); err != nil {
+		return err
+	}
+	var clean []string
+	for _, c := range companies {
+		if c != "" {
+			clean = append(clean, c)
+		}
+	}
+	ds := DeveloperSettings{Companies: clean, CAFile: caFile}
+	saved, _ := loadDeveloperSettings(ctx, h.state)
+	ds.AgentListen = saved.AgentListen
+	if ds.AgentListen == "" && h.agentSrv != nil {
+		ds.AgentListen = h.devSaved.AgentListen
+	}
+	if _, err := DeveloperFrom(ds); err != nil {
+		return err
+	}
+	if err := saveDeveloperSettings(ctx, h.state, ds); err != nil {
+		return err
+	}
+	h.log.Info("developer mode saved for the next start", "companies", ds.Companies, "ca_file", ds.CAFile)
+	return nil
+}
+
+// DisableDeveloper turns developer mode off at the next start: no host under development, no
+// CA trusted.
+func (h *Host) DisableDeveloper(ctx context.Context) error {
+	if err := h.settable(); err != nil {
+		return err
+	}
+	return saveDeveloperSettings(ctx, h.state, DeveloperSettings{})
 }
 
 // agentServer is the loopback HTTPS listener that serves Poppydesk's client metadata in
@@ -227,7 +309,7 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 		return nil
 	}
 	if !h.cfg.Developer.On() {
-		s, err := LoadDeveloperSettings(ctx, h.state)
+		s, err := loadDeveloperSettings(ctx, h.state)
 		if err != nil {
 			h.log.Warn("developer mode could not be read; it stays off", "err", err)
 			return nil
@@ -272,7 +354,7 @@ func (h *Host) openDeveloper(ctx context.Context) error {
 	if h.devSaved.On() && h.devSaved.AgentListen == "" {
 		// Keep the port, so the client_id the developer registered stays the same.
 		h.devSaved.AgentListen = net.JoinHostPort(host, strconv.Itoa(a.port))
-		if err := SaveDeveloperSettings(ctx, h.state, h.devSaved); err != nil {
+		if err := saveDeveloperSettings(ctx, h.state, h.devSaved); err != nil {
 			h.log.Warn("developer mode's port could not be kept", "err", err)
 		}
 	}

@@ -18,6 +18,28 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 )
 
+// EventActivity says the model's activity changed; the window reads [Host.Activity] again.
+const EventActivity = "activity:changed"
+
+// Activity is the ring of the model's requests (tool, Company, status; no arguments), which the
+// Inspector lists; nil for a nil Host.
+func (h *Host) Activity() *modelapi.Activity {
+	if h == nil {
+		return nil
+	}
+	return h.activity
+}
+
+// ModelSocket is the Unix socket the model's MCP server is meant to listen on (Config.Socket or
+// its default; "" with NoSocket), and why it does not listen (nil when it does, or with
+// NoSocket). [Host.Socket] is the socket while it listens.
+func (h *Host) ModelSocket() (string, error) {
+	if h == nil {
+		return "", nil
+	}
+	return h.socket, h.socketErr
+}
+
 func (h *Host) openModelAPI(context.Context) error {
 	h.activity = modelapi.NewActivity(0)
 	h.activity.OnChange(func(modelapi.ActivityEntry) { h.relay.Emit(EventActivity) })

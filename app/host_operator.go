@@ -375,7 +375,7 @@ func (h *Host) CheckOperator(ctx context.Context) OperatorStatus {
 	}
 	st.ClientName, st.LogoURI = meta.ClientName, meta.LogoURI
 	if meta.LogoURI != "" {
-		if st.Logo, err = NewLogoFetcher(client).Fetch(ctx, meta.LogoURI); err != nil {
+		if st.Logo, err = newLogoFetcher(client).Fetch(ctx, meta.LogoURI); err != nil {
 			st.LogoProblem = fmt.Sprintf("the operator's logo at %s cannot be shown: %v", meta.LogoURI, err)
 		}
 	}

@@ -2,22 +2,32 @@ package app
 
 // The sign-ins the user started in the window (spec 4.2, 4.3; docs/DESIGN.md invariant 1): the Host
 // keeps each from its start to its end, waits for its end under its lifecycle, and cancels it
-// when the user asks. Only the window's Sign-in service starts one (SignIn.StartDirect and
-// StartDevice, after the user's click): the methods here are unexported, so nothing outside
-// this package can, and the model's MCP interface only records requests.
+// when the user asks. Only the window's Sign-in service (app/fronts SignIn.StartDirect and
+// StartDevice, after the user's click) calls [Host.StartSignIn]. The model's MCP interface
+// (agentcore/modelapi) only records requests: agentcore cannot import app (app/deps_test.go),
+// so it can reach neither the Host nor the sign-in layer's start.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
+)
+
+// Events of the sign-ins.
+const (
+	// EventSignInFlow carries the [SignInFlow] of a sign-in that ended.
+	EventSignInFlow = "signin:flow"
+	// EventSignInRequests says the model's sign-in requests changed; the window reads them
+	// again ([Host.SignInRequests]).
+	EventSignInRequests = "signin:requests"
 )
 
 // Kinds of sign-in.
@@ -67,11 +77,12 @@ type runningSignIn struct {
 	device *oauth.DeviceFlow
 }
 
-// startSignIn starts a sign-in of kind for req, one at a time: Direct Sign-In opens the
+// StartSignIn starts a sign-in of kind for req, one at a time: Direct Sign-In opens the
 // authorization URL with the Host's opener. Its end is awaited under the Host's lifecycle and
-// announced to the window (EventSignInFlow, EventCompaniesChanged).
-func (h *Host) startSignIn(ctx context.Context, kind string, req oauth.SignInRequest) (SignInFlow, error) {
-	if err := h.refusal(); err != nil {
+// announced to the window (EventSignInFlow, EventCompaniesChanged). Only the user's gesture in
+// the window starts one (docs/DESIGN.md invariant 1).
+func (h *Host) StartSignIn(ctx context.Context, kind string, req oauth.SignInRequest) (SignInFlow, error) {
+	if err := h.Refusal(); err != nil {
 		return SignInFlow{}, err
 	}
 	co := req.Company
@@ -148,9 +159,12 @@ func (h *Host) waitSignIn(ctx context.Context, f *runningSignIn) {
 	f.rec.Done, f.rec.Result, f.rec.Err = true, res, err
 	rec := h.signInRecord(f)
 	h.signIn.mu.Unlock()
-	view := h.fronts.SignIn.view(ctx, rec)
-	h.log.Info("sign-in ended", "flow", rec.ID, "company", rec.Company.Identifier, "outcome", view.State)
-	h.relay.Emit(EventSignInFlow, view)
+	outcome := "succeeded"
+	if err != nil {
+		outcome = err.Error()
+	}
+	h.log.Info("sign-in ended", "flow", rec.ID, "company", rec.Company.Identifier, "outcome", outcome)
+	h.relay.Emit(EventSignInFlow, rec)
 	h.relay.Emit(EventCompaniesChanged)
 }
 
@@ -172,9 +186,9 @@ func (h *Host) signInRecord(f *runningSignIn) SignInFlow {
 	return rec
 }
 
-// signInFlow returns the sign-in id of this run.
-func (h *Host) signInFlow(id string) (SignInFlow, error) {
-	if err := h.refusal(); err != nil {
+// SignIn returns the sign-in id of this run.
+func (h *Host) SignIn(id string) (SignInFlow, error) {
+	if err := h.Refusal(); err != nil {
 		return SignInFlow{}, err
 	}
 	h.signIn.mu.Lock()
@@ -186,9 +200,9 @@ func (h *Host) signInFlow(id string) (SignInFlow, error) {
 	return h.signInRecord(f), nil
 }
 
-// latestSignIn returns the most recent sign-in of this run (false when there is none).
-func (h *Host) latestSignIn() (SignInFlow, bool) {
-	if h.refusal() != nil {
+// LatestSignIn returns the most recent sign-in of this run (false when there is none).
+func (h *Host) LatestSignIn() (SignInFlow, bool) {
+	if h.Refusal() != nil {
 		return SignInFlow{}, false
 	}
 	h.signIn.mu.Lock()
@@ -200,10 +214,10 @@ func (h *Host) latestSignIn() (SignInFlow, bool) {
 	return h.signInRecord(f), true
 }
 
-// cancelSignIn stops a waiting sign-in: the loopback listener closes, or polling stops. Its
+// CancelSignIn stops a waiting sign-in: the loopback listener closes, or polling stops. Its
 // end is then recorded as cancelled (oauth.ErrCancelled).
-func (h *Host) cancelSignIn(id string) error {
-	if err := h.refusal(); err != nil {
+func (h *Host) CancelSignIn(id string) error {
+	if err := h.Refusal(); err != nil {
 		return err
 	}
 	h.signIn.mu.Lock()

@@ -62,7 +62,7 @@ func TestUndeclaredOperationIsTheCompanysError(t *testing.T) {
 					}
 				}
 			}
-			items, err := f.Host.Fronts().Approvals.List()
+			items, err := f.Fronts().Approvals.List()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestApprovalNotSentWithoutTheExtension(t *testing.T) {
 	if out["status"] != "waiting_for_user" || id == "" {
 		t.Fatalf("the exchange did not wait for the user: %v", out)
 	}
-	w := f.Host.Fronts().Approvals
+	w := f.Fronts().Approvals
 	it, err := w.Get(id)
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestReusedRevisionIsTheCompanysViolation(t *testing.T) {
 	if out["status"] != "waiting_for_user" || id == "" {
 		t.Fatalf("first call: %v", out)
 	}
-	w := f.Host.Fronts().Approvals
+	w := f.Fronts().Approvals
 	seen, err := w.Get(id) // what the user is reading
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestReusedRevisionAfterApprovalSendsNothingMore(t *testing.T) {
 	if out["status"] != "waiting_for_user" || id == "" {
 		t.Fatalf("first call: %v", out)
 	}
-	w := f.Host.Fronts().Approvals
+	w := f.Fronts().Approvals
 	seen, err := w.Get(id)
 	if err != nil {
 		t.Fatal(err)

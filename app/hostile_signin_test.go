@@ -17,6 +17,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 var consentRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
@@ -85,7 +86,7 @@ func (b *consentBrowser) answer(authURL string) (string, error) {
 }
 
 // endedFlow waits until the window's sign-in flow id ends and returns its view.
-func endedFlow(t *testing.T, si *app.SignIn, id string) app.FlowView {
+func endedFlow(t *testing.T, si *fronts.SignIn, id string) fronts.FlowView {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -93,14 +94,14 @@ func endedFlow(t *testing.T, si *app.SignIn, id string) app.FlowView {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.State != app.FlowWaiting {
+		if v.State != fronts.FlowWaiting {
 			return v
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	v, _ := si.Flow(id)
 	t.Fatalf("the sign-in did not end within 30 s: %+v", v)
-	return app.FlowView{}
+	return fronts.FlowView{}
 }
 
 // TestNoScopeGrantedIsADecline: a sign-in whose token response grants no scope
@@ -117,7 +118,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 		}})
 		b = &consentBrowser{t: t, s: f.Company, decision: decision, page: make(chan string, 1)}
 		co := f.Discover(t)
-		si := f.Host.Fronts().SignIn
+		si := f.Fronts().SignIn
 		v, err := si.StartDirect(co.Identifier, "personal", []string{"orders:read"}, "")
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 	}
 	declined := direct(t, nil, "deny")
 	noScope := direct(t, []string{refcompany.FaultScopeNone}, "approve")
-	if declined.state != app.FlowDeclined || noScope != declined {
+	if declined.state != fronts.FlowDeclined || noScope != declined {
 		t.Fatalf("no scope granted ended as\n%+v\nwant what a decline gives:\n%+v", noScope, declined)
 	}
 
@@ -150,7 +151,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 			}
 		}})
 		co := f.Discover(t)
-		si := f.Host.Fronts().SignIn
+		si := f.Fronts().SignIn
 		v, err := si.StartDevice(co.Identifier, "personal", []string{"orders:read"}, "")
 		if err != nil || v.Device == nil {
 			t.Fatalf("StartDevice = %+v, %v", v, err)
@@ -177,7 +178,7 @@ func TestNoScopeGrantedIsADecline(t *testing.T) {
 	}
 	declined = device(t, nil, "deny")
 	noScope = device(t, []string{refcompany.FaultScopeNone}, "approve")
-	if declined.state != app.FlowDeclined || noScope != declined {
+	if declined.state != fronts.FlowDeclined || noScope != declined {
 		t.Fatalf("Device Sign-In: no scope granted ended as %+v, want %+v", noScope, declined)
 	}
 }

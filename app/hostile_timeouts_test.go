@@ -18,7 +18,7 @@ import (
 func TestHangingCompanyFreezesNothing(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultHangDiscovery}, Socket: true,
 		Edit: func(c *app.Config) { c.Tuning.DocumentTimeout = 300 * time.Millisecond }})
-	_, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	_, err := f.Fronts().Companies.Discover(f.Company.Domain)
 	if err == nil || !strings.Contains(err.Error(), f.Company.PoppyJSONURL()) || !strings.Contains(err.Error(), "did not answer in time") {
 		t.Fatalf("the window's Discover = %v; want the timeout naming %s", err, f.Company.PoppyJSONURL())
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // TestInspectorTimeline: a signed-in API call caused by a tool call appears on the Inspector's
@@ -33,15 +34,15 @@ func TestInspectorTimeline(t *testing.T) {
 	if _, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.Company.URL(refcompany.ShopHost, "/api/orders")}); err != nil {
 		t.Fatal(err)
 	}
-	in := f.Host.Fronts().Inspector
-	page, err := in.List(app.InspectorQuery{Search: "/api/orders"})
+	in := f.Fronts().Inspector
+	page, err := in.List(fronts.InspectorQuery{Search: "/api/orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if page.Capped || page.Searched == 0 || page.Searched < page.Total {
 		t.Fatalf("a short log searched %d exchanges, capped %v, %d matches", page.Searched, page.Capped, page.Total)
 	}
-	var row *app.InspectorRow
+	var row *fronts.InspectorRow
 	for i := range page.Rows {
 		if page.Rows[i].Cause == "model: call_api_operation" && page.Rows[i].Status == 200 {
 			row = &page.Rows[i]
@@ -57,7 +58,7 @@ func TestInspectorTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]app.InspectorToken{}
+	kinds := map[string]fronts.InspectorToken{}
 	for _, tk := range e.Tokens {
 		kinds[strings.SplitN(tk.Where, " (", 2)[0]] = tk
 	}
@@ -74,15 +75,15 @@ func TestInspectorTimeline(t *testing.T) {
 	}
 	// The window's actions name themselves as the cause: the sign-in's start and its wait.
 	for _, cause := range []string{"window: SignIn.StartDirect", "oauth/token"} {
-		if p, _ := in.List(app.InspectorQuery{Search: cause}); p.Total == 0 {
+		if p, _ := in.List(fronts.InspectorQuery{Search: cause}); p.Total == 0 {
 			t.Errorf("no exchange names %q as its cause", cause)
 		}
 	}
 	// Filters: by Session, and errors only.
-	if p, _ := in.List(app.InspectorQuery{SID: row.SID}); p.Total == 0 || p.Total == page.Total+100 {
+	if p, _ := in.List(fronts.InspectorQuery{SID: row.SID}); p.Total == 0 || p.Total == page.Total+100 {
 		t.Errorf("SID filter: %d", p.Total)
 	}
-	if p, _ := in.List(app.InspectorQuery{ErrorsOnly: true}); p.Total >= page.Total+len(p.Rows)+1000 {
+	if p, _ := in.List(fronts.InspectorQuery{ErrorsOnly: true}); p.Total >= page.Total+len(p.Rows)+1000 {
 		t.Errorf("errors filter: %d", p.Total)
 	}
 	har, err := in.ExportHAR([]int64{row.ID})
@@ -138,7 +139,7 @@ func TestDeveloperModeSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := apptest.Start(t, apptest.Options{Company: srv, Edit: func(c *app.Config) { c.Developer, c.ClientID = app.Developer{}, "https://agent.example/agent.json" }})
-	st := f.Host.Fronts().Settings
+	st := f.Fronts().Settings
 	if _, err := st.SetDeveloper([]string{"shop.example.com"}, caFile); err == nil {
 		t.Fatal("a public name was accepted")
 	}
@@ -153,7 +154,7 @@ func TestDeveloperModeSettings(t *testing.T) {
 	f.Config.ClientID = ""
 	f.Restart(t)
 	v, _ = st.View()
-	v, _ = f.Host.Fronts().Settings.View()
+	v, _ = f.Fronts().Settings.View()
 	d := v.Developer
 	if !d.Active || d.RestartNeeded || d.CAFile != caFile || !strings.HasPrefix(d.ClientID, "https://agent.localhost:") || d.AgentCAFile == "" {
 		t.Fatalf("after the restart: %+v", d)
@@ -183,12 +184,12 @@ func TestDeveloperModeSettings(t *testing.T) {
 		t.Errorf("agent.json = %s", body)
 	}
 	// Off: at the next start nothing of it applies.
-	if _, err := f.Host.Fronts().Settings.DisableDeveloper(); err != nil {
+	if _, err := f.Fronts().Settings.DisableDeveloper(); err != nil {
 		t.Fatal(err)
 	}
 	f.Config.ClientID = "https://agent.example/agent.json"
 	f.Restart(t)
-	v, _ = f.Host.Fronts().Settings.View()
+	v, _ = f.Fronts().Settings.View()
 	if v.Developer.Active || len(v.Developer.Hosts) != 0 {
 		t.Fatalf("after turning it off: %+v", v.Developer)
 	}
@@ -204,16 +205,16 @@ func TestDeveloperModeSettings(t *testing.T) {
 // finding naming its section.
 func TestDiscoverHintAndFinding(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultDomainMismatch}})
-	_, err := f.Host.Fronts().Companies.Discover(f.Company.Domain)
+	_, err := f.Fronts().Companies.Discover(f.Company.Domain)
 	if err == nil {
 		t.Fatal("discovery succeeded despite the fault")
 	}
-	fs, _ := f.Host.Fronts().Inspector.Findings()
+	fs, _ := f.Fronts().Inspector.Findings()
 	if len(fs) == 0 || fs[0].Rule != inspect.RuleDiscoveryDomain || fs[0].Section != "spec 3, 3.1" || !strings.Contains(fs[0].Fix, "set organization.domain to") {
 		t.Errorf("findings = %+v", fs)
 	}
 	g := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) { c.Developer = app.Developer{} }})
-	_, err = g.Host.Fronts().Companies.Discover(g.Company.Domain)
+	_, err = g.Fronts().Companies.Discover(g.Company.Domain)
 	if err == nil || !strings.Contains(err.Error(), "Settings → Developer mode") {
 		t.Errorf("no developer-mode hint: %v", err)
 	}
@@ -225,7 +226,7 @@ func TestDiscoverHintAndFinding(t *testing.T) {
 func TestInspectorSignInHasACause(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	f.SignIn(t, "personal", "orders:read")
-	page, err := f.Host.Fronts().Inspector.List(app.InspectorQuery{Search: "/oauth/token"})
+	page, err := f.Fronts().Inspector.List(fronts.InspectorQuery{Search: "/oauth/token"})
 	if err != nil {
 		t.Fatal(err)
 	}

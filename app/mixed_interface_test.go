@@ -14,12 +14,12 @@ import (
 // Company performs the revision shown.
 func TestRevisionFromAConversationIsApprovedThere(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Demo: true})
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	demo, _ := f.Host.Demo()
 	if _, err := a.StartDemoExchange("api"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Host.Fronts().Conversations.Start(demo.Identifier, "Could I get the jacket on order ord_7Hk2 in size L instead?"); err != nil {
+	if _, err := f.Fronts().Conversations.Start(demo.Identifier, "Could I get the jacket on order ord_7Hk2 in size L instead?"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)

@@ -7,6 +7,19 @@ import (
 	"github.com/pkg/browser"
 )
 
+// URLOpener opens a URL in the User's browser. In the desktop window it is the same opener
+// Wails's runtime.BrowserOpenURL uses ([OpenInBrowser]); the end-to-end test supplies one that
+// drives a headless Chromium.
+type URLOpener interface {
+	OpenURL(url string) error
+}
+
+// OpenerFunc adapts a func to [URLOpener].
+type OpenerFunc func(url string) error
+
+// OpenURL calls f.
+func (f OpenerFunc) OpenURL(url string) error { return f(url) }
+
 // OpenInBrowser opens url in the user's default browser with github.com/pkg/browser, the library
 // Wails's runtime.BrowserOpenURL uses on Linux (xdg-open), called directly so that a failure
 // reaches the screen (Wails only logs it) and no Wails context is needed. xdg-open may keep

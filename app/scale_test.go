@@ -10,6 +10,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -23,7 +24,7 @@ func firstLists(tb testing.TB, cfg app.Config) (startup, first, took time.Durati
 	start := time.Now()
 	h := apptest.Open(tb, cfg)
 	startup = time.Since(start)
-	fr := h.Fronts()
+	fr := fronts.New(h)
 	fr.Shell.Info()
 	l.sections = len(fr.Shell.Sections())
 	fr.Approvals.Status()
@@ -102,7 +103,7 @@ func TestLongHistory(t *testing.T) {
 	seen := map[string]bool{}
 	cursor := ""
 	for pages := 0; ; pages++ {
-		p, err := h.Fronts().Approvals.Earlier(cursor, app.ApprovalsPageMax)
+		p, err := fronts.New(h).Approvals.Earlier(cursor, app.ApprovalsPageMax)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestLongHistory(t *testing.T) {
 	// Every Company, a page at a time, once each, in name order.
 	var names []string
 	for cursor, pages := "", 0; ; pages++ {
-		p, err := h.Fronts().Companies.List(cursor, companiesPage)
+		p, err := fronts.New(h).Companies.List(cursor, companiesPage)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,11 +163,11 @@ func TestLongHistory(t *testing.T) {
 	if err := db.QueryRow(`SELECT MAX(id) FROM exchanges`).Scan(&newest); err != nil {
 		t.Fatal(err)
 	}
-	tl, err := h.Fronts().Inspector.List(app.InspectorQuery{Limit: 50})
+	tl, err := fronts.New(h).Inspector.List(fronts.InspectorQuery{Limit: 50})
 	if err != nil || len(tl.Rows) != 50 {
 		t.Fatalf("Inspector.List: %d rows, %v", len(tl.Rows), err)
 	}
-	if _, err := h.Fronts().Inspector.Entry(tl.Rows[0].ID); err != nil {
+	if _, err := fronts.New(h).Inspector.Entry(tl.Rows[0].ID); err != nil {
 		t.Fatalf("opening the newest exchange: %v", err)
 	}
 	// The exchange log within its window once the Host has started (its start-up work prunes).
@@ -176,9 +177,9 @@ func TestLongHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutoff := opened.Add(-vault.DefaultExchangeMaxAge).UnixNano()
-	if tl.Rows[0].ID < newest || !slices.IsSortedFunc(tl.Rows, func(a, b app.InspectorRow) int { return int(b.ID - a.ID) }) {
+	if tl.Rows[0].ID < newest || !slices.IsSortedFunc(tl.Rows, func(a, b fronts.InspectorRow) int { return int(b.ID - a.ID) }) {
 		t.Fatalf("the Inspector's timeline starts at exchange %d, the newest is %d (newest first: %v)", tl.Rows[0].ID, newest,
-			slices.IsSortedFunc(tl.Rows, func(a, b app.InspectorRow) int { return int(b.ID - a.ID) }))
+			slices.IsSortedFunc(tl.Rows, func(a, b fronts.InspectorRow) int { return int(b.ID - a.ID) }))
 	}
 	if rows == 0 || rows >= apptest.LongExchanges || bytes > vault.DefaultExchangeMaxBytes || oldest.Int64 < cutoff {
 		t.Fatalf("the exchange log holds %d rows, %d bytes, the oldest at %v: not within 30 days and %d bytes",

@@ -69,7 +69,7 @@ func TestSettingsIdentityEnrollsWithAnOperator(t *testing.T) {
 	secrets := testSecrets(t)
 	f := apptest.Start(t, apptest.Options{Clock: clk, Secrets: secrets, Edit: op.Trust})
 	own := f.Host.ClientID()
-	s := f.Host.Fronts().Settings
+	s := f.Fronts().Settings
 
 	nothingRecorded := func(what string) {
 		t.Helper()
@@ -162,7 +162,7 @@ func TestSettingsIdentityEnrollsWithAnOperator(t *testing.T) {
 
 	// The next start signs as the operator.
 	f.Restart(t)
-	s = f.Host.Fronts().Settings
+	s = f.Fronts().Settings
 	if p := f.Host.Problem(); p != nil {
 		t.Fatalf("after the restart: %v", p)
 	}
@@ -181,14 +181,14 @@ func TestSettingsIdentityEnrollsWithAnOperator(t *testing.T) {
 		t.Errorf("the enrollment is still in the secret store: %v", err)
 	}
 	f.Restart(t)
-	s = f.Host.Fronts().Settings
+	s = f.Fronts().Settings
 	nothingRecorded("after using the own identity and a restart")
 }
 
 // TestSettingsIdentityInTheDemo: the demo's identity is its own; it offers no enrollment.
 func TestSettingsIdentityInTheDemo(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Demo: true})
-	s := f.Host.Fronts().Settings
+	s := f.Fronts().Settings
 	id, err := s.Identity()
 	if err != nil || id.Mode != app.IdentityDemo || id.Next != app.IdentityDemo || id.Restart || id.ClientID == "" {
 		t.Fatalf("Identity in the demo = %+v, %v", id, err)

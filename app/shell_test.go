@@ -19,40 +19,6 @@ func (r *recorder) Emit(event string, data ...any) {
 	r.data = append(r.data, data)
 }
 
-func TestShellSections(t *testing.T) {
-	tests := []struct {
-		name   string
-		counts map[string]int
-		want   map[string]int
-	}{
-		{name: "nothing pending: every count is zero", want: map[string]int{}},
-		{
-			name:   "counts are shown; negatives are clamped",
-			counts: map[string]int{SectionApprovals: 2, SectionInspector: -1},
-			want:   map[string]int{SectionApprovals: 2},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := sectionsOf(tt.counts)
-			var ids []string
-			for _, sec := range got {
-				ids = append(ids, sec.ID)
-				if sec.Count != tt.want[sec.ID] {
-					t.Errorf("%s count = %d, want %d", sec.ID, sec.Count, tt.want[sec.ID])
-				}
-				if sec.Title == "" {
-					t.Errorf("%s has no title", sec.ID)
-				}
-			}
-			wantIDs := []string{"approvals", "companies", "signin", "conversations", "browser", "inspector", "settings"}
-			if !reflect.DeepEqual(ids, wantIDs) {
-				t.Errorf("ids = %v, want %v (the frontend's sections.ts uses these)", ids, wantIDs)
-			}
-		})
-	}
-}
-
 func TestRelayFansOut(t *testing.T) {
 	var a, b recorder
 	var r Relay
@@ -72,7 +38,7 @@ func TestStatusLineEmits(t *testing.T) {
 	var rec recorder
 	var relay Relay
 	detach := relay.Attach(&rec)
-	status := NewStatusLine(&relay, "")
+	status := newStatusLine(&relay, "")
 	status.Set("Signing in to shop.example")
 	if got := status.Text(); got != "Signing in to shop.example" {
 		t.Fatalf("Text() = %q", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 	"github.com/poppydesk/poppydesk/browser"
 )
 
@@ -26,7 +27,7 @@ import (
 type modelBrowsing struct {
 	s      *refcompany.Server
 	co     *discovery.Company
-	svc    *app.Browser
+	svc    *fronts.Browser
 	cs     *mcp.ClientSession
 	window *approvalWorld
 }
@@ -65,7 +66,7 @@ func newModelBrowsing(t *testing.T, ctx context.Context, edit func(doc map[strin
 	w := &approvalWorld{t: t, bctx: bctx}
 	w.waitFor("the window to load", `document.body.dataset.ready === "true"`, 10*time.Second)
 	w.waitFor("the Browser section", `document.getElementById("section-title").textContent === "Browser"`, 10*time.Second)
-	return &modelBrowsing{s: s, co: co, svc: f.Host.Fronts().Browser, cs: cs, window: w}
+	return &modelBrowsing{s: s, co: co, svc: f.Fronts().Browser, cs: cs, window: w}
 }
 
 // shows waits until the window's Browser section shows a page whose address ends with path,

@@ -46,6 +46,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 	"github.com/poppydesk/poppydesk/browser"
 	"github.com/poppydesk/poppydesk/vault"
 )
@@ -377,7 +378,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	// Agent sends an authorization event (spec 8.11); after sign-in the same conversation
 	// continues with the token. The operation in its message goes to the Host's approval queue
 	// and is approved in the window's Approvals service (Operations 4, 6).
-	m, approvalsFront := h.Conversations(), h.Fronts().Approvals
+	m, approvalsFront := h.Conversations(), fronts.New(h).Approvals
 	var convMu sync.Mutex
 	var deltas, authNeeds int
 	h.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
@@ -477,7 +478,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	if _, err := m.Send(ctx, conversation.Send{Company: c.Identifier, ConversationID: convID, Text: "Please exchange it now"}); err != nil {
 		t.Fatal(err)
 	}
-	var convItem app.ApprovalItem
+	var convItem fronts.ApprovalItem
 	waitConv("the operation in the approval queue", "", func() bool {
 		items, err := approvalsFront.List()
 		if err != nil {
@@ -621,7 +622,7 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 
 	// Sign-out (spec 4.6) in the window's Companies service: every refresh token revoked, the
 	// tokens deleted from the keyring.
-	if err := h.Fronts().Companies.SignOut(c.Identifier, signedIn); err != nil {
+	if err := fronts.New(h).Companies.SignOut(c.Identifier, signedIn); err != nil {
 		t.Fatalf("sign-out: %v", err)
 	}
 	if b, err := secrets.LoadCompany(ctx, identifier, signedIn); err == nil && len(b.Tokens) != 0 {
@@ -755,8 +756,8 @@ func TestCanaryNoSecretLeaves(t *testing.T) {
 	// Company signed with the Host's own identity.
 	var inspData, harData, checkData bytes.Buffer
 	{
-		in := h.Fronts().Inspector
-		page, err := in.List(app.InspectorQuery{Limit: 10000})
+		in := fronts.New(h).Inspector
+		page, err := in.List(fronts.InspectorQuery{Limit: 10000})
 		if err != nil {
 			t.Fatal(err)
 		}

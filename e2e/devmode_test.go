@@ -147,7 +147,7 @@ func TestDeveloperModeAgainstCompanyProcess(t *testing.T) {
 			return err
 		})
 	}})
-	settings := f.Host.Fronts().Settings
+	settings := f.Fronts().Settings
 	view, err := settings.View()
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestDeveloperModeAgainstCompanyProcess(t *testing.T) {
 	}
 	f.Config.Developer = app.Developer{} // restarted without --dev-company: the saved settings apply
 	f.Restart(t)
-	if view, err = f.Host.Fronts().Settings.View(); err != nil || !view.Developer.Active || len(view.Developer.Companies) != 1 ||
+	if view, err = f.Fronts().Settings.View(); err != nil || !view.Developer.Active || len(view.Developer.Companies) != 1 ||
 		view.Developer.Companies[0] != co.Domain || view.Developer.CAFile != co.CACert || view.Developer.AgentCAFile != agentCA {
 		t.Fatalf("after the restart developer mode is %+v (%v), want %s with %s and the same agent CA", view.Developer, err, co.Domain, co.CACert)
 	}

@@ -51,7 +51,7 @@ func TestJoinPageHeaderFinding(t *testing.T) {
 			if len(s.Joins()) != 1 {
 				t.Fatalf("%d joins, want 1", len(s.Joins()))
 			}
-			all, err := f.Host.Fronts().Inspector.Findings()
+			all, err := f.Fronts().Inspector.Findings()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -120,7 +120,7 @@ func TestCanaryOperatorEnrollment(t *testing.T) {
 			c.Logger = app.NewLogger(lf, slog.LevelDebug)
 		}})
 		token := op.Token(t)
-		if _, err := f.Host.Fronts().Settings.EnrollOperator(op.URL, token); err != nil {
+		if _, err := f.Fronts().Settings.EnrollOperator(op.URL, token); err != nil {
 			t.Fatalf("enrolling in Settings: %v", err)
 		}
 		if st := f.Host.CheckOperator(ctx); !st.Reachable {

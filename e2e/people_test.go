@@ -250,7 +250,7 @@ func TestSettingsInChromium(t *testing.T) {
 	p.click("#theme-dark")
 	p.waitFor("the dark theme", `document.documentElement.dataset.theme === "dark"`, 5*time.Second)
 	deadline := time.Now().Add(5 * time.Second)
-	for f.Host.Fronts().Shell.Preferences().Theme != "dark" {
+	for f.Fronts().Shell.Preferences().Theme != "dark" {
 		if time.Now().After(deadline) {
 			t.Fatal("the theme was not saved")
 		}
@@ -262,7 +262,7 @@ func TestSettingsInChromium(t *testing.T) {
 	p.shot("settings-dark")
 	p.click("#notifications-on")
 	deadline = time.Now().Add(10 * time.Second)
-	for f.Host.Fronts().Shell.Preferences().Notifications {
+	for f.Fronts().Shell.Preferences().Notifications {
 		if time.Now().After(deadline) {
 			t.Fatal("notifications stayed on")
 		}
@@ -277,7 +277,7 @@ func TestSettingsInChromium(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	state := f.Host.Fronts().Shell.Info().StateFile
+	state := f.Fronts().Shell.Info().StateFile
 	p.click("#reset-start")
 	p.waitFor("the confirmation", `!!document.getElementById("reset-confirm")`, 5*time.Second)
 	if _, err := os.Stat(state); err != nil {
@@ -288,7 +288,7 @@ func TestSettingsInChromium(t *testing.T) {
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("the state database is still there: %v", err)
 	}
-	if !f.Host.Fronts().Shell.Info().Reset {
+	if !f.Fronts().Shell.Info().Reset {
 		t.Error("the Host was not reset")
 	}
 	p.clean()
@@ -309,7 +309,7 @@ func TestDemoAccountAndResetInChromium(t *testing.T) {
 	p.waitFor("signed out", `document.querySelector(".co-card")?.textContent.includes("Not signed in.")`, 10*time.Second)
 
 	// Reset demo signs it in again and clears what the Company performed.
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	p.eval(`location.hash = "#/approvals"; "ok"`)
 	p.waitFor("the demo card", `!!document.getElementById("demo-reset")`, 10*time.Second)
 	p.click("#demo-reset")

@@ -163,7 +163,7 @@ func (w *soakWorld) cycle(t *testing.T, ctx context.Context, n int) {
 	if r.IsError || sc["status"] != "waiting_for_user" || id == "" {
 		t.Fatalf("call_api_operation: %s", toolText(r))
 	}
-	a := w.f.Host.Fronts().Approvals
+	a := w.f.Fronts().Approvals
 	it, err := a.Get(id)
 	if err != nil {
 		t.Fatal(err)

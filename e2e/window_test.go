@@ -17,6 +17,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/app/fronts"
 	"github.com/poppydesk/poppydesk/app/webbridge"
 )
 
@@ -144,9 +145,9 @@ func TestWindowInChromium(t *testing.T) {
 
 	t.Run("a bound Go method's result is shown", func(t *testing.T) {
 		if got := eval(`document.getElementById("app-version").textContent`); got != testVersion {
-			t.Errorf("version = %q, want %q (from app.Shell.Info)", got, testVersion)
+			t.Errorf("version = %q, want %q (from fronts.Shell.Info)", got, testVersion)
 		}
-		if want := f.Host.Fronts().Shell.Info().Keyring; want != "connected" {
+		if want := f.Fronts().Shell.Info().Keyring; want != "connected" {
 			t.Errorf("the Host reports the keyring %q, want connected (the fixture's secret store)", want)
 		}
 		if got := eval(`document.getElementById("keyring").textContent`); got != "Keyring connected" {
@@ -156,7 +157,7 @@ func TestWindowInChromium(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for !strings.Contains(f.Logs.String(), "window frontend ready") {
 			if time.Now().After(deadline) {
-				t.Fatal("the page never called app.Shell.FrontendReady")
+				t.Fatal("the page never called fronts.Shell.FrontendReady")
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -321,8 +322,9 @@ func windowBrowser(t testing.TB, ctx context.Context, chromium string, width, he
 }
 
 // serveWindow serves the Host's window services and the built frontend for a browser, exactly as
-// `poppydesk window --e2e-listen` does (app/cli/bridge.go): the bridge binds h.Bindings() and
-// receives the Host's events. It stops when the test ends.
+// `poppydesk window --e2e-listen` does (app/cli/bridge.go): the bridge binds the window's services
+// (fronts.New(h).Bindings()) and receives the Host's events through them. It stops when the test
+// ends.
 func serveWindow(t *testing.T, ctx context.Context, h *app.Host, dist string) *webbridge.Server {
 	t.Helper()
 	srv, stop := startWindowServer(t, ctx, h, dist)
@@ -334,10 +336,11 @@ func serveWindow(t *testing.T, ctx context.Context, h *app.Host, dist string) *w
 // events and closes it.
 func startWindowServer(tb testing.TB, ctx context.Context, h *app.Host, dist string) (srv *webbridge.Server, stop func()) {
 	tb.Helper()
-	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: h.Bindings(), Log: h.Logger()})
+	window := fronts.New(h)
+	srv, err := webbridge.Start(ctx, "127.0.0.1:0", webbridge.Config{Assets: os.DirFS(dist), Bind: window.Bindings(), Log: h.Logger()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	detach := h.Relay().Attach(srv)
+	detach := window.Attach(srv)
 	return srv, func() { detach(); srv.Close() }
 }

@@ -12,7 +12,7 @@
 # Then it opens the demo (`poppydesk demo`) and measures, 10 times, how long an approval takes
 # from the engine's event to its dialog painted in the real window: the example agent asks for
 # the jacket exchange through the model socket, the Host logs when it sends the event and the
-# window reports the painted dialog (app.Approvals.DialogShown), both on the Host's clock
+# window reports the painted dialog (fronts.Approvals.DialogShown), both on the Host's clock
 # ("since_event_ms"); Escape closes the dialog before the next one. It prints the median and
 # the range, and the idle memory of the demo window after 10 s, without and then with the
 # model's controlled browser open on the reference Company's website.
@@ -106,7 +106,7 @@ done
 [ -n "$mapped_ms" ] || fail "no window named Poppydesk appeared within 30 s"
 ready_ms=""
 for _ in $(seq 600); do
-	# The window calls app.Shell.FrontendReady once it shows data loaded from Go: this proves
+	# The window calls fronts.Shell.FrontendReady once it shows data loaded from Go: this proves
 	# that calls from the page reach Go under the window's Content-Security-Policy.
 	if [ -f "$LOG" ] && grep -q '"msg":"window frontend ready"' "$LOG"; then
 		ready_ms=$(($(now_ms) - t0))

@@ -140,7 +140,7 @@ func TestCoverageTools(t *testing.T) {
 		t.Fatalf("the Company received %+v", got)
 	}
 	// The window's activity shows every report sent.
-	sent, err := f.Host.Fronts().Activity.Reports()
+	sent, err := f.Fronts().Activity.Reports()
 	if err != nil || len(sent) != 1 || sent[0].Task != "Pay with store credit" || sent[0].Status != "accepted" || sent[0].Company != f.Company.Identifier() {
 		t.Fatalf("Activity.Reports = %+v, %v", sent, err)
 	}
@@ -209,7 +209,7 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 	if !strings.Contains(got[0].Description, "gift receipt") {
 		t.Fatalf("the report lost its meaning: %s", got[0].Description)
 	}
-	sent, _ := f.Host.Fronts().Activity.Reports()
+	sent, _ := f.Fronts().Activity.Reports()
 	if len(sent) != 1 || sent[0].Description != got[0].Description {
 		t.Fatalf("the window shows %+v, the Company got %q", sent, got[0].Description)
 	}
@@ -219,14 +219,14 @@ func TestReportScrubbedThroughTheHost(t *testing.T) {
 // sent, and the setting survives a restart (spec 9.3: a Personal Agent MAY send reports).
 func TestReportsOff(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
-	if p := f.Host.Fronts().Shell.Preferences(); !p.FeedbackReports || p.FeedbackReportsProblem != "" {
+	if p := f.Fronts().Shell.Preferences(); !p.FeedbackReports || p.FeedbackReportsProblem != "" {
 		t.Fatalf("reports on by default: %+v", p)
 	}
-	if err := f.Host.Fronts().Shell.SetFeedbackReports(false); err != nil {
+	if err := f.Fronts().Shell.SetFeedbackReports(false); err != nil {
 		t.Fatal(err)
 	}
 	f.Restart(t)
-	if p := f.Host.Fronts().Shell.Preferences(); p.FeedbackReports {
+	if p := f.Fronts().Shell.Preferences(); p.FeedbackReports {
 		t.Fatalf("after a restart: %+v", p)
 	}
 	m := newCovModel(t, f)
@@ -296,7 +296,7 @@ func TestCoverageFaults(t *testing.T) {
 		if len(f.Company.RequestsTo(refcompany.ShopHost, refcompany.FeedbackPath)) != n {
 			t.Fatal("a report was sent before Retry-After passed")
 		}
-		sent, _ := f.Host.Fronts().Activity.Reports()
+		sent, _ := f.Fronts().Activity.Reports()
 		if len(sent) != 0 {
 			t.Fatalf("a report the Company refused is shown as sent: %+v", sent)
 		}

@@ -40,7 +40,7 @@
 //	recent_activity      limit?                          ro  -   idem  closed
 //
 // Every tools/call is recorded in an [Activity] ring (tool, Company, time, status, duration),
-// which the window lists (app.Activity).
+// which the window lists (app/fronts Activity).
 //
 // # What a client gets
 //

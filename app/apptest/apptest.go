@@ -4,7 +4,7 @@
 // and its generated CA, the state database on disk — and one clock both of them read. Cleanup
 // is registered with the test.
 //
-// Sign-ins go through the window's own Sign-in service (app.SignIn.StartDirect), with the
+// Sign-ins go through the window's own Sign-in service (app/fronts SignIn.StartDirect), with the
 // reference Company playing the user's browser on the consent page, so a test signs in the way
 // a user does.
 package apptest
@@ -29,6 +29,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // Options configure a Fixture. The zero value is the reference Company without faults and a
@@ -185,6 +186,9 @@ func (f *Fixture) Restart(t testing.TB) {
 	f.start(t)
 }
 
+// Fronts are the window's services over the fixture's Host, as the window calls them.
+func (f *Fixture) Fronts() *fronts.Services { return fronts.New(f.Host) }
+
 // Discover discovers the reference Company through the Host's engine.
 func (f *Fixture) Discover(t testing.TB) *discovery.Company {
 	t.Helper()
@@ -200,7 +204,7 @@ func (f *Fixture) Discover(t testing.TB) *discovery.Company {
 func (f *Fixture) SignIn(t testing.TB, account string, scopes ...string) {
 	t.Helper()
 	co := f.Discover(t)
-	signIn := f.Host.Fronts().SignIn
+	signIn := f.Fronts().SignIn
 	view, err := signIn.StartDirect(co.Identifier, account, scopes, "")
 	if err != nil {
 		t.Fatal(err)
@@ -212,10 +216,10 @@ func (f *Fixture) SignIn(t testing.TB, account string, scopes ...string) {
 			t.Fatal(err)
 		}
 		switch v.State {
-		case app.FlowWaiting:
+		case fronts.FlowWaiting:
 			time.Sleep(10 * time.Millisecond)
 			continue
-		case app.FlowSucceeded:
+		case fronts.FlowSucceeded:
 			return
 		}
 		t.Fatalf("the sign-in ended %s: %s (%s)", v.State, v.Message, v.Detail)

@@ -37,7 +37,7 @@ func LongHistoryTimes(tb testing.TB, times int) *Fixture {
 	f.SignIn(tb, "personal", "orders:read", "orders:write")
 	co := f.Discover(tb)
 	out := RequestExchange(tb, f, co, "personal")
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	it, err := a.Get(out.ApprovalID)
 	if err != nil {
 		tb.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/fronts"
 	"github.com/poppydesk/poppydesk/app/webbridge"
 )
 
@@ -23,7 +24,7 @@ func bridgeFlags(fs *flag.FlagSet, o *windowOptions) {
 	fs.StringVar(&o.e2eDist, "e2e-dist", "frontend/dist", "with --e2e-listen: the built frontend's `folder`, served when the binary has none embedded")
 }
 
-func serveBridge(ctx context.Context, env *Env, h *app.Host, o *windowOptions) error {
+func serveBridge(ctx context.Context, env *Env, h *app.Host, window *fronts.Services, o *windowOptions) error {
 	assets := env.Assets
 	if assets == nil {
 		if _, err := os.Stat(o.e2eDist + "/index.html"); err != nil {
@@ -31,11 +32,11 @@ func serveBridge(ctx context.Context, env *Env, h *app.Host, o *windowOptions) e
 		}
 		assets = os.DirFS(o.e2eDist)
 	}
-	srv, err := webbridge.Start(h.Context(), o.e2eListen, webbridge.Config{Assets: assets, Bind: h.Bindings(), Log: h.Logger()})
+	srv, err := webbridge.Start(h.Context(), o.e2eListen, webbridge.Config{Assets: assets, Bind: window.Bindings(), Log: h.Logger()})
 	if err != nil {
 		return err
 	}
-	detach := h.Relay().Attach(srv)
+	detach := window.Attach(srv)
 	defer detach()
 	h.Logger().Info("browser-testable bridge listening", "origin", srv.Origin())
 	// The URL carries the token: it goes to stdout for the test driver, never to the log.

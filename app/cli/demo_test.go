@@ -81,13 +81,13 @@ type demoItem struct {
 	} `json:"current"`
 }
 
-// The demo wiring: the reference Company, the engine in dev mode, the queue and app.Approvals,
+// The demo wiring: the reference Company, the engine in dev mode, the queue and fronts.Approvals,
 // reached the way the window reaches them. Both demo buttons produce a pending approval; only
 // Approve (a window call) performs the exchange.
 func TestDemoWindowApprovals(t *testing.T) {
 	b := startWindow(t, testEnv(t.TempDir()), "demo")
 	var status string
-	b.call("app.Shell.Status", &status)
+	b.call("fronts.Shell.Status", &status)
 	if !strings.Contains(status, "connected to the reference Company Shop (reference Company)") {
 		t.Errorf("status = %q", status)
 	}
@@ -96,30 +96,30 @@ func TestDemoWindowApprovals(t *testing.T) {
 		Demo      bool   `json:"demo"`
 		Company   string `json:"demoCompany"`
 	}
-	b.call("app.Approvals.Status", &st)
+	b.call("fronts.Approvals.Status", &st)
 	if !st.Available || !st.Demo || st.Company != "Shop (reference Company)" {
 		t.Fatalf("approvals status = %+v", st)
 	}
 	var msg string
-	if e := b.call("app.Approvals.StartDemoExchange", &msg, "api"); e != "" {
+	if e := b.call("fronts.Approvals.StartDemoExchange", &msg, "api"); e != "" {
 		t.Fatalf("demo exchange (API): %s", e)
 	}
 	var items []demoItem
-	b.call("app.Approvals.List", &items)
+	b.call("fronts.Approvals.List", &items)
 	if len(items) != 1 || !items[0].Decidable || items[0].CompanyName != "Shop (reference Company)" || items[0].Interface != "api" {
 		t.Fatalf("after the API request: %+v (message %q)", items, msg)
 	}
-	if e := b.call("app.Approvals.Get", &items[0], items[0].ID); e != "" { // as the window opens the row
+	if e := b.call("fronts.Approvals.Get", &items[0], items[0].ID); e != "" { // as the window opens the row
 		t.Fatalf("Get: %s", e)
 	}
 	var out struct {
 		Status string `json:"status"`
 		Body   string `json:"body"`
 	}
-	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, "not-the-digest"); e == "" {
+	if e := b.call("fronts.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, "not-the-digest"); e == "" {
 		t.Error("an approval with a digest the window never saw was accepted")
 	}
-	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" {
+	if e := b.call("fronts.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" {
 		t.Fatalf("approve: %s", e)
 	}
 	if out.Status != "done" || !strings.Contains(out.Body, "Exchange confirmed") {
@@ -129,25 +129,25 @@ func TestDemoWindowApprovals(t *testing.T) {
 		ID    string `json:"id"`
 		Count int    `json:"count"`
 	}
-	b.call("app.Shell.Sections", &shell)
+	b.call("fronts.Shell.Sections", &shell)
 	if shell[0].ID != "approvals" || shell[0].Count != 0 {
 		t.Errorf("badge after the decision = %+v", shell[0])
 	}
 	// The item is exchanged now: the Company refuses a second exchange through its MCP server,
 	// and its words reach the window.
-	if e := b.call("app.Approvals.StartDemoExchange", &msg, "mcp"); e != "" {
+	if e := b.call("fronts.Approvals.StartDemoExchange", &msg, "mcp"); e != "" {
 		t.Fatalf("demo exchange (MCP): %s", e)
 	}
 	if !strings.Contains(msg, "already_exchanged") {
 		t.Errorf("second exchange message = %q", msg)
 	}
-	if b.call("app.Approvals.List", &items); len(items) != 0 {
+	if b.call("fronts.Approvals.List", &items); len(items) != 0 {
 		t.Errorf("after the refused MCP request, open approvals: %+v", items)
 	}
 	var earlier struct {
 		Items []demoItem `json:"items"`
 	}
-	if b.call("app.Approvals.Earlier", &earlier, "", 25); len(earlier.Items) != 1 || earlier.Items[0].State != "succeeded" {
+	if b.call("fronts.Approvals.Earlier", &earlier, "", 25); len(earlier.Items) != 1 || earlier.Items[0].State != "succeeded" {
 		t.Errorf("after the refused MCP request, decided approvals: %+v", earlier.Items)
 	}
 }
@@ -163,7 +163,7 @@ func TestWindowWithoutKeyring(t *testing.T) {
 		Available bool   `json:"available"`
 		Problem   string `json:"problem"`
 	}
-	b.call("app.Approvals.Status", &st)
+	b.call("fronts.Approvals.Status", &st)
 	if st.Available || !strings.Contains(st.Problem, "Start a Secret Service") {
 		t.Errorf("status = %+v", st)
 	}
@@ -172,14 +172,14 @@ func TestWindowWithoutKeyring(t *testing.T) {
 		Problem     string `json:"problem"`
 		ProblemText string `json:"problemText"`
 	}
-	b.call("app.Shell.Info", &pinfo)
+	b.call("fronts.Shell.Info", &pinfo)
 	if pinfo.Problem == "" || pinfo.ProblemText != st.Problem {
 		t.Errorf("Info = %+v, want the Problem's kind and words", pinfo)
 	}
 	var info struct {
 		Keyring string `json:"keyring"`
 	}
-	b.call("app.Shell.Info", &info)
+	b.call("fronts.Shell.Info", &info)
 	if info.Keyring != "not available" {
 		t.Errorf("keyring chip = %q", info.Keyring)
 	}
@@ -208,27 +208,27 @@ func TestDemoWindowExampleAgent(t *testing.T) {
 		Lines   []string `json:"lines"`
 		Error   string   `json:"error"`
 	}
-	if e := b.call("app.Approvals.RunExampleAgent", nil); e != "" {
+	if e := b.call("fronts.Approvals.RunExampleAgent", nil); e != "" {
 		t.Fatalf("RunExampleAgent: %s", e)
 	}
-	if e := b.call("app.Approvals.RunExampleAgent", nil); !strings.Contains(e, "already running") {
+	if e := b.call("fronts.Approvals.RunExampleAgent", nil); !strings.Contains(e, "already running") {
 		t.Errorf("a second run while the first waits: %q", e)
 	}
 	var items []demoItem
 	deadline := time.Now().Add(30 * time.Second)
 	for len(items) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-		b.call("app.Approvals.List", &items)
+		b.call("fronts.Approvals.List", &items)
 	}
 	if len(items) != 1 || !items[0].Decidable || items[0].Interface != "api" {
 		var r run
-		b.call("app.Approvals.ExampleAgent", &r)
+		b.call("fronts.Approvals.ExampleAgent", &r)
 		t.Fatalf("no pending approval from the agent: %+v; agent %+v", items, r)
 	}
 	// The agent reports that it waits once its call has returned: wait for that line.
 	var r run
 	for deadline = time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b.call("app.Approvals.ExampleAgent", &r)
+		b.call("fronts.Approvals.ExampleAgent", &r)
 		if !r.Running || strings.Contains(strings.Join(r.Lines, "\n"), "waits for your decision") {
 			break
 		}
@@ -239,14 +239,14 @@ func TestDemoWindowExampleAgent(t *testing.T) {
 	var out struct {
 		Status string `json:"status"`
 	}
-	if e := b.call("app.Approvals.Get", &items[0], items[0].ID); e != "" {
+	if e := b.call("fronts.Approvals.Get", &items[0], items[0].ID); e != "" {
 		t.Fatalf("Get: %s", e)
 	}
-	if e := b.call("app.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" || out.Status != "done" {
+	if e := b.call("fronts.Approvals.Approve", &out, items[0].ID, items[0].Current.Revision, items[0].Current.Digest); e != "" || out.Status != "done" {
 		t.Fatalf("approve: %s %+v", e, out)
 	}
 	for deadline = time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b.call("app.Approvals.ExampleAgent", &r)
+		b.call("fronts.Approvals.ExampleAgent", &r)
 		if !r.Running {
 			break
 		}

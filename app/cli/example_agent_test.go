@@ -59,7 +59,7 @@ func TestExampleAgent(t *testing.T) {
 				defer close(decided)
 				select {
 				case id := <-created:
-					w := f.Host.Fronts().Approvals
+					w := f.Fronts().Approvals
 					it, err := w.Get(id)
 					if err != nil {
 						t.Error(err)

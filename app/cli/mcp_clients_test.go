@@ -379,7 +379,7 @@ func TestInspectorCLI(t *testing.T) {
 // approve approves the approval's current revision in the window (the Approvals front).
 func approve(t *testing.T, f *apptest.Fixture, id string) {
 	t.Helper()
-	a := f.Host.Fronts().Approvals
+	a := f.Fronts().Approvals
 	it, err := a.Get(id)
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +482,7 @@ func TestTypeScriptSDKClientOnHost(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cancelledWait(f) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the wait did not end after notifications/cancelled: %+v", f.Host.Fronts().Activity.List(10))
+			t.Fatalf("the wait did not end after notifications/cancelled: %+v", f.Fronts().Activity.List(10))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -552,7 +552,7 @@ func TestTypeScriptSDKClientOnHost(t *testing.T) {
 // cancelledWait reports whether the Host's activity shows a wait_for_approval that ended
 // cancelled.
 func cancelledWait(f *apptest.Fixture) bool {
-	for _, e := range f.Host.Fronts().Activity.List(50) {
+	for _, e := range f.Fronts().Activity.List(50) {
 		if e.Tool == "wait_for_approval" && e.Status == "cancelled" {
 			return true
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // child is a `poppydesk` process started by a test.
@@ -212,7 +213,7 @@ func TestOperatorEndToEnd(t *testing.T) {
 	}
 	// Direct Sign-In through the window's service: the code exchange carries a blind-signed
 	// client assertion.
-	signIn := h.Fronts().SignIn
+	signIn := fronts.New(h).SignIn
 	view, err := signIn.StartDirect(company_.Identifier, "personal", []string{"orders:read"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +346,7 @@ func canaryOverOperator(t *testing.T, env Env, co *discovery.Company, db, logs s
 	t.Logf("canary: %d values checked against %d bytes of database and %d bytes of logs", found, len(raw), len(logs))
 }
 
-func waitSignIn(t *testing.T, s *app.SignIn, id string) {
+func waitSignIn(t *testing.T, s *fronts.SignIn, id string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -354,10 +355,10 @@ func waitSignIn(t *testing.T, s *app.SignIn, id string) {
 			t.Fatal(err)
 		}
 		switch v.State {
-		case app.FlowWaiting:
+		case fronts.FlowWaiting:
 			time.Sleep(10 * time.Millisecond)
 			continue
-		case app.FlowSucceeded:
+		case fronts.FlowSucceeded:
 			return
 		}
 		t.Fatalf("the sign-in ended %s: %s (%s)", v.State, v.Message, v.Detail)

@@ -9,7 +9,7 @@ package cli
 //   - desktop (added by `wails build`, i.e. `make build`) or dev (added by `wails dev`): the
 //     Wails window (window_wails.go) with the frontend that package main embeds.
 //   - bindings (added by Wails while it generates frontend/wailsjs): the Wails app over zero
-//     values of the bound services (app.BindingTypes), so the generator can read their types.
+//     values of the bound services (fronts.BindingTypes), so the generator can read their types.
 //   - !production (every build except `wails build`'s release build): the --e2e-listen flag
 //     and the browser-testable bridge (bridge.go). Release binaries do not contain it.
 //
@@ -26,6 +26,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
+	"github.com/poppydesk/poppydesk/app/fronts"
 )
 
 // errNoWindow is what a binary built without the desktop tag says when asked for the window.
@@ -74,7 +75,7 @@ func windowFlags(fs *flag.FlagSet, env *Env, o *windowOptions) runFunc {
 
 func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 	if generatingBindings {
-		return runWails(ctx, env, windowRun{bind: app.BindingTypes(), log: slog.New(slog.DiscardHandler)})
+		return runWails(ctx, env, windowRun{bind: fronts.BindingTypes(), log: slog.New(slog.DiscardHandler)})
 	}
 	if o.e2eListen == "" && !windowAvailable {
 		return errNoWindow
@@ -119,10 +120,12 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 			log.Warn("shutdown was not clean", "err", err)
 		}
 	}()
+	// The window's services over the Host: bound to the window, and the Host's events sent to it.
+	window := fronts.New(h)
 	if o.e2eListen != "" {
-		return serveBridge(ctx, env, h, o)
+		return serveBridge(ctx, env, h, window, o)
 	}
-	return runWails(ctx, env, windowRun{bind: h.Bindings(), relay: h.Relay(), log: log,
+	return runWails(ctx, env, windowRun{bind: window.Bindings(), attach: window.Attach, log: log,
 		shutdown: func() {
 			if err := h.CloseWithin(app.ShutdownGrace); err != nil {
 				log.Warn("shutdown was not clean", "err", err)
@@ -130,11 +133,11 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 		}})
 }
 
-// windowRun is what the Wails window shows: the bound services, the relay their events go
-// through, and what closes the Host when the window closes.
+// windowRun is what the Wails window shows: the bound services, what sends the Host's events
+// to the window, and what closes the Host when the window closes.
 type windowRun struct {
 	bind     []any
-	relay    *app.Relay // nil while generating bindings
+	attach   func(app.Emitter) (detach func()) // nil while generating bindings
 	log      *slog.Logger
 	shutdown func()
 }

@@ -62,7 +62,7 @@ func TestDemoBridgeServesTheHost(t *testing.T) {
 	}
 	res.Body.Close()
 	origin := u[:strings.Index(u, "/?")]
-	req, _ := http.NewRequest("POST", origin+"/bridge/call", strings.NewReader(`{"name":"app.Shell.Status","args":[]}`))
+	req, _ := http.NewRequest("POST", origin+"/bridge/call", strings.NewReader(`{"name":"fronts.Shell.Status","args":[]}`))
 	req.Header.Set("Content-Type", "application/json")
 	res, err = c.Do(req)
 	if err != nil {

@@ -42,8 +42,8 @@ func runWails(_ context.Context, env *Env, w windowRun) error {
 		LogLevelProduction: logger.WARNING,
 		OnStartup: func(c context.Context) {
 			wctx = c
-			if w.relay != nil {
-				w.relay.Attach(app.EmitterFunc(func(name string, data ...any) { wruntime.EventsEmit(c, name, data...) }))
+			if w.attach != nil {
+				w.attach(app.EmitterFunc(func(name string, data ...any) { wruntime.EventsEmit(c, name, data...) }))
 			}
 			// SIGINT and SIGTERM need nothing here: Wails handles them itself by quitting the
 			// window, which runs OnShutdown. Quitting a second time from here races GTK's

@@ -1,5 +1,5 @@
 // The window's sections, in navigation order, with the empty state each shows until the engine
-// has something to put there. The IDs match app.Section IDs on the Go side.
+// has something to put there. The IDs match fronts.Section IDs on the Go side.
 
 export interface SectionDef {
   id: string;

@@ -1,19 +1,19 @@
-// What the window finds on `window`: the bound Go services (window.go.app.<Service>.<Method>,
+// What the window finds on `window`: the bound Go services (window.go.fronts.<Service>.<Method>,
 // defined by Wails in the desktop window and by the shim of app/webbridge in the
 // browser-testable mode) and the runtime's events and window functions. The services' types are
-// those of the generated bindings in wailsjs/go/app/.
+// those of the generated bindings in wailsjs/go/fronts/.
 
-import type * as Activity from "../../wailsjs/go/app/Activity";
-import type * as Approvals from "../../wailsjs/go/app/Approvals";
-import type * as Browser from "../../wailsjs/go/app/Browser";
-import type * as Companies from "../../wailsjs/go/app/Companies";
-import type * as Conversations from "../../wailsjs/go/app/Conversations";
-import type * as Shell from "../../wailsjs/go/app/Shell";
-import type * as Inspector from "../../wailsjs/go/app/Inspector";
-import type * as Settings from "../../wailsjs/go/app/Settings";
-import type * as SignIn from "../../wailsjs/go/app/SignIn";
+import type * as Activity from "../../wailsjs/go/fronts/Activity";
+import type * as Approvals from "../../wailsjs/go/fronts/Approvals";
+import type * as Browser from "../../wailsjs/go/fronts/Browser";
+import type * as Companies from "../../wailsjs/go/fronts/Companies";
+import type * as Conversations from "../../wailsjs/go/fronts/Conversations";
+import type * as Shell from "../../wailsjs/go/fronts/Shell";
+import type * as Inspector from "../../wailsjs/go/fronts/Inspector";
+import type * as Settings from "../../wailsjs/go/fronts/Settings";
+import type * as SignIn from "../../wailsjs/go/fronts/SignIn";
 
-// GoServices are the structs app/ binds to the window, by name.
+// GoServices are the structs app/fronts binds to the window, by name.
 export interface GoServices {
   Shell: typeof Shell;
   Approvals: typeof Approvals;
@@ -41,14 +41,14 @@ declare global {
   interface Window {
     // A window may bind only some services (a test page binding only the shell, an older core),
     // so each service, and each method, may be missing.
-    go?: { app?: { [S in ServiceName]?: Partial<GoServices[S]> } };
+    go?: { fronts?: { [S in ServiceName]?: Partial<GoServices[S]> } };
     runtime?: WailsRuntime;
   }
 }
 
 // isBound says whether the service is bound to this window.
 export function isBound(service: ServiceName): boolean {
-  return !!window.go?.app?.[service];
+  return !!window.go?.fronts?.[service];
 }
 
 // call runs f, a call of the generated binding of service. It rejects, rather than throws, when

@@ -1,17 +1,17 @@
 // The bound Go services, one object each, wrapping every method of the generated bindings
-// (wailsjs/go/app/*): the method's name in lower camel case, the same arguments, a promise of
+// (wailsjs/go/fronts/*): the method's name in lower camel case, the same arguments, a promise of
 // its data (types.ts). Each object also carries `on`, the window's one event subscription, so a
 // view gets all it needs from Go in one argument and a test fakes it in one object.
 
-import * as Activity from "../../wailsjs/go/app/Activity";
-import * as Approvals from "../../wailsjs/go/app/Approvals";
-import * as Browser from "../../wailsjs/go/app/Browser";
-import * as Companies from "../../wailsjs/go/app/Companies";
-import * as Conversations from "../../wailsjs/go/app/Conversations";
-import * as Shell from "../../wailsjs/go/app/Shell";
-import * as Inspector from "../../wailsjs/go/app/Inspector";
-import * as Settings from "../../wailsjs/go/app/Settings";
-import * as SignIn from "../../wailsjs/go/app/SignIn";
+import * as Activity from "../../wailsjs/go/fronts/Activity";
+import * as Approvals from "../../wailsjs/go/fronts/Approvals";
+import * as Browser from "../../wailsjs/go/fronts/Browser";
+import * as Companies from "../../wailsjs/go/fronts/Companies";
+import * as Conversations from "../../wailsjs/go/fronts/Conversations";
+import * as Shell from "../../wailsjs/go/fronts/Shell";
+import * as Inspector from "../../wailsjs/go/fronts/Inspector";
+import * as Settings from "../../wailsjs/go/fronts/Settings";
+import * as SignIn from "../../wailsjs/go/fronts/SignIn";
 import { onEvent, type Subscribe } from "./events";
 import { call, isBound } from "./runtime";
 import type * as T from "./types";
@@ -42,7 +42,7 @@ const shellCalls = {
 export const shell = { ...shellCalls, on: onEvent } satisfies Service<typeof Shell>;
 export type ShellAPI = typeof shell;
 
-// A window without app.Approvals (an older core, a test page binding only the shell) shows the
+// A window without fronts.Approvals (an older core, a test page binding only the shell) shows the
 // plain empty state: no problem to report and nothing listed.
 const approvalsCalls = {
   status: (): Promise<T.ApprovalsStatus> =>

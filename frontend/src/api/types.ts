@@ -11,7 +11,7 @@
 //   - time.Time is generated as any; Go encodes it as an RFC 3339 string.
 //   - fields tagged omitzero are generated as required; Go leaves them out when zero.
 
-import type { app, inspect, oauth, operations } from "../../wailsjs/go/models";
+import type { fronts, inspect, oauth, operations } from "../../wailsjs/go/models";
 
 type Method = (...args: never[]) => unknown;
 
@@ -30,18 +30,18 @@ type Override<T, O> = Omit<T, keyof O> & O;
 // RawJSON is a json.RawMessage: any JSON value, as the Company wrote it.
 export type RawJSON = unknown;
 
-// ---- app.Shell ----
-export type AppInfo = Data<app.AppInfo>;
-export type Section = Data<app.Section>;
-export type Preferences = Data<app.Preferences>;
+// ---- fronts.Shell ----
+export type AppInfo = Data<fronts.AppInfo>;
+export type Section = Data<fronts.Section>;
+export type Preferences = Data<fronts.Preferences>;
 
-// ---- app.Approvals ----
+// ---- fronts.Approvals ----
 export type SummaryInline = Data<operations.Inline>;
 export type SummaryBlock = Data<operations.Block>;
 export type SummaryWarning = Data<operations.SummaryWarning>;
 export type Summary = Data<operations.Summary>;
-export type TermRow = Data<app.TermRow>;
-export type ApprovalRevision = Data<app.ApprovalRevision>;
+export type TermRow = Data<fronts.TermRow>;
+export type ApprovalRevision = Data<fronts.ApprovalRevision>;
 export type TextChange = Data<operations.TextChange>;
 export type TermChange = Override<Data<operations.TermChange>, { old?: RawJSON; new?: RawJSON }>;
 export type Changes = Override<
@@ -49,56 +49,56 @@ export type Changes = Override<
   { terms?: TermChange[] | null; old_expires_at?: string; new_expires_at?: string }
 >;
 export type TermsWarning = Override<Data<operations.Warning>, { term_value?: RawJSON; request_value?: RawJSON }>;
-export type ApprovalRequest = Data<app.ApprovalRequest>;
-export type Outcome = Data<app.Outcome>;
-export type ApprovalItem = Override<Data<app.ApprovalItem>, { changes?: Changes | null; warnings: TermsWarning[] | null }>;
+export type ApprovalRequest = Data<fronts.ApprovalRequest>;
+export type Outcome = Data<fronts.Outcome>;
+export type ApprovalItem = Override<Data<fronts.ApprovalItem>, { changes?: Changes | null; warnings: TermsWarning[] | null }>;
 // ApprovalRow is an approval as the list shows it; opening it reads the ApprovalItem.
-export type ApprovalRow = Data<app.ApprovalRow>;
-export type ApprovalPage = Override<Data<app.ApprovalPage>, { items: ApprovalRow[] | null }>;
-export type ApprovalsStatus = Data<app.ApprovalsStatus>;
-export type ExampleAgentRun = Data<app.ExampleAgentRun>;
-export type DialogStep = Data<app.DialogStep>;
+export type ApprovalRow = Data<fronts.ApprovalRow>;
+export type ApprovalPage = Override<Data<fronts.ApprovalPage>, { items: ApprovalRow[] | null }>;
+export type ApprovalsStatus = Data<fronts.ApprovalsStatus>;
+export type ExampleAgentRun = Data<fronts.ExampleAgentRun>;
+export type DialogStep = Data<fronts.DialogStep>;
 
-// ---- app.SignIn and app.Companies ----
+// ---- fronts.SignIn and fronts.Companies ----
 export type ScopeInfo = Data<oauth.ScopeInfo>;
-export type PlanScope = Data<app.PlanScope>;
-export type SignInOffer = Data<app.SignInOffer>;
-export type CompanyCard = Data<app.CompanyCard>;
+export type PlanScope = Data<fronts.PlanScope>;
+export type SignInOffer = Data<fronts.SignInOffer>;
+export type CompanyCard = Data<fronts.CompanyCard>;
 export type AccountStatus = Data<oauth.AccountStatus>;
-export type ModelRequest = Override<Data<app.ModelRequest>, { requested: string }>;
-export type SignInPlan = Override<Data<app.SignInPlan>, { request?: ModelRequest | null }>;
-export type DeviceView = Data<app.DeviceView>;
-export type FlowView = Override<Data<app.FlowView>, { deadline: string }>;
-export type ExcludedTaskEntry = Data<app.ExcludedTaskEntry>;
-export type CompanyEntry = Data<app.CompanyEntry>;
-export type CompanyList = Data<app.CompanyList>;
+export type ModelRequest = Override<Data<fronts.ModelRequest>, { requested: string }>;
+export type SignInPlan = Override<Data<fronts.SignInPlan>, { request?: ModelRequest | null }>;
+export type DeviceView = Data<fronts.DeviceView>;
+export type FlowView = Override<Data<fronts.FlowView>, { deadline: string }>;
+export type ExcludedTaskEntry = Data<fronts.ExcludedTaskEntry>;
+export type CompanyEntry = Data<fronts.CompanyEntry>;
+export type CompanyList = Data<fronts.CompanyList>;
 
-// ---- app.Conversations ----
-export type ConversationAuthor = Data<app.ConversationAuthor>;
-export type ConversationEntry = Data<app.ConversationEntry>;
-export type ConversationInvite = Data<app.ConversationInvite>;
-export type ConversationWriting = Data<app.ConversationWriting>;
-export type ConversationState = Data<app.ConversationState>;
-export type ConversationPage = Data<app.ConversationPage>;
-export type ConversationCompany = Data<app.ConversationCompany>;
-export type ConversationsStatus = Data<app.ConversationsStatus>;
+// ---- fronts.Conversations ----
+export type ConversationAuthor = Data<fronts.ConversationAuthor>;
+export type ConversationEntry = Data<fronts.ConversationEntry>;
+export type ConversationInvite = Data<fronts.ConversationInvite>;
+export type ConversationWriting = Data<fronts.ConversationWriting>;
+export type ConversationState = Data<fronts.ConversationState>;
+export type ConversationPage = Data<fronts.ConversationPage>;
+export type ConversationCompany = Data<fronts.ConversationCompany>;
+export type ConversationsStatus = Data<fronts.ConversationsStatus>;
 
-// ---- app.Browser and app.Activity ----
-export type BrowserState = Data<app.BrowserState>;
-export type ActivityEntry = Data<app.ActivityEntry>;
-export type ActivityInfo = Data<app.ActivityInfo>;
-export type FeedbackReport = Data<app.FeedbackReport>;
+// ---- fronts.Browser and fronts.Activity ----
+export type BrowserState = Data<fronts.BrowserState>;
+export type ActivityEntry = Data<fronts.ActivityEntry>;
+export type ActivityInfo = Data<fronts.ActivityInfo>;
+export type FeedbackReport = Data<fronts.FeedbackReport>;
 
-// ---- app.Inspector and app.Settings ----
-export type InspectorQuery = Data<app.InspectorQuery>;
-export type InspectorRow = Data<app.InspectorRow>;
-export type InspectorPage = Data<app.InspectorPage>;
-export type InspectorEntry = Data<app.InspectorEntry>;
-export type InspectorToken = Data<app.InspectorToken>;
-export type InspectorHeader = Data<app.InspectorHeader>;
-export type InspectorFault = Data<app.InspectorFault>;
+// ---- fronts.Inspector and fronts.Settings ----
+export type InspectorQuery = Data<fronts.InspectorQuery>;
+export type InspectorRow = Data<fronts.InspectorRow>;
+export type InspectorPage = Data<fronts.InspectorPage>;
+export type InspectorEntry = Data<fronts.InspectorEntry>;
+export type InspectorToken = Data<fronts.InspectorToken>;
+export type InspectorHeader = Data<fronts.InspectorHeader>;
+export type InspectorFault = Data<fronts.InspectorFault>;
 export type Finding = Override<Data<inspect.Finding>, { at?: string }>;
-export type SettingsView = Data<app.SettingsView>;
-export type DeveloperView = Data<app.DeveloperView>;
-export type IdentityInfo = Data<app.IdentityInfo>;
-export type OperatorStatus = Data<app.OperatorStatus>;
+export type SettingsView = Data<fronts.SettingsView>;
+export type DeveloperView = Data<fronts.DeveloperView>;
+export type IdentityInfo = Data<fronts.IdentityInfo>;
+export type OperatorStatus = Data<fronts.OperatorStatus>;

@@ -9,7 +9,7 @@ import { type ActivityAPI, type ActivityEntry, EVENTS, type FeedbackReport, desc
 import { el } from "../dom";
 import type { SectionView } from "../app";
 
-// ActivityBackend is what the view needs from Go: app.Activity (api.activity, or a test's fake).
+// ActivityBackend is what the view needs from Go: fronts.Activity (api.activity, or a test's fake).
 export type ActivityBackend = ActivityAPI;
 
 // ---- pure helpers (tested in activity.test.ts) ----

@@ -8,7 +8,7 @@ import { type BrowserAPI, type BrowserState, EVENTS, describeError } from "../ap
 import { el } from "../dom";
 import type { SectionView } from "../app";
 
-// BrowserBackend is what the view needs from Go: app.Browser (api.browser, or a test's fake).
+// BrowserBackend is what the view needs from Go: fronts.Browser (api.browser, or a test's fake).
 export type BrowserBackend = BrowserAPI;
 
 // joinLine says the join state in plain words.

@@ -23,7 +23,7 @@ class FakeCompanies extends FakeEvents implements CompaniesBackend {
   };
   signedOut: string[] = [];
   reads: string[] = [];
-  // list pages through data.companies as app.Companies.List does (cursor: an index).
+  // list pages through data.companies as fronts.Companies.List does (cursor: an index).
   list = (cursor: string, limit: number) => {
     this.reads.push(`${cursor}/${limit}`);
     const all = this.data.companies ?? [];

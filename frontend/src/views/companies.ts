@@ -11,7 +11,7 @@ import type { SectionView, ViewContext } from "../app";
 import { type AccountStatus, type CompaniesAPI, type CompanyEntry, type CompanyList, type ExcludedTaskEntry, EVENTS, describeError } from "../api";
 import { offeredWords, openSignIn } from "./signin";
 
-// CompaniesBackend is what the view needs from Go: app.Companies (api.companies, or a test's fake).
+// CompaniesBackend is what the view needs from Go: fronts.Companies (api.companies, or a test's fake).
 export type CompaniesBackend = CompaniesAPI;
 
 // COMPANIES_PAGE is how many Companies one read brings: the first screen and a little more, so

@@ -1,4 +1,4 @@
-export namespace app {
+export namespace fronts {
 	
 	export class ActivityEntry {
 	    seq: number;

@@ -1,5 +1,5 @@
-// Test fixtures of the Approvals section: an approval item as app.Approvals sends it, a fake
-// app.Approvals, and DOM helpers.
+// Test fixtures of the Approvals section: an approval item as fronts.Approvals sends it, a fake
+// fronts.Approvals, and DOM helpers.
 
 import type { ApprovalItem, ApprovalRow, DialogStep, Outcome } from "../../api";
 import { FakeEvents } from "../../api/testing";
@@ -40,7 +40,7 @@ export function item(over: Partial<ApprovalItem> = {}, rev = "1791487200-k3Jd9Qx
   };
 }
 
-// rowOf is the row app.Approvals lists for an item (app.approvalRowsOf).
+// rowOf is the row fronts.Approvals lists for an item (fronts.approvalRowsOf).
 export function rowOf(it: ApprovalItem): ApprovalRow {
   return {
     id: it.id,
@@ -69,7 +69,7 @@ export class FakeApprovals extends FakeEvents implements ApprovalsBackend {
   status() {
     return Promise.resolve({ available: true, problem: "", demo: this.demo, demoCompany: "Poppy Outfitters" });
   }
-  // earlierItems are the decided approvals app.Approvals.Earlier pages through (cursor: an index).
+  // earlierItems are the decided approvals fronts.Approvals.Earlier pages through (cursor: an index).
   earlierItems: ApprovalItem[] = [];
   earlierCalls: string[] = [];
   list() {

@@ -12,7 +12,7 @@ export interface ListActions {
   open(id: string): void;
   // check opens the item and asks the Company for its outcome.
   check(id: string): void;
-  // more reads the page of earlier rows after cursor (app.Approvals.Earlier); next is the cursor
+  // more reads the page of earlier rows after cursor (fronts.Approvals.Earlier); next is the cursor
   // after the earlier rows given ("" when they are all).
   more?: (cursor: string) => Promise<ApprovalPage>;
   next?: string;

@@ -11,7 +11,7 @@ import { ApprovalDialog, type DialogOptions } from "./dialog";
 import { DialogTrace } from "./latency";
 import { approvalGroups } from "./list";
 
-// ApprovalsBackend is what the section needs from Go: app.Approvals (api.approvals, or a test's
+// ApprovalsBackend is what the section needs from Go: fronts.Approvals (api.approvals, or a test's
 // fake).
 export type ApprovalsBackend = ApprovalsAPI;
 
@@ -91,7 +91,7 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
     };
     dlg.onClosed = () => void load();
 
-    // next is the cursor after the earlier items read so far (app.Approvals.Earlier).
+    // next is the cursor after the earlier items read so far (fronts.Approvals.Earlier).
     let next = "";
     const load = async (): Promise<ApprovalRow[]> => {
       let items: ApprovalRow[] = [];

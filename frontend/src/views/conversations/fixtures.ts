@@ -1,5 +1,5 @@
-// Test fixtures of the Conversations section: entries and states as app.Conversations sends
-// them, a fake app.Conversations, and mounting the view.
+// Test fixtures of the Conversations section: entries and states as fronts.Conversations sends
+// them, a fake fronts.Conversations, and mounting the view.
 
 import { type ConversationChange, type ConversationEntry, type ConversationState, EVENTS } from "../../api";
 import { FakeEvents } from "../../api/testing";

@@ -27,7 +27,7 @@ import { Transcript } from "./transcript";
 import { VirtualList, type VirtualOptions } from "./virtual-list";
 import { rawWords, stateLine } from "./words";
 
-// ConversationsBackend is what the section needs from Go: app.Conversations
+// ConversationsBackend is what the section needs from Go: fronts.Conversations
 // (api.conversations, or a test's fake).
 export type ConversationsBackend = ConversationsAPI;
 

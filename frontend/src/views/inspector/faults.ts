@@ -1,5 +1,5 @@
 // The demo's developer panel: the reference Company's faults, switched on and off, so each can
-// be watched in the timeline. Only the demo has it (app.Inspector.Faults answers an error
+// be watched in the timeline. Only the demo has it (fronts.Inspector.Faults answers an error
 // elsewhere).
 
 import { type InspectorAPI, type InspectorFault, describeError } from "../../api";

@@ -6,7 +6,7 @@ import { describeError } from "../../api";
 import { el } from "../../dom";
 import type { SettingsSection } from "./index";
 
-// RESET_CONFIRMATION matches app.ResetConfirmation: Go runs the reset only with these words.
+// RESET_CONFIRMATION matches fronts.ResetConfirmation: Go runs the reset only with these words.
 export const RESET_CONFIRMATION = "delete every key, sign-in and record";
 
 export const resetSection: SettingsSection = {

@@ -5,7 +5,7 @@ import type { ViewContext } from "../../app";
 import { RESET_CONFIRMATION } from "./reset";
 import { SETTINGS_SECTIONS, settingsView } from "./index";
 
-const goSources = import.meta.glob<string>("../../../../app/shell_settings.go", { query: "?raw", import: "default", eager: true });
+const goSources = import.meta.glob<string>("../../../../app/fronts/shell_settings.go", { query: "?raw", import: "default", eager: true });
 
 const info: AppInfo = {
   name: "Poppydesk", version: "1.0", protocol: "Personal Agent Protocol 0.4", dataDir: "/d", configDir: "/c", logFile: "/l", keyring: "connected",

@@ -1,5 +1,5 @@
 // Test fixtures of the Sign-in section (and the Companies section, which hands over to it): a
-// Company and a plan as app.SignIn sends them, a fake app.SignIn, and the section's context.
+// Company and a plan as fronts.SignIn sends them, a fake fronts.SignIn, and the section's context.
 
 import { vi } from "vitest";
 import type { FlowView, ModelRequest, SignInPlan } from "../../api";

@@ -4,7 +4,7 @@
 import type { SignInAPI, FlowView } from "../../api";
 import type { ViewContext } from "../../app";
 
-// SignInBackend is what the Sign-in section needs from Go: app.SignIn (api.signIn, or a test's
+// SignInBackend is what the Sign-in section needs from Go: fronts.SignIn (api.signIn, or a test's
 // fake).
 export type SignInBackend = SignInAPI;
 

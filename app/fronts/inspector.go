@@ -1,0 +1,320 @@
+package fronts
+
+// The Inspector's service: every exchange the engine made, with its cause, Session, decoded
+// JWTs (agentcore/inspect, taken before redaction) and findings; the findings list; exports as
+// HAR 1.2 and curl; and, in the demo, the reference Company's faults. The Host keeps the log and
+// the findings (app/host_inspector.go) and announces a change as [app.EventInspector].
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/inspect"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
+	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/app"
+)
+
+// Inspector is the window's service for the Inspector screen.
+type Inspector struct{ h *app.Host }
+
+// InspectorQuery filters the timeline; zero fields do not filter.
+type InspectorQuery struct {
+	Company      string `json:"company"`
+	SID          string `json:"sid"`
+	ErrorsOnly   bool   `json:"errors_only"`
+	FindingsOnly bool   `json:"findings_only"`
+	// Search matches the method, URL, status, cause and findings, ignoring case.
+	Search string `json:"search"`
+	// Limit is how many of the newest matches to return (default 200).
+	Limit int `json:"limit"`
+}
+
+// InspectorRow is one exchange on the timeline.
+type InspectorRow struct {
+	ID         int64   `json:"id"`
+	At         string  `json:"at"` // RFC 3339, UTC
+	Company    string  `json:"company"`
+	Method     string  `json:"method"`
+	URL        string  `json:"url"`
+	Status     int     `json:"status"`
+	DurationMS float64 `json:"duration_ms"`
+	Cause      string  `json:"cause"`
+	CauseKind  string  `json:"cause_kind"`
+	SID        string  `json:"sid"`
+	Findings   int     `json:"findings"`
+	MustFail   bool    `json:"must_fail"`
+	Error      bool    `json:"error"`
+}
+
+// InspectorPage is the timeline with what its filters can choose from.
+type InspectorPage struct {
+	Rows  []InspectorRow `json:"rows"`
+	Total int            `json:"total"` // matches before Limit
+	// Searched is how many of the log's newest exchanges were searched; Capped says the log
+	// holds more, older ones, which are not listed.
+	Searched  int      `json:"searched"`
+	Capped    bool     `json:"capped"`
+	Companies []string `json:"companies"`
+	Sessions  []string `json:"sessions"`
+}
+
+// InspectorHeader is one header line.
+type InspectorHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// InspectorToken is a decoded JWT, as JSON text for the window to show.
+type InspectorToken struct {
+	Where  string `json:"where"`
+	Header string `json:"header"`
+	Claims string `json:"claims"`
+	Note   string `json:"note"`
+}
+
+// InspectorEntry is one exchange opened: headers and bodies (secrets masked), decoded tokens,
+// findings and the curl command.
+type InspectorEntry struct {
+	Row             InspectorRow      `json:"row"`
+	RequestHeaders  []InspectorHeader `json:"request_headers"`
+	RequestBody     string            `json:"request_body"`
+	ResponseHeaders []InspectorHeader `json:"response_headers"`
+	ResponseBody    string            `json:"response_body"`
+	Tokens          []InspectorToken  `json:"tokens"`
+	Findings        []inspect.Finding `json:"findings"`
+	Curl            string            `json:"curl"`
+}
+
+// InspectorFault is one of the demo's reference Company faults.
+type InspectorFault struct {
+	Name  string `json:"name"`
+	On    bool   `json:"on"`
+	Group string `json:"group"` // "company" or "agent" (the Company Agent)
+}
+
+func (i *Inspector) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(i.h.Context(), 30*time.Second)
+}
+
+func rowOf(ex store.Exchange, d *inspect.Details) InspectorRow {
+	r := InspectorRow{ID: ex.ID, At: ex.At.UTC().Format(time.RFC3339Nano), Company: ex.Company, Method: ex.Method, URL: ex.URL,
+		Status: ex.Status, DurationMS: float64(ex.Duration.Microseconds()) / 1000, SID: d.SID, Findings: len(d.Findings),
+		Error: ex.Status == 0 || ex.Status >= 400}
+	if d.Cause != nil {
+		r.Cause, r.CauseKind = d.Cause.String(), d.Cause.Kind
+	}
+	for _, f := range d.Findings {
+		r.MustFail = r.MustFail || f.Level == inspect.MUST
+	}
+	return r
+}
+
+func (q InspectorQuery) match(r InspectorRow, d *inspect.Details) bool {
+	switch {
+	case q.Company != "" && r.Company != q.Company,
+		q.SID != "" && r.SID != q.SID,
+		q.ErrorsOnly && !r.Error,
+		q.FindingsOnly && r.Findings == 0:
+		return false
+	}
+	if s := strings.ToLower(strings.TrimSpace(q.Search)); s != "" {
+		hay := strings.ToLower(fmt.Sprintf("%s %s %d %s %s", r.Method, r.URL, r.Status, r.Cause, r.Company))
+		for _, f := range d.Findings {
+			hay += " " + strings.ToLower(f.String())
+		}
+		return strings.Contains(hay, s)
+	}
+	return true
+}
+
+// List returns the newest exchanges matching q, newest first, from the newest app.InspectorMax
+// of the log (Total counts the matches among those).
+func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
+	if err := i.h.Refusal(); err != nil {
+		return InspectorPage{}, err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	all, capped, err := i.h.Exchanges(ctx)
+	if err != nil {
+		return InspectorPage{}, err
+	}
+	if q.Limit <= 0 {
+		q.Limit = 200
+	}
+	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}, Searched: len(all), Capped: capped}
+	companies, sessions := map[string]bool{}, map[string]bool{}
+	for _, ex := range all {
+		d, err := inspect.ParseDetails(ex.Details)
+		if err != nil {
+			d = &inspect.Details{}
+		}
+		r := rowOf(ex, d)
+		if r.Company != "" {
+			companies[r.Company] = true
+		}
+		if r.SID != "" && (q.Company == "" || r.Company == q.Company) {
+			sessions[r.SID] = true
+		}
+		if !q.match(r, d) {
+			continue
+		}
+		page.Total++
+		if len(page.Rows) < q.Limit {
+			page.Rows = append(page.Rows, r)
+		}
+	}
+	for c := range companies {
+		page.Companies = append(page.Companies, c)
+	}
+	for s := range sessions {
+		page.Sessions = append(page.Sessions, s)
+	}
+	sort.Strings(page.Companies)
+	sort.Strings(page.Sessions)
+	return page, nil
+}
+
+// Entry opens one exchange.
+func (i *Inspector) Entry(id int64) (InspectorEntry, error) {
+	if err := i.h.Refusal(); err != nil {
+		return InspectorEntry{}, err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	exs, err := i.h.ExchangesByID(ctx, []int64{id})
+	if err != nil {
+		return InspectorEntry{}, err
+	}
+	ex := exs[0]
+	d, err := inspect.ParseDetails(ex.Details)
+	if err != nil {
+		d = &inspect.Details{}
+	}
+	e := InspectorEntry{Row: rowOf(ex, d), RequestHeaders: headersOf(ex.RequestHeaders), RequestBody: string(ex.RequestBody),
+		ResponseHeaders: headersOf(ex.ResponseHeaders), ResponseBody: string(ex.ResponseBody), Tokens: []InspectorToken{},
+		Findings: d.Findings, Curl: inspect.Curl(ex)}
+	if e.Findings == nil {
+		e.Findings = []inspect.Finding{}
+	}
+	for _, t := range d.Tokens {
+		e.Tokens = append(e.Tokens, InspectorToken{Where: t.Where, Header: indentJSON(t.Header), Claims: indentJSON(t.Claims), Note: t.Note})
+	}
+	return e, nil
+}
+
+func headersOf(h http.Header) []InspectorHeader {
+	out := []InspectorHeader{}
+	for _, nv := range sortedHeaders(h) {
+		out = append(out, nv)
+	}
+	return out
+}
+
+func sortedHeaders(h http.Header) []InspectorHeader {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []InspectorHeader
+	for _, k := range keys {
+		for _, v := range h[k] {
+			out = append(out, InspectorHeader{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+func indentJSON(m map[string]any) string {
+	if m == nil {
+		return ""
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// ExportHAR returns the exchanges with these IDs as a HAR 1.2 archive (secrets masked).
+func (i *Inspector) ExportHAR(ids []int64) (string, error) {
+	if err := i.h.Refusal(); err != nil {
+		return "", err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	exs, err := i.h.ExchangesByID(ctx, ids)
+	if err != nil {
+		return "", err
+	}
+	b, err := inspect.HAR(exs, i.h.About().Version)
+	return string(b), err
+}
+
+// ExportCurl returns the exchanges with these IDs as curl commands (secrets masked).
+func (i *Inspector) ExportCurl(ids []int64) (string, error) {
+	if err := i.h.Refusal(); err != nil {
+		return "", err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	exs, err := i.h.ExchangesByID(ctx, ids)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, ex := range exs {
+		parts = append(parts, inspect.Curl(ex))
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// Findings lists the findings, newest first.
+func (i *Inspector) Findings() ([]inspect.Finding, error) {
+	if err := i.h.Refusal(); err != nil {
+		return nil, err
+	}
+	l := i.h.Findings().List()
+	slices.Reverse(l)
+	if l == nil {
+		l = []inspect.Finding{}
+	}
+	return l, nil
+}
+
+// Faults lists the demo's reference Company faults (an error outside the demo).
+func (i *Inspector) Faults() ([]InspectorFault, error) {
+	srv := i.h.DemoCompany()
+	if srv == nil {
+		return nil, errors.New("the reference Company's faults can be switched only in the demo (poppydesk demo)")
+	}
+	out := []InspectorFault{}
+	for _, f := range refcompany.AllFaults {
+		g := "company"
+		if slices.Contains(refcompany.AgentFaults, f) {
+			g = "agent"
+		}
+		out = append(out, InspectorFault{Name: f, On: srv.FaultOn(f), Group: g})
+	}
+	return out, nil
+}
+
+// SetFault switches one of the demo's reference Company faults on or off.
+func (i *Inspector) SetFault(name string, on bool) ([]InspectorFault, error) {
+	if _, err := i.Faults(); err != nil {
+		return nil, err
+	}
+	if err := i.h.SetDemoFault(name, on); err != nil {
+		return nil, err
+	}
+	return i.Faults()
+}
