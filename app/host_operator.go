@@ -242,7 +242,7 @@ func (h *Host) EnrollOperator(ctx context.Context, url, token string) (IdentityI
 		if h.problem != nil {
 			return IdentityInfo{}, h.problem
 		}
-		return IdentityInfo{}, errors.New("Poppydesk has no keyring to keep an enrollment in; start a Secret Service, then restart Poppydesk")
+		return IdentityInfo{}, &Error{Message: "Poppydesk has no keyring to keep an enrollment in", Hint: "Start a Secret Service, then restart Poppydesk"}
 	case h.cfg.Operator != "":
 		return IdentityInfo{}, fmt.Errorf("this Poppydesk was started set to sign through the operator %s (Config.Operator), which the window cannot change", h.cfg.Operator)
 	case strings.TrimSpace(url) == "":
@@ -292,8 +292,8 @@ func operatorProblem(base string, err error) error {
 	case errors.As(err, &refused):
 		return fmt.Errorf("the operator %s refused this device: %s (HTTP %d %s); ask its administrator", base, refused.Description, refused.Status, refused.Code)
 	case errors.As(err, &unreachable) && errors.As(err, &network):
-		return fmt.Errorf("Poppydesk could not reach the operator at %s (%v). Check the URL and this computer's network; "+
-			"if both are right, the operator may be down: ask its administrator", base, network.Err)
+		return &Error{Message: "Poppydesk could not reach the operator at " + base, Err: network.Err,
+			Hint: "Check the URL and this computer's network; if both are right, the operator may be down: ask its administrator"}
 	case errors.As(err, &unreachable):
 		return fmt.Errorf("%s answered, but not as a Poppydesk operator (%v): check the URL with the operator's administrator, "+
 			"or try again later if the operator is having trouble", base, unreachable.Err)
@@ -321,7 +321,7 @@ func (h *Host) UseOwnIdentity(ctx context.Context) (IdentityInfo, error) {
 		if h.problem != nil {
 			return IdentityInfo{}, h.problem
 		}
-		return IdentityInfo{}, errors.New("Poppydesk has no state database to record the identity in")
+		return IdentityInfo{}, &Error{Message: "Poppydesk has no state database to record the identity in"}
 	}
 	if err := h.state.DeleteSetting(ctx, SettingOperator); err != nil {
 		return IdentityInfo{}, fmt.Errorf("removing the recorded operator failed: %w; nothing changed, try again", err)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -12,7 +11,7 @@ import (
 )
 
 // ErrShuttingDown is returned by [Lifecycle.Go] once shutdown has begun.
-var ErrShuttingDown = errors.New("Poppydesk is shutting down; the work was not started")
+var ErrShuttingDown error = &Error{Message: "Poppydesk is shutting down; the work was not started"}
 
 // Lifecycle owns the application's root context and the work running under it. Shutdown
 // cancels the context and waits, up to a deadline, for that work to finish (for example an
