@@ -52,7 +52,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of every part (nil: time.Now).
 	Now func() time.Time
-	// Getenv reads the environment (nil: os.Getenv): the session bus, XDG_RUNTIME_DIR.
+	// Getenv reads the environment (nil: os.Getenv): the session bus, the home folder.
 	Getenv func(string) string
 	// Secrets keeps keys, User IDs and tokens. Nil: the OS keyring (the Secret Service through
 	// [vault.Keyring]) under KeyringService.
@@ -75,8 +75,9 @@ type Config struct {
 	// throwaway state database, secrets in memory, the reference Company's CA trusted for its
 	// hosts only.
 	Demo *DemoOptions
-	// Socket is the Unix socket of the model's MCP server ("": modelapi.SocketPath under
-	// Paths.Data; [NoSocket]: the server runs without a listener).
+	// Socket is the Unix socket (Windows: named pipe) of the model's MCP server ("": the
+	// default endpoint for $HOME, agentcore/modelapi/endpoint; [NoSocket]: the server runs
+	// without a listener).
 	Socket string
 	// Opener opens URLs in the user's browser (nil: the desktop's opener, xdg-open on Linux).
 	Opener URLOpener

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"net"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +17,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi/endpoint"
 )
 
 // EventActivity says the model's activity changed; the window reads [Host.Activity] again.
@@ -57,9 +59,12 @@ func (h *Host) openModelAPI(context.Context) error {
 	}
 	h.socket = h.cfg.Socket
 	if h.socket == "" {
-		h.socket = modelapi.SocketPath(h.getenv, h.cfg.Paths.Data)
+		h.socket, err = defaultEndpoint(h.getenv)
 	}
-	ln, err := modelapi.Listen(h.life.Context(), h.socket)
+	var ln net.Listener
+	if err == nil {
+		ln, err = modelapi.Listen(h.life.Context(), h.socket)
+	}
 	if err != nil {
 		// The window still opens: the Inspector says why the model's interface is off.
 		h.log.Warn("the model interface could not start", "socket", h.socket, "err", err)
@@ -84,6 +89,15 @@ func (h *Host) openModelAPI(context.Context) error {
 	})
 	h.log.Info("model interface listening", "socket", h.socket)
 	return nil
+}
+
+// defaultEndpoint is the model endpoint for the home folder of the environment.
+func defaultEndpoint(getenv func(string) string) (string, error) {
+	home, err := endpoint.Home(getenv)
+	if err != nil {
+		return "", err
+	}
+	return endpoint.Default(home)
 }
 
 // modelCause puts the model's tool call on the context of its handler, so every exchange it

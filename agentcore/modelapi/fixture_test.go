@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi/relay"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
@@ -26,25 +28,23 @@ import (
 
 // Environment variables that turn the test binary into a helper process.
 const (
-	envRelay = "POPPYDESK_MODELAPI_TEST_RELAY" // relay stdio to this socket (what `poppydesk mcp` does)
-	envDial  = "POPPYDESK_MODELAPI_TEST_DIAL"  // try to connect to this socket and report
+	envRelay = "POPPYDESK_MODELAPI_TEST_RELAY" // relay stdio to this socket (what `poppydesk mcp --socket PATH --no-start` does)
+	envDial  = "POPPYDESK_MODELAPI_TEST_DIAL"  // try to connect to this socket (as any program could) and report
 )
 
 func TestMain(m *testing.M) {
 	if p := os.Getenv(envRelay); p != "" {
-		conn, err := modelapi.Dial(context.Background(), p)
+		err := relay.Run(context.Background(), relay.Options{Endpoint: p, NoStart: true, Getenv: os.Getenv,
+			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "relay:", err)
-			os.Exit(1)
-		}
-		if err := modelapi.Relay(context.Background(), conn, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "relay:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	if p := os.Getenv(envDial); p != "" {
-		conn, err := modelapi.Dial(context.Background(), p)
+		var d net.Dialer
+		conn, err := d.DialContext(context.Background(), "unix", p)
 		switch {
 		case err == nil:
 			served := connectedProbe(conn)
@@ -121,7 +121,7 @@ func newFixture(t testing.TB, o fopts) *fixture {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	f := &fixture{}
 	f.Fixture = apptest.Start(t, apptest.Options{Faults: o.faults, Edit: func(c *app.Config) {
-		c.Socket = filepath.Join(dir, "run", modelapi.SocketName)
+		c.Socket = filepath.Join(dir, "run", "mcp.sock")
 		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
 	}})
 	f.s, f.e, f.q, f.secrets, f.signins = f.Company, f.Host.Engine(), f.Host.Queue(), f.Host.Secrets(), f.Host.SignInRequests()

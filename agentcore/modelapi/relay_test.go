@@ -16,8 +16,8 @@ import (
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
 
-// relayCommand runs this test binary as the stdio relay to socket: exactly what `poppydesk mcp
-// --socket PATH` does after it found the socket (modelapi.Dial + modelapi.Relay).
+// relayCommand runs this test binary as the stdio relay to socket: what `poppydesk mcp --socket
+// PATH --no-start` does (relay.Run).
 func relayCommand(socket string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envRelay+"="+socket)

@@ -5,8 +5,6 @@ package cli
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,9 +91,9 @@ func TestExampleAgent(t *testing.T) {
 	}
 }
 
-// TestMCPRelayCommand: `poppydesk mcp --socket PATH` relays an MCP client's stdio to the Host;
-// without an app and with --no-start it says so; when the app cannot start, its own error is
-// reported on stderr.
+// TestMCPRelayCommand: `poppydesk mcp --socket PATH` relays an MCP client's stdio to the Host
+// and exits 0 when the client closes. (mcp_environment_test.go has what it says when it cannot
+// reach or start the app.)
 func TestMCPRelayCommand(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Socket: true})
 	inR, inW := io.Pipe()
@@ -121,21 +119,5 @@ func TestMCPRelayCommand(t *testing.T) {
 	cs.Close()
 	if code := <-done; code != 0 {
 		t.Fatalf("mcp exited %d: %s", code, errb.String())
-	}
-
-	missing := filepath.Join(t.TempDir(), "none.sock")
-	if code, _, errs := runCLI(t, testEnv(t.TempDir()), "mcp", "--socket", missing, "--no-start"); code != 1 || !strings.Contains(errs, "no Poppydesk app answers") {
-		t.Fatalf("--no-start: exit %d: %s", code, errs)
-	}
-
-	// An app that cannot start (no display): its own words reach the MCP client's stderr.
-	fake := filepath.Join(t.TempDir(), "poppydesk")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'cannot open display: no DISPLAY' >&2\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e := testEnv(t.TempDir())
-	e.Executable = fake
-	if code, _, errs := runCLI(t, e, "mcp", "--socket", missing, "--start-wait", "5s"); code != 1 || !strings.Contains(errs, "cannot open display") || !strings.Contains(errs, "starting it failed") {
-		t.Fatalf("failed start: exit %d: %s", code, errs)
 	}
 }

@@ -8,8 +8,8 @@ package cli
 //
 // Safety: without --yes it only prints what it would delete. It refuses while a Poppydesk window
 // runs, because the window holds the database open and keeps secrets in its memory cache, so a
-// reset under it would be undone or half-done. The check is the model socket
-// (modelapi.SocketPath): every window serves it while it runs and removes it when it stops, and
+// reset under it would be undone or half-done. The check is the model endpoint
+// (Env.modelEndpoint): every window serves it while it runs and removes it when it stops, and
 // modelapi.Listen removes a stale one left by a crash, so "a connection is accepted" is a
 // reliable sign of a running window. (The desktop single-instance lock is a D-Bus name held by
 // Wails, which this process cannot query without a D-Bus client; a window whose model interface
@@ -48,7 +48,10 @@ func reset(ctx context.Context, env *Env, yes bool) error {
 	if err != nil {
 		return err
 	}
-	socket := modelapi.SocketPath(env.Getenv, paths.Data)
+	socket, err := env.modelEndpoint()
+	if err != nil {
+		return err
+	}
 	if windowRunning(ctx, socket) {
 		return fmt.Errorf("a Poppydesk window is running (its model socket %s answers); close it first, then run `poppydesk reset --yes` again. Nothing was deleted", socket)
 	}

@@ -28,7 +28,10 @@ func TestResetRealKeyring(t *testing.T) {
 	if err := paths.Create(); err != nil {
 		t.Fatal(err)
 	}
-	socket := modelapi.SocketPath(env.Getenv, paths.Data)
+	socket, err := env.modelEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// What a used Poppydesk leaves: keyring items and a state database with its WAL.
 	kr := vault.NewKeyring(vault.KeyringOptions{Service: service})

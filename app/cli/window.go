@@ -103,6 +103,9 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 	log := app.NewLogger(lf, level)
 	cfg := app.Config{Version: env.Version, Paths: paths, Logger: log, Getenv: env.Getenv, Secrets: env.Secrets,
 		KeyringService: env.KeyringService()}
+	// The model interface where `poppydesk mcp` looks for it (when the home folder is unknown,
+	// the Host says so in the Inspector).
+	cfg.Socket, _ = env.modelEndpoint()
 	if o.demo {
 		cfg.Demo = &app.DemoOptions{Faults: o.faults}
 	}
