@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/Microsoft/go-winio"
 	"golang.org/x/sys/windows"
@@ -44,20 +45,42 @@ func Listen(ctx context.Context, path string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := winio.ListenPipe(path, &winio.PipeConfig{SecurityDescriptor: securityDescriptor(sid)})
-	if err == nil {
-		return ln, nil
-	}
-	c, derr := Dial(ctx, path)
-	if derr == nil {
+	return listenWith(ctx, path, securityDescriptor(sid))
+}
+
+// listenWith creates the named pipe path with the security descriptor sd (SDDL). A pipe of
+// that name that answers is refused first: Windows refuses to create a pipe whose name exists
+// (go-winio asks for FILE_CREATE), but Wine creates another instance of it.
+func listenWith(ctx context.Context, path, sd string) (net.Listener, error) {
+	dctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := Dial(dctx, path)
+	var u *UntrustedError
+	switch {
+	case err == nil:
 		c.Close()
 		return nil, fmt.Errorf("another Poppydesk is already serving the model interface at %s (for the same home folder); close it first", path)
+	case errors.As(err, &u):
+		return nil, err
 	}
-	var u *UntrustedError
-	if errors.As(derr, &u) {
-		return nil, derr
+	ln, err := winio.ListenPipe(path, &winio.PipeConfig{SecurityDescriptor: sd})
+	if err != nil {
+		return nil, fmt.Errorf("creating the named pipe %s failed: %w (another program may hold the name; sign out and in again to end it)", path, err)
 	}
-	return nil, fmt.Errorf("creating the named pipe %s failed: %w", path, err)
+	if underWine() {
+		// go-winio keeps a first instance of the pipe that serves no one and that Windows
+		// keeps clients away from; Wine 8 gives the first client to it, where it would wait
+		// forever. The listener takes that first connection itself.
+		if c, err := winio.DialPipeContext(dctx, path); err == nil {
+			c.Close()
+		}
+	}
+	return ln, nil
+}
+
+// underWine reports whether this runs under Wine (whose ntdll exports wine_get_version).
+func underWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 }
 
 // Dial connects to the app's named pipe at path and checks that the pipe belongs to this user.
