@@ -55,8 +55,8 @@ type mcpClient struct {
 	scope string // which of the client's configurations this is
 	// key holds the servers in the file ("mcpServers" or "servers"); "" for generic.
 	key string
-	// entry is the server entry for command, in the documented key order.
-	entry func(command string) []jsonField
+	// entry is the server entry that starts command with args, in the documented key order.
+	entry func(command string, args []string) []jsonField
 	// where names the file on each system (for --list); path resolves it here.
 	where map[string]string
 	path  func(e mcpPathEnv) (string, error)
@@ -75,13 +75,13 @@ type jsonField struct {
 	ifAbsent bool
 }
 
-func stdioEntry(typed, env bool) func(string) []jsonField {
-	return func(command string) []jsonField {
+func stdioEntry(typed, env bool) func(command string, args []string) []jsonField {
+	return func(command string, args []string) []jsonField {
 		var f []jsonField
 		if typed {
 			f = append(f, jsonField{key: "type", value: "stdio"})
 		}
-		f = append(f, jsonField{key: "command", value: command}, jsonField{key: "args", value: []string{"mcp"}})
+		f = append(f, jsonField{key: "command", value: command}, jsonField{key: "args", value: args})
 		if env {
 			f = append(f, jsonField{key: "env", value: map[string]string{}, ifAbsent: true})
 		}
@@ -204,11 +204,11 @@ func runMCPSetup(ctx context.Context, env *Env, o mcpSetupOptions, args []string
 	if client == nil {
 		return usageError{fmt.Sprintf("unknown MCP client %q; the clients are %s (`poppydesk mcp setup --list` shows their files)", args[0], mcpClientNames())}
 	}
-	command, err := setupCommandPath(env, o.command)
+	poppydesk, err := setupCommandPath(env, o.command)
 	if err != nil {
 		return err
 	}
-	entry := client.entry(command)
+	entry := client.entry(relayCommand(env.GOOS, poppydesk))
 	if client.key == "" {
 		if o.config != "" {
 			return usageError{"--config does not go with generic, which only prints the snippet"}
@@ -266,6 +266,24 @@ func setupCommandPath(env *Env, flagValue string) (string, error) {
 	return exe, nil
 }
 
+// relayCommand is the command line a client starts for the poppydesk program at poppydesk: the
+// poppydesk-mcp program installed beside it (the same relay as `poppydesk mcp`, which starts in
+// the time of a small program because it loads nothing else), else `poppydesk mcp`.
+func relayCommand(goos, poppydesk string) (string, []string) {
+	name := "poppydesk-mcp"
+	if goos == "windows" {
+		name += ".exe"
+	}
+	if filepath.Base(poppydesk) == name {
+		return poppydesk, []string{}
+	}
+	relay := filepath.Join(filepath.Dir(poppydesk), name)
+	if fi, err := os.Stat(relay); err == nil && fi.Mode().IsRegular() && (goos == "windows" || fi.Mode()&0o111 != 0) {
+		return relay, []string{}
+	}
+	return poppydesk, []string{"mcp"}
+}
+
 func setupHome(env *Env) (string, error) {
 	if env.Home != "" {
 		return env.Home, nil
@@ -282,6 +300,7 @@ func listMCPClients(env *Env) error {
 	home, _ := setupHome(env)
 	pe := mcpPathEnv{goos: env.GOOS, home: home, getenv: env.Getenv}
 	fmt.Fprintln(w, "MCP clients that `poppydesk mcp setup CLIENT` configures, and their files:")
+	fmt.Fprintln(w, "(PATH mcp below: where the poppydesk-mcp program is installed beside poppydesk, the entry starts it, without arguments.)")
 	for _, c := range mcpClients() {
 		fmt.Fprintf(w, "\n  %-15s %s (%s)\n", c.name, c.title, c.scope)
 		if c.key == "" {
@@ -297,7 +316,7 @@ func listMCPClients(env *Env) error {
 			}
 		}
 		inner := jsonObject{}
-		inner.set(mcpServerName, mustRaw(withFields(jsonObject{}, c.entry("PATH"))))
+		inner.set(mcpServerName, mustRaw(withFields(jsonObject{}, c.entry("PATH", []string{"mcp"}))))
 		format := jsonObject{}
 		format.set(c.key, mustRaw(inner))
 		fmt.Fprintf(w, "  %-15s %-8s %s\n", "", "format:", mustRaw(format))
@@ -322,12 +341,12 @@ func setupClientFile(ctx context.Context, env *Env, c mcpClient, path string, en
 		return err
 	}
 	w := env.Stdout
-	command := entry[commandIndex(entry)].value
+	command := commandLine(entry)
 	if plan.upToDate {
-		fmt.Fprintf(w, "Poppydesk is already set up for %s in %s (%s mcp); nothing to change.\n", c.title, target, command)
+		fmt.Fprintf(w, "Poppydesk is already set up for %s in %s (%s); nothing to change.\n", c.title, target, command)
 		return nil
 	}
-	fmt.Fprintf(w, "Poppydesk will be set up for %s (%s): the server %q runs `%s mcp`.\n", c.title, c.scope, mcpServerName, command)
+	fmt.Fprintf(w, "Poppydesk will be set up for %s (%s): the server %q runs `%s`.\n", c.title, c.scope, mcpServerName, command)
 	switch {
 	case !exists:
 		fmt.Fprintf(w, "%s does not exist yet; it will be created.\n", target)
@@ -375,13 +394,19 @@ func setupClientFile(ctx context.Context, env *Env, c mcpClient, path string, en
 	return nil
 }
 
-func commandIndex(entry []jsonField) int {
-	for i, f := range entry {
-		if f.key == "command" {
-			return i
+// commandLine is the command and arguments an entry starts, for messages.
+func commandLine(entry []jsonField) string {
+	var command string
+	var args []string
+	for _, f := range entry {
+		switch f.key {
+		case "command":
+			command, _ = f.value.(string)
+		case "args":
+			args, _ = f.value.([]string)
 		}
 	}
-	return 0
+	return strings.Join(append([]string{command}, args...), " ")
 }
 
 // setupPlan is what a setup would change.

@@ -442,3 +442,58 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Errorf("new file: %q", got)
 	}
 }
+
+// TestMCPSetupStartsTheRelayInstalledBeside: where the poppydesk-mcp program is installed beside
+// poppydesk (as the packages install it), each client's entry starts it, without arguments; an
+// entry that started `poppydesk mcp` is brought to it. On Windows the files are where each
+// client keeps them there (%USERPROFILE%, %APPDATA%), and the program is poppydesk-mcp.exe.
+func TestMCPSetupStartsTheRelayInstalledBeside(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		t.Run(goos, func(t *testing.T) {
+			home := t.TempDir()
+			bin := filepath.Join(home, "Programs", "Poppydesk")
+			exe := ""
+			if goos == "windows" {
+				exe = ".exe"
+			}
+			os.MkdirAll(bin, 0o755)
+			for _, name := range []string{"poppydesk", "poppydesk-mcp"} {
+				if err := os.WriteFile(filepath.Join(bin, name+exe), []byte("program"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			appData := filepath.Join(home, "AppData", "Roaming")
+			files := map[string]string{"claude-code": ".claude.json", "cursor": filepath.Join(".cursor", "mcp.json")}
+			switch goos {
+			case "windows":
+				files["claude-desktop"] = filepath.Join("AppData", "Roaming", "Claude", "claude_desktop_config.json")
+				files["vscode"] = filepath.Join("AppData", "Roaming", "Code", "User", "mcp.json")
+			case "darwin":
+				files["claude-desktop"] = filepath.Join("Library", "Application Support", "Claude", "claude_desktop_config.json")
+				files["vscode"] = filepath.Join("Library", "Application Support", "Code", "User", "mcp.json")
+			default:
+				files["claude-desktop"] = filepath.Join(".config", "Claude", "claude_desktop_config.json")
+				files["vscode"] = filepath.Join(".config", "Code", "User", "mcp.json")
+			}
+			relay := filepath.Join(bin, "poppydesk-mcp"+exe)
+			for _, c := range documentedClients {
+				file := filepath.Join(home, files[c.name])
+				// An entry written before: `poppydesk mcp`.
+				os.MkdirAll(filepath.Dir(file), 0o700)
+				os.WriteFile(file, []byte(`{"`+c.key+`": {"poppydesk": `+c.entry+`}}`), 0o600)
+				env := setupEnv(home, goos, "", map[string]string{"APPDATA": appData})
+				env.Executable = filepath.Join(bin, "poppydesk"+exe)
+				code, out, errOut := runCLI(t, env, "mcp", "setup", c.name, "--yes")
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", c.name, code, errOut)
+				}
+				want := documentedClient{name: c.name, key: c.key,
+					entry: strings.Replace(strings.Replace(c.entry, `"/usr/bin/poppydesk"`, string(mustRaw(relay)), 1), `["mcp"]`, `[]`, 1)}
+				checkEntry(t, file, want)
+				if !strings.Contains(out, "runs `"+relay+"`") {
+					t.Errorf("%s: the preview does not name the program: %s", c.name, out)
+				}
+			}
+		})
+	}
+}
