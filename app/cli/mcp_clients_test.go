@@ -117,8 +117,14 @@ type tsClient struct {
 
 func (m mcpTools) startTSClient(t *testing.T, server ...string) (*tsClient, map[string]any) {
 	t.Helper()
-	cmd := exec.Command(m.node, append([]string{m.tsClient}, server...)...)
-	cmd.Env = append(os.Environ(), envCLIMain+"=1")
+	return m.startTSClientEnv(t, append(os.Environ(), envCLIMain+"=1"), server...)
+}
+
+// startTSClientEnv starts the client with the environment env and returns its first line.
+func (m mcpTools) startTSClientEnv(t *testing.T, env []string, args ...string) (*tsClient, map[string]any) {
+	t.Helper()
+	cmd := exec.Command(m.node, append([]string{m.tsClient}, args...)...)
+	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,11 @@
 // runs). The SDK validates every structuredContent against the tool's outputSchema itself (it
 // throws when one does not match); the test validates them again with a Go validator.
 //
-// Usage: node e2e/mcp/client.mjs COMMAND [ARGS...]
+// Usage: node e2e/mcp/client.mjs [--default-env] COMMAND [ARGS...]
+//
+// The server gets this process's whole environment, or with --default-env what the SDK gives a
+// server when its configuration names no environment (getDefaultEnvironment: HOME, LOGNAME,
+// PATH, SHELL, TERM and USER), as MCP clients built on the SDK start servers.
 //
 // Commands (stdin, one JSON object a line):
 //   {"op": "list"}                                  -> {"tools": [...], "server": {...}, "instructions": "..."}
@@ -19,15 +23,17 @@ import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [command, ...args] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const defaultEnv = argv[0] === "--default-env";
+const [command, ...args] = defaultEnv ? argv.slice(1) : argv;
 if (!command) {
-  console.error("usage: node e2e/mcp/client.mjs COMMAND [ARGS...]");
+  console.error("usage: node e2e/mcp/client.mjs [--default-env] COMMAND [ARGS...]");
   process.exit(2);
 }
 const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
 const client = new Client({ name: "poppydesk-test-ts-client", version: "1.0.0" });
-const transport = new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
+const transport = new StdioClientTransport(defaultEnv ? { command, args, stderr: "inherit" } : { command, args, env: { ...process.env }, stderr: "inherit" });
 const start = Date.now();
 try {
   await client.connect(transport);
