@@ -10,9 +10,12 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: demo test bench bootstrap build package frontend run clean
 
 BIN := build/bin/poppydesk
+# The program MCP clients start (cmd/poppydesk-mcp), beside the binary: without cgo, so that it
+# loads no shared library (the binary loads GTK and WebKit), and starts in milliseconds.
+RELAY_BUILD = CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o build/bin/poppydesk-mcp ./cmd/poppydesk-mcp
 # What the binary is built from: the Go sources (tests excluded), the frontend's sources and the
 # build configuration. The generated bindings (frontend/wailsjs) and frontend/dist are outputs.
-GO_SOURCES := $(shell find app agentcore browser vault -name '*.go' ! -name '*_test.go' 2>/dev/null) $(wildcard *.go) go.mod go.sum
+GO_SOURCES := $(shell find app agentcore browser vault cmd -name '*.go' ! -name '*_test.go' ! -path '*/testdata/*' 2>/dev/null) $(wildcard *.go) go.mod go.sum
 FRONTEND_SOURCES := $(shell find frontend/src -type f ! -name '*.test.ts' 2>/dev/null) frontend/index.html frontend/package.json \
 	$(wildcard frontend/package-lock.json frontend/vite.config.* frontend/tsconfig*.json)
 BUILD_ASSETS := wails.json $(shell find build -maxdepth 2 -type f ! -path 'build/bin/*' ! -name '*.deb' 2>/dev/null)
@@ -24,13 +27,15 @@ frontend: bootstrap
 	cd frontend && npm run build
 
 # The release binary: build/bin/poppydesk (wails build = frontend build + bindings + go build
-# -tags desktop,production,webkit2_41).
+# -tags desktop,production,webkit2_41), and build/bin/poppydesk-mcp beside it.
 build: bootstrap
 	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
+	$(RELAY_BUILD)
 
 # The binary again only when one of its sources changed (make demo uses it).
 $(BIN): $(GO_SOURCES) $(FRONTEND_SOURCES) $(BUILD_ASSETS) | bootstrap
 	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
+	$(RELAY_BUILD)
 
 # The Debian package: build/poppydesk_VERSION_ARCH.deb (scripts/package: nfpm as a library; the
 # binary, desktop entry, AppStream metainfo, hicolor icons and man page). Install it with

@@ -5,8 +5,11 @@
 // TypeScript SDK, and lists its tools. It prints one JSON object on stdout and exits 1 on a problem.
 //
 // Usage: node scripts/mcp-config-check.mjs CLIENT FILE COMMAND
-// COMMAND is the absolute path the entry must name (the installed /usr/bin/poppydesk). The
-// environment is passed on (the desktop session's XDG_RUNTIME_DIR, where the app's socket is).
+// COMMAND is the absolute path the entry must name (the installed /usr/bin/poppydesk-mcp, which
+// takes no arguments, or /usr/bin/poppydesk, which takes "mcp"). The server gets what the SDK
+// gives a server whose entry names no more than the entry's "env" (HOME, LOGNAME, PATH, SHELL,
+// TERM and USER), as clients built on the SDK start it: not the desktop session's
+// XDG_RUNTIME_DIR, DISPLAY or session bus.
 
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -41,7 +44,8 @@ try {
   if (!same(out.keys, format.entry)) out.problems.push(`entry keys ${JSON.stringify(out.keys)}, want ${JSON.stringify(format.entry)}`);
   if (format.type && entry.type !== format.type) out.problems.push(`type ${JSON.stringify(entry.type)}, want "stdio"`);
   if (entry.command !== command) out.problems.push(`command ${JSON.stringify(entry.command)}, want ${JSON.stringify(command)}`);
-  if (!same(entry.args, ["mcp"])) out.problems.push(`args ${JSON.stringify(entry.args)}, want ["mcp"]`);
+  const args = command.endsWith("/poppydesk-mcp") ? [] : ["mcp"];
+  if (!same(entry.args, args)) out.problems.push(`args ${JSON.stringify(entry.args)}, want ${JSON.stringify(args)}`);
   if ("env" in format.entry && !same(entry.env, {})) out.problems.push(`env ${JSON.stringify(entry.env)}, want {}`);
 } catch (err) {
   out.problems.push(String(err?.message ?? err));
@@ -50,7 +54,7 @@ try {
 if (entry && out.problems.length === 0) {
   const { Client } = await import(sdk("client/index.js"));
   const { StdioClientTransport } = await import(sdk("client/stdio.js"));
-  const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: { ...process.env, ...(entry.env ?? {}) }, stderr: "inherit" });
+  const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: entry.env, stderr: "inherit" });
   const mcp = new Client({ name: "mcp-config-check-" + client, version: "1.0.0" });
   try {
     await mcp.connect(transport);

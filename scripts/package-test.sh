@@ -12,10 +12,18 @@
 #     appears with the WM_CLASS that StartupWMClass names, finds its data folders under HOME (XDG
 #     defaults) and shows data from Go. A second launch the same way exits at once and leaves one
 #     window. While it runs, `poppydesk mcp setup CLIENT --yes` for each client writes that client's
-#     file under HOME; scripts/mcp-config-check.mjs checks each file's exact keys and starts the
-#     server it names with the official MCP SDK, which lists Poppydesk's tools; a second setup says
-#     "already set up". SIGTERM (what a session logout sends) ends the app cleanly.
-#  4. `apt-get remove --purge -y poppydesk`: no file of the package is left, and every directory
+#     file under HOME, naming the installed /usr/bin/poppydesk-mcp; scripts/mcp-config-check.mjs
+#     checks each file's exact keys and starts the server it names with the official MCP SDK and
+#     the environment the SDK gives servers (no XDG_RUNTIME_DIR, DISPLAY or session bus), which
+#     lists Poppydesk's tools; a second setup says "already set up". A client whose HOME is another
+#     folder is told, in those words, that a window runs but its model interface does not answer
+#     there. SIGTERM (what a session logout sends) ends the app cleanly.
+#  4. With no app running: the TypeScript SDK client with its default environment is told that
+#     Poppydesk cannot be started without a display, and nothing starts; Claude Code (npm
+#     @anthropic-ai/claude-code, in the session's terminal environment) runs `claude mcp list` on
+#     the ~/.claude.json that setup wrote: poppydesk-mcp starts the app's window itself, and Claude
+#     Code shows poppydesk connected. SIGTERM ends that app cleanly too.
+#  5. `apt-get remove --purge -y poppydesk`: no file of the package is left, and every directory
 #     left is another package's or holds others' files. The user's data folders stay, as they should.
 #
 # Prints the time of each part. Output (logs, screenshot): $PACKAGE_TEST_OUT, default out/package-test.
@@ -44,6 +52,8 @@ need desktop-file-validate desktop-file-utils
 need man man-db
 need node nodejs
 need systemd-analyze systemd
+CLAUDE="$ROOT/e2e/mcp/node_modules/.bin/claude"
+[ -x "$CLAUDE" ] || fail "Claude Code is missing ($CLAUDE); run scripts/bootstrap.sh (npm ci in e2e/mcp)"
 
 shopt -s nullglob
 debs=(build/poppydesk_*.deb)
@@ -85,6 +95,8 @@ nfiles=$(wc -l <"$tmp/files")
 [ "$nfiles" -ge 13 ] || fail "dpkg -L lists only $nfiles files"
 BIN=$(command -v poppydesk || true)
 [ "$BIN" = /usr/bin/poppydesk ] || fail "poppydesk on PATH is '$BIN', want /usr/bin/poppydesk"
+[ "$(command -v poppydesk-mcp || true)" = /usr/bin/poppydesk-mcp ] || fail "poppydesk-mcp is not installed as /usr/bin/poppydesk-mcp"
+[ "$(poppydesk-mcp --version | cut -d' ' -f2)" = "$(poppydesk version | cut -d' ' -f2)" ] || fail "poppydesk-mcp --version ($(poppydesk-mcp --version)) is not the version of poppydesk ($(poppydesk version))"
 
 # ---------------------------------------------------------------- 2. the installed metadata
 DESKTOP=/usr/share/applications/poppydesk.desktop
@@ -213,15 +225,25 @@ for c in claude-code claude-desktop vscode cursor; do
 	"${SESSION[@]}" poppydesk mcp setup "$c" --yes </dev/null >"$OUT/setup-$c.txt" 2>&1 || { cat "$OUT/setup-$c.txt" >&2; fail "poppydesk mcp setup $c --yes failed"; }
 	f="$HOME_DIR/${FILE[$c]}"
 	[ -f "$f" ] || fail "poppydesk mcp setup $c wrote no $f"
-	"${SESSION[@]}" node "$ROOT/scripts/mcp-config-check.mjs" "$c" "$f" /usr/bin/poppydesk >"$OUT/check-$c.json" 2>"$OUT/check-$c.stderr" || { cat "$OUT/check-$c.json" "$OUT/check-$c.stderr" >&2; fail "the $c configuration does not work"; }
+	"${SESSION[@]}" node "$ROOT/scripts/mcp-config-check.mjs" "$c" "$f" /usr/bin/poppydesk-mcp >"$OUT/check-$c.json" 2>"$OUT/check-$c.stderr" || { cat "$OUT/check-$c.json" "$OUT/check-$c.stderr" >&2; fail "the $c configuration does not work"; }
 	sum=$(sha256sum <"$f")
 	"${SESSION[@]}" poppydesk mcp setup "$c" --yes </dev/null >"$OUT/setup-$c-again.txt" 2>&1 || fail "a second poppydesk mcp setup $c failed"
 	grep -q 'already set up' "$OUT/setup-$c-again.txt" || fail "a second poppydesk mcp setup $c did not say 'already set up'"
 	[ "$(sha256sum <"$f")" = "$sum" ] || fail "a second poppydesk mcp setup $c changed $f"
 	printf '  %-15s %s\n' "$c" "$(cat "$OUT/check-$c.json")"
 done
-"${SESSION[@]}" poppydesk mcp setup generic </dev/null | grep -q '"command": "/usr/bin/poppydesk"' || fail "poppydesk mcp setup generic does not print /usr/bin/poppydesk"
+"${SESSION[@]}" poppydesk mcp setup generic </dev/null | grep -q '"command": "/usr/bin/poppydesk-mcp"' || fail "poppydesk mcp setup generic does not print /usr/bin/poppydesk-mcp"
 mcp_ms=$(($(now_ms) - t0))
+
+# A client whose HOME is another folder: the relay finds no app for that home, starts the window,
+# which hands the launch to the running one; the client is told so, in those words.
+INITIALIZE='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-test","version":"1"}}}'
+mkdir -p "$tmp/other-home"
+echo "$INITIALIZE" | "${SESSION[@]}" "HOME=$tmp/other-home" poppydesk-mcp >"$OUT/other-home.json" 2>"$OUT/other-home.stderr" || true
+grep -q 'a Poppydesk window is already running, but its model interface does not answer' "$OUT/other-home.json" ||
+	fail "a client with another HOME was not told that the window runs but does not answer there: $(cat "$OUT/other-home.json" "$OUT/other-home.stderr")"
+! grep -q 'not running' "$OUT/other-home.json" || fail "the answer to a client with another HOME says 'not running': $(cat "$OUT/other-home.json")"
+[ "$(windows)" = 1 ] || fail "$(windows) Poppydesk windows after a client with another HOME, want one"
 
 # A clean end (SIGTERM, as at logout).
 kill -TERM "$APP_PID"
@@ -234,7 +256,35 @@ APP_PID=""
 grep -q '"msg":"shutdown complete"' "$LOG" || fail "the log does not record a clean shutdown"
 cp "$LOG" "$OUT/poppydesk.log"
 
-# ---------------------------------------------------------------- 4. purge
+# ---------------------------------------------------------------- 4. MCP clients with no app running
+t0=$(now_ms)
+# The TypeScript SDK with its default environment has no display to start the window on.
+"${SESSION[@]}" node "$ROOT/e2e/mcp/client.mjs" --default-env /usr/bin/poppydesk-mcp </dev/null >"$OUT/no-display.json" 2>"$OUT/no-display.stderr" || true
+grep -q 'cannot be started from here: the MCP client started this relay without a display' "$OUT/no-display.json" ||
+	fail "the TypeScript SDK client was not told that Poppydesk cannot start without a display: $(cat "$OUT/no-display.json" "$OUT/no-display.stderr")"
+! grep -qE 'goroutine|panic' "$OUT/no-display.json" "$OUT/no-display.stderr" || fail "a Go stack trace reached the client: $(cat "$OUT/no-display.json" "$OUT/no-display.stderr")"
+[ "$(windows)" = 0 ] || fail "a window opened although there was no display to open it on"
+# Claude Code in the session's terminal: the relay starts the app, and the health check connects.
+lines_before=$(wc -l <"$LOG")
+(cd "$tmp" && "${SESSION[@]}" "$CLAUDE" mcp list) >"$OUT/claude-mcp-list.txt" 2>&1 || fail "claude mcp list failed: $(cat "$OUT/claude-mcp-list.txt")"
+grep -qE '^poppydesk: /usr/bin/poppydesk-mcp .*Connected' "$OUT/claude-mcp-list.txt" || fail "claude mcp list does not show poppydesk connected: $(cat "$OUT/claude-mcp-list.txt")"
+APP_PID=""
+for p in $(pgrep -x poppydesk || true); do
+	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HOME=$HOME_DIR" && APP_PID=$p
+done
+[ -n "$APP_PID" ] || fail "no app runs after claude mcp list started it"
+[ "$(readlink "/proc/$APP_PID/exe")" = /usr/bin/poppydesk ] || fail "the app the relay started is $(readlink "/proc/$APP_PID/exe")"
+for _ in $(seq 600); do [ "$(windows)" -ge 1 ] && break; sleep 0.05; done
+[ "$(windows)" = 1 ] || fail "the app the relay started shows $(windows) windows, want one"
+claude_ms=$(($(now_ms) - t0))
+kill -TERM "$APP_PID"
+for _ in $(seq 100); do kill -0 "$APP_PID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$APP_PID" 2>/dev/null && fail "the app the relay started did not exit within 10 s of SIGTERM"
+APP_PID=""
+tail -n +"$((lines_before + 1))" "$LOG" | grep -q '"msg":"shutdown complete"' || fail "the app the relay started did not record a clean shutdown"
+cp "$LOG" "$OUT/poppydesk.log"
+
+# ---------------------------------------------------------------- 5. purge
 t0=$(now_ms)
 DEBIAN_FRONTEND=noninteractive apt-get remove --purge -y -q poppydesk >"$OUT/purge.log" 2>&1 || fail "apt-get remove --purge poppydesk failed (log: $OUT/purge.log)"
 installed=0
@@ -259,6 +309,7 @@ printf '  %-38s %s\n' \
 	"menu launch to data shown ms" "$ready_ms" \
 	"second launch to exit ms (status)" "$second_ms ($second_rc)" \
 	"mcp setup + check, 4 clients ms" "$mcp_ms" \
+	"no-display answer + claude mcp list starting the app ms" "$claude_ms" \
 	"apt-get remove --purge ms" "$purge_ms" \
 	"window WM_CLASS" "$wm_class" \
 	"whole package test ms" "$(($(now_ms) - t_all))" \

@@ -87,6 +87,10 @@ dbus-daemon --session --fork --nopidfile --print-address=4 --print-pid=5 4>"$tmp
 DBUS_PID=$(head -n1 "$tmp/dbus.pid")
 export DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$tmp/dbus.addr")
 
+# A HOME of its own too: the app's model interface is found by the user and the home folder, and
+# another Poppydesk of this user may be running.
+export HOME="$tmp/home"
+mkdir -p "$HOME"
 export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache"
 LOG="$XDG_STATE_HOME/poppydesk/poppydesk.log"
 

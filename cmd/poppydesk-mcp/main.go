@@ -20,6 +20,9 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/modelapi/relay"
 )
 
+// version is set at build time with -ldflags "-X main.version=...", as poppydesk's is.
+var version = "0.1.0-dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
@@ -31,17 +34,22 @@ func run(ctx context.Context, args []string) int {
 	o := relay.Options{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	fs := flag.NewFlagSet("poppydesk-mcp", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: poppydesk-mcp [--socket PATH] [--no-start] [--start-wait DURATION]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: poppydesk-mcp [--socket PATH] [--no-start] [--start-wait DURATION] | --version\n\n"+
 			"Poppydesk's model interface (MCP) on stdio, for an MCP client: it relays to the running Poppydesk,\n"+
 			"and starts Poppydesk when it is not running. `poppydesk mcp setup CLIENT` adds it to a client.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	o.Flags(fs)
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Printf("poppydesk-mcp %s\n", version)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "poppydesk-mcp: unexpected argument %q; this program takes only flags\n", fs.Arg(0))

@@ -1,7 +1,8 @@
 // Command package builds Poppydesk's Debian package (`make package`) with nfpm
 // (github.com/goreleaser/nfpm/v2) used as a library.
 //
-// It takes the release binary (`make build` → build/bin/poppydesk) and the files in build/linux
+// It takes the release binary (`make build` → build/bin/poppydesk, and the poppydesk-mcp program
+// beside it, which MCP clients start) and the files in build/linux
 // (the nfpm configuration, the desktop entry and the AppStream metainfo), generates what is
 // derived at package time — the hicolor icons from build/appicon.png (scaled with
 // golang.org/x/image/draw, Catmull-Rom) and the man page (the binary's own `poppydesk man`,
@@ -44,6 +45,7 @@ var iconSizes = []int{16, 22, 24, 32, 48, 64, 128, 256, 512}
 type options struct {
 	Version string // `git describe --tags --always --dirty` of the build
 	Bin     string // the release binary
+	Relay   string // the poppydesk-mcp program built beside it
 	Config  string // the nfpm configuration
 	Icon    string // the source icon (square PNG, at least 512 px)
 	Stage   string // where the generated files go (emptied first)
@@ -55,6 +57,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.Version, "version", "", "the build's `git describe --tags --always --dirty` (default: asked of git)")
 	flag.StringVar(&o.Bin, "bin", "build/bin/poppydesk", "the release binary (`make build`)")
+	flag.StringVar(&o.Relay, "relay", "build/bin/poppydesk-mcp", "the poppydesk-mcp program (`make build`)")
 	flag.StringVar(&o.Config, "config", "build/linux/nfpm.yaml", "the nfpm configuration")
 	flag.StringVar(&o.Icon, "icon", "build/appicon.png", "the icon the hicolor sizes are made from")
 	flag.StringVar(&o.Stage, "stage", "out/package", "a scratch folder for the generated files")
@@ -101,7 +104,10 @@ func build(ctx context.Context, o options) (result, error) {
 	if _, err := os.Stat(o.Config); err != nil {
 		return result{}, fmt.Errorf("%s is missing (%v): run this from the repository root", o.Config, err)
 	}
-	if err := checkBinary(ctx, o.Bin, o.Version); err != nil {
+	if err := checkBinary(ctx, o.Version, o.Bin, "version"); err != nil {
+		return result{}, err
+	}
+	if err := checkBinary(ctx, o.Version, o.Relay, "--version"); err != nil {
 		return result{}, err
 	}
 	debVersion, err := debianVersion(o.Version, func(rev string) (int, error) {
@@ -129,7 +135,7 @@ func build(ctx context.Context, o options) (result, error) {
 		return result{}, err
 	}
 
-	vars := map[string]string{"VERSION": debVersion, "ARCH": o.Arch, "BIN": o.Bin, "STAGE": o.Stage}
+	vars := map[string]string{"VERSION": debVersion, "ARCH": o.Arch, "BIN": o.Bin, "RELAY": o.Relay, "STAGE": o.Stage}
 	cfg, err := nfpm.ParseFileWithEnvMapping(o.Config, func(k string) string { return vars[k] })
 	if err != nil {
 		return result{}, fmt.Errorf("reading %s: %w", o.Config, err)
@@ -186,12 +192,12 @@ func build(ctx context.Context, o options) (result, error) {
 	return res, nil
 }
 
-// checkBinary makes sure bin is the build of version: a package must not ship a stale binary
-// under a new version.
-func checkBinary(ctx context.Context, bin, version string) error {
-	out, err := exec.CommandContext(ctx, bin, "version").Output()
+// checkBinary makes sure bin is the build of version (it prints "NAME VERSION" when run with
+// arg): a package must not ship a stale binary under a new version.
+func checkBinary(ctx context.Context, version, bin, arg string) error {
+	out, err := exec.CommandContext(ctx, bin, arg).Output()
 	if err != nil {
-		return fmt.Errorf("running %s version failed (%v): build it first with `make build`", bin, err)
+		return fmt.Errorf("running %s %s failed (%v): build it first with `make build`", bin, arg, err)
 	}
 	fields := strings.Fields(string(out))
 	if len(fields) < 2 || fields[1] != version {

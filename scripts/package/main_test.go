@@ -89,14 +89,12 @@ func TestPackage(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "poppydesk")
 	const describe = "v1.2.3-4-gabcdef0"
-	gobuild := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version="+describe, ".")
-	gobuild.Dir = root
-	if out, err := gobuild.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	relay := filepath.Join(dir, "poppydesk-mcp")
+	goBuild(t, root, describe, bin, ".")
+	goBuild(t, root, describe, relay, "./cmd/poppydesk-mcp")
 	t.Chdir(root)
 	out := filepath.Join(dir, "out")
-	res, err := buildPackage(t, options{Version: describe, Bin: bin, Config: "build/linux/nfpm.yaml", Icon: "build/appicon.png",
+	res, err := buildPackage(t, options{Version: describe, Bin: bin, Relay: relay, Config: "build/linux/nfpm.yaml", Icon: "build/appicon.png",
 		Stage: filepath.Join(dir, "stage"), OutDir: out, Arch: "amd64"})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +135,7 @@ func TestPackage(t *testing.T) {
 			files = append(files, strings.TrimPrefix(n, "."))
 		}
 	}
-	want := []string{"/usr/bin/poppydesk", "/usr/share/applications/poppydesk.desktop",
+	want := []string{"/usr/bin/poppydesk", "/usr/bin/poppydesk-mcp", "/usr/share/applications/poppydesk.desktop",
 		"/usr/share/man/man1/poppydesk.1.gz", "/usr/share/metainfo/io.github.poppydesk.Poppydesk.metainfo.xml",
 		"/usr/lib/systemd/system/poppydesk-operator.service", "/etc/poppydesk-operator/operator.env"}
 	for _, n := range iconSizes {
@@ -214,17 +212,29 @@ func TestPackageRefusesAStaleBinary(t *testing.T) {
 	need(t, "go")
 	root := repoRoot(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "poppydesk")
-	gobuild := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=v1.0.0", ".")
-	gobuild.Dir = root
-	if out, err := gobuild.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, relay := filepath.Join(dir, "poppydesk"), filepath.Join(dir, "poppydesk-mcp")
+	goBuild(t, root, "v1.0.0", bin, ".")
+	goBuild(t, root, "v1.0.1", relay, "./cmd/poppydesk-mcp")
 	t.Chdir(root)
-	_, err := buildPackage(t, options{Version: "v1.0.1", Bin: bin, Config: "build/linux/nfpm.yaml", Icon: "build/appicon.png",
-		Stage: filepath.Join(dir, "stage"), OutDir: filepath.Join(dir, "out"), Arch: "amd64"})
-	if err == nil || !strings.Contains(err.Error(), "rebuild it with `make build`") {
-		t.Errorf("err = %v, want the stale binary refused", err)
+	o := options{Version: "v1.0.1", Bin: bin, Relay: relay, Config: "build/linux/nfpm.yaml", Icon: "build/appicon.png",
+		Stage: filepath.Join(dir, "stage"), OutDir: filepath.Join(dir, "out"), Arch: "amd64"}
+	if _, err := buildPackage(t, o); err == nil || !strings.Contains(err.Error(), bin+" says") || !strings.Contains(err.Error(), "rebuild it with `make build`") {
+		t.Errorf("err = %v, want the stale poppydesk refused", err)
+	}
+	goBuild(t, root, "v1.0.1", bin, ".")
+	goBuild(t, root, "v1.0.0", relay, "./cmd/poppydesk-mcp")
+	if _, err := buildPackage(t, o); err == nil || !strings.Contains(err.Error(), relay+" says") {
+		t.Errorf("err = %v, want the stale poppydesk-mcp refused", err)
+	}
+}
+
+// goBuild builds the package pkg of the module at root into out with the version version.
+func goBuild(t *testing.T, root, version, out, pkg string) {
+	t.Helper()
+	gobuild := exec.Command("go", "build", "-o", out, "-ldflags", "-X main.version="+version, pkg)
+	gobuild.Dir = root
+	if msg, err := gobuild.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
 	}
 }
 
