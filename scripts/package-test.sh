@@ -240,7 +240,7 @@ mcp_ms=$(($(now_ms) - t0))
 INITIALIZE='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-test","version":"1"}}}'
 mkdir -p "$tmp/other-home"
 echo "$INITIALIZE" | "${SESSION[@]}" "HOME=$tmp/other-home" poppydesk-mcp >"$OUT/other-home.json" 2>"$OUT/other-home.stderr" || true
-grep -q 'a Poppydesk window is already running, but its model interface does not answer' "$OUT/other-home.json" ||
+grep -q 'A Poppydesk window is already running, but its model interface does not answer' "$OUT/other-home.json" ||
 	fail "a client with another HOME was not told that the window runs but does not answer there: $(cat "$OUT/other-home.json" "$OUT/other-home.stderr")"
 ! grep -q 'not running' "$OUT/other-home.json" || fail "the answer to a client with another HOME says 'not running': $(cat "$OUT/other-home.json")"
 [ "$(windows)" = 1 ] || fail "$(windows) Poppydesk windows after a client with another HOME, want one"

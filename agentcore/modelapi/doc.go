@@ -83,12 +83,13 @@
 //
 // # Transport
 //
-// The app serves the MCP server on a Unix socket ([SocketPath]: $XDG_RUNTIME_DIR/poppydesk/
-// mcp.sock, else under the data directory) inside a 0700 directory, the socket itself 0600, and
-// on Linux it also checks the peer's uid (SO_PEERCRED) before serving a connection. Each
-// connection is one MCP session over newline-delimited JSON-RPC ([Serve]). `poppydesk mcp`
-// relays stdio to the socket ([Relay]) so MCP clients can launch Poppydesk as a stdio server.
-// There is no TCP listener. Windows named pipes are not implemented.
+// The app serves the MCP server where package endpoint says: a Unix socket found from the OS
+// user and home folder alone (in a 0700 folder of the user, the socket 0600; on Linux the peer's
+// uid is checked with SO_PEERCRED before a connection is served), or on Windows a named pipe whose
+// security descriptor admits only the user. Each connection is one MCP session over
+// newline-delimited JSON-RPC ([Serve]). MCP clients start the stdio relay of package relay
+// (`poppydesk mcp`, or the poppydesk-mcp program), which passes their messages on. There is no
+// TCP listener.
 //
 // # Sign-in needs
 //

@@ -58,8 +58,8 @@ func writeManPage(w io.Writer, version string, date time.Time) error {
 	text("Poppydesk lets your AI model (any MCP client) act at Companies that speak the Personal Agent " +
 		"Protocol (draft 0.4, with its Operations extension version 2). It keeps every secret in the desktop " +
 		"keyring (the Secret Service), signs every request, and asks you in its own window before any " +
-		"operation a Company wants approved. The model reaches Poppydesk only through `poppydesk mcp`, " +
-		"which can ask for everything and approve nothing.")
+		"operation a Company wants approved. The model reaches Poppydesk only through its MCP server " +
+		"(poppydesk-mcp, installed beside poppydesk, or `poppydesk mcp`), which can ask for everything and approve nothing.")
 	line(".PP")
 	text("With no subcommand, poppydesk opens its window. A second start brings the running window to the front.")
 
@@ -91,6 +91,19 @@ func writeManPage(w io.Writer, version string, date time.Time) error {
 		}
 		b.WriteString(manFlags(c))
 	}
+	line(".SH MODEL INTERFACE")
+	text("MCP clients start poppydesk-mcp (or `poppydesk mcp`, the same server in this program) as a stdio server; " +
+		"`poppydesk mcp setup CLIENT` writes that entry. It relays to the running app, found from your user id and home " +
+		"folder alone: the Unix socket /run/user/UID/poppydesk/mcp-HOMEKEY.sock when /run/user/UID is your private folder, " +
+		"else /tmp/poppydesk-UID/mcp-HOMEKEY.sock (HOMEKEY: 12 hex digits of the SHA-256 of the home folder); on Windows " +
+		"the named pipe \\\\.\\pipe\\poppydesk-mcp-SID-HOMEKEY, which only your user may open. A socket or folder " +
+		"that another user owns or can write in is refused. When nothing answers it starts the window, unless there is no " +
+		"display to show it on.")
+	line(".PP")
+	text("Every failure to reach or start the app is the JSON-RPC error -32000 on the request that needed it, saying what " +
+		"failed and what to do; a call in flight when the app ends gets -32001, and the next request reaches the app again. " +
+		"A line that is not JSON gets -32700, a message MCP does not accept (a batch, a method that is not a string) -32600, " +
+		"and the session goes on. A request the client cancelled gets no response.")
 	line(".SH EXIT STATUS")
 	text("0 on success, 1 on a failure (the message on standard error says what failed and what to do), 2 on a usage error.")
 	line(".SH ENVIRONMENT")
@@ -98,7 +111,7 @@ func writeManPage(w io.Writer, version string, date time.Time) error {
 		{"XDG_DATA_HOME", "The state database is in $XDG_DATA_HOME/poppydesk (default ~/.local/share/poppydesk). Secrets are never written there."},
 		{"XDG_CONFIG_HOME", "Settings are in $XDG_CONFIG_HOME/poppydesk (default ~/.config/poppydesk)."},
 		{"XDG_STATE_HOME", "The log is $XDG_STATE_HOME/poppydesk/poppydesk.log (default ~/.local/state/poppydesk)."},
-		{"XDG_RUNTIME_DIR", "The model's socket is $XDG_RUNTIME_DIR/poppydesk/mcp.sock (under the data folder when it is not set)."},
+		{"HOME", "The home folder names the model interface (see MODEL INTERFACE); XDG_RUNTIME_DIR, DISPLAY and the session bus play no part in finding it."},
 		{"POPPYDESK_KEYRING_SERVICE", "The Secret Service \"service\" of Poppydesk's keyring items (default: poppydesk)."},
 	} {
 		line(".TP")

@@ -41,7 +41,7 @@ func TestManPageCoversTheCommandLine(t *testing.T) {
 			}
 		})
 	}
-	for _, s := range []string{"poppydesk mcp setup \\-\\-list", ".SH EXIT STATUS", "XDG_RUNTIME_DIR"} {
+	for _, s := range []string{"poppydesk mcp setup \\-\\-list", ".SH EXIT STATUS", ".SH MODEL INTERFACE", "poppydesk\\-mcp", "/tmp/poppydesk\\-UID/mcp\\-HOMEKEY.sock", "\\-32700"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("the page lacks %q", s)
 		}

@@ -26,7 +26,10 @@
 //
 // The relay links only the standard library and the endpoint package (and go-winio on
 // Windows), so that starting it costs little more than starting any small Go program: the app's
-// packages, and in desktop builds GTK and WebKit, are not loaded.
+// packages, and in desktop builds GTK and WebKit, are not loaded. That is also why it reads the
+// JSON-RPC envelope (jsonrpc, id, method, result, error) with encoding/json itself rather than
+// with the MCP Go SDK: it never decodes an MCP type, and the SDK's package initialisation alone
+// costs more than the rest of the relay's start (BenchmarkClientStart in cmd/poppydesk-mcp).
 package relay
 
 import (

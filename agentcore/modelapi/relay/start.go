@@ -108,7 +108,7 @@ func startFailed(app, path, outFile string, exitErr error) error {
 		os.Remove(outFile)
 		// A window already running in the session took the launch over (and came to the
 		// front), but it does not serve the endpoint this relay looks at.
-		return fmt.Errorf("a Poppydesk window is already running, but its model interface does not answer at %s: that window was started with another home folder, or its model interface could not start (its Inspector says why). Close Poppydesk, start it again from your desktop's menu, then try again", path)
+		return fmt.Errorf("A Poppydesk window is already running, but its model interface does not answer at %s: that window was started with another home folder, or its model interface could not start (its Inspector says why). Close Poppydesk, start it again from your desktop's menu, then try again", path)
 	}
 	b, _ := os.ReadFile(outFile)
 	return fmt.Errorf("Poppydesk is not running, and the copy started here (%s) stopped at once (%v) before it opened its model interface: %s. Its output is in %s. Start Poppydesk from your desktop's menu to see what is wrong", app, exitErr, summary(b), outFile)

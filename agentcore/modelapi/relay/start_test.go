@@ -97,7 +97,7 @@ func TestStartWords(t *testing.T) {
 	}{
 		{name: "no display", mode: "mark", getenv: noDisplay, want: []string{"Poppydesk is not running, and it cannot be started from here", "without a display", "DISPLAY", "WAYLAND_DISPLAY", "Start Poppydesk from your desktop's menu"}},
 		{name: "crash", mode: "crash", getenv: display, want: []string{"Poppydesk is not running, and the copy started here", "stopped at once", `"panic: failed to init GTK"`, "Its output is in"}, notWant: []string{"goroutine", "frontend.go", "Gtk-WARNING"}},
-		{name: "a window already runs", mode: "handover", getenv: display, want: []string{"a Poppydesk window is already running, but its model interface does not answer at", "another home folder", "Close Poppydesk, start it again"}, notWant: []string{"not running"}},
+		{name: "a window already runs", mode: "handover", getenv: display, want: []string{"A Poppydesk window is already running, but its model interface does not answer at", "another home folder", "Close Poppydesk, start it again"}, notWant: []string{"not running"}},
 		{name: "never listens", mode: "hang", getenv: display, wait: time.Second, want: []string{"Poppydesk was started", "did not open its model interface at", "within 1s"}},
 		{name: "missing program", app: filepath.Join(scratch(t), "no-such-poppydesk"), getenv: display, want: []string{"Poppydesk is not running, and starting", "no-such-poppydesk", "failed"}},
 		{name: "--no-start", mode: "mark", noStart: true, getenv: display, want: []string{"Poppydesk is not running: nothing answers at", "--no-start"}},
