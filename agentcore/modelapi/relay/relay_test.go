@@ -345,60 +345,44 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 	}
 }
 
-// TestAppStopsAndComesBack: a real SDK client (the Go SDK's) through the relay; the app ends
-// during a call, which fails at once with an error in words; the app starts again, and the
-// client's next call works in the same client session: the relay replayed the client's
-// initialize (its clientInfo reaches the new session) and notifications/initialized.
+// TestAppStopsAndComesBack: the app ends during a call, which fails at once with an error in
+// words; while it is down a call says it is not running; once it runs again the client's next
+// call works in the same session: the relay replayed the client's initialize (its clientInfo
+// reaches the new session) and notifications/initialized, without which the app refuses calls
+// from a client of the initialize handshake (MCP 2025-06-18).
 func TestAppStopsAndComesBack(t *testing.T) {
 	path := testEndpoint(t)
 	a := startApp(t, path)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr strings.Builder
-	go relay.Run(context.Background(), relay.Options{Endpoint: path, NoStart: true, Getenv: func(string) string { return "" },
-		Stdin: inR, Stdout: outW, Stderr: &lockedWriter{w: &stderr}})
-	c := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-client", Version: "3"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
+	s := startRelay(t, relay.Options{Endpoint: path, NoStart: true})
+	s.handshake()
+	echo := func(id string) reply {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+		return s.answer(id)
 	}
-	defer cs.Close()
-	echo := func() (*mcp.CallToolResult, error) {
-		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if r := echo("2"); r.Error != nil {
+		t.Fatal(r.raw)
 	}
-	if _, err := echo(); err != nil {
-		t.Fatal(err)
-	}
-	failed := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
-		failed <- err
-	}()
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
 	time.Sleep(200 * time.Millisecond)
 	a.kill()
-	select {
-	case err := <-failed:
-		if err == nil || !strings.Contains(err.Error(), "Poppydesk stopped while it handled this request") {
-			t.Fatalf("the call in flight when the app ended: %v", err)
-		}
-		t.Logf("the client saw: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call in flight was not answered when the app ended")
+	start := time.Now()
+	r := s.answer("3")
+	if r.Error == nil || r.Error.Code != relay.CodeAppStopped || !strings.Contains(r.Error.Message, "Poppydesk stopped while it handled this request") || time.Since(start) > 5*time.Second {
+		t.Fatalf("the call in flight when the app ended, answered after %s: %s", time.Since(start), r.raw)
 	}
-	// While the app is down, a call fails in words and the session stays.
-	if _, err := echo(); err == nil || !strings.Contains(err.Error(), "Poppydesk is not running") {
-		t.Fatalf("a call while the app is down: %v", err)
+	t.Logf("the client got, %s after the app ended: %s", time.Since(start).Round(time.Millisecond), r.Error.Message)
+	if r := echo("4"); r.Error == nil || r.Error.Code != relay.CodeUnavailable || !strings.Contains(r.Error.Message, "Poppydesk is not running") {
+		t.Fatalf("a call while the app is down: %s", r.raw)
 	}
 	b := startApp(t, path)
-	res, err := echo()
-	if err != nil || res.IsError {
-		t.Fatalf("the call after the app came back: %v %+v", err, res)
+	if r := echo("5"); r.Error != nil || !strings.Contains(string(r.Result), "hi") {
+		t.Fatalf("the call after the app came back: %s", r.raw)
 	}
 	b.kill()
 	time.Sleep(100 * time.Millisecond)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.inits) != 1 || b.inits[0] == nil || b.inits[0].ClientInfo.Name != "go-sdk-client" || b.inits[0].ClientInfo.Version != "3" {
+	if len(b.inits) != 1 || b.inits[0] == nil || b.inits[0].ClientInfo.Name != "raw-client" || b.inits[0].ClientInfo.Version != "7" {
 		t.Fatalf("the new session's initialize: %+v", b.inits)
 	}
 }
