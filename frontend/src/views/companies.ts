@@ -7,6 +7,7 @@
 // (dom.ts).
 
 import { append, el } from "../dom";
+import { inTurn } from "../inturn";
 import type { SectionView, ViewContext } from "../app";
 import { type AccountStatus, type CompaniesAPI, type CompanyEntry, type CompanyList, type ExcludedTaskEntry, EVENTS, describeError } from "../api";
 import { offeredWords, openSignIn } from "./signin";
@@ -158,18 +159,10 @@ export function companiesView(backend: CompaniesBackend): SectionView {
     const ul = el("ul", { class: "co-cards" });
     const more = el("button", { class: "btn btn-secondary", type: "button", id: "co-more" }, "Show more Companies");
     const moreRow = el("p", { class: "co-more" }, more);
-    // Every read of the list runs in turn (one chain), so a click while another read runs is
-    // never lost: it reads the next page after that read. The button stays enabled (a click on
-    // a disabled button would be dropped) and says aria-busy while a read runs.
-    let chain: Promise<void> = Promise.resolve();
-    let queued = 0;
-    const inTurn = (read: () => Promise<void>) => {
-      queued++;
-      more.setAttribute("aria-busy", "true");
-      chain = chain.then(read).finally(() => {
-        if (--queued === 0) more.removeAttribute("aria-busy");
-      });
-    };
+    // Every read of the list runs in turn (inTurn), so a click while another read runs is never
+    // lost: it reads the next page after that read. The button stays enabled (a click on a
+    // disabled button would be dropped) and says aria-busy while a read runs.
+    const reads = inTurn((busy) => (busy ? more.setAttribute("aria-busy", "true") : more.removeAttribute("aria-busy")));
     const readMore = async () => {
       if (gone || !next) return;
       try {
@@ -183,7 +176,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
         message.textContent = `Reading more Companies failed: ${describeError(e)}`;
       }
     };
-    more.addEventListener("click", () => inTurn(readMore));
+    more.addEventListener("click", () => reads.run(readMore));
     const showMore = (total: number) => {
       moreRow.hidden = !next;
       more.textContent = `Show more Companies (${Math.max(0, total - shown)} more)`;
@@ -191,7 +184,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
     // The button reads the next page by itself when it scrolls into view, where the window can
     // tell (IntersectionObserver).
     const View = host.ownerDocument.defaultView as (Window & typeof globalThis) | null;
-    const seen = View && "IntersectionObserver" in View ? new View.IntersectionObserver((es) => es.some((e) => e.isIntersecting) && queued === 0 && inTurn(readMore)) : null;
+    const seen = View && "IntersectionObserver" in View ? new View.IntersectionObserver((es) => es.some((e) => e.isIntersecting) && !reads.busy() && reads.run(readMore)) : null;
     seen?.observe(more);
 
     async function load(): Promise<void> {
@@ -224,16 +217,8 @@ export function companiesView(backend: CompaniesBackend): SectionView {
     }
 
     // A burst of changes (the excluded tasks of many Companies read one after another) reads
-    // the list again once: at most one reload waits behind the read that runs.
-    let reloadWaiting = false;
-    const reload = () => {
-      if (reloadWaiting) return;
-      reloadWaiting = true;
-      inTurn(() => {
-        reloadWaiting = false;
-        return load();
-      });
-    };
+    // the list again once.
+    const reload = () => reads.reload(load);
     const off = backend.on(EVENTS.companiesChanged, reload);
     reload();
     return () => {

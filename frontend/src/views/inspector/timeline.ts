@@ -6,6 +6,7 @@ import { type InspectorAPI, type InspectorPage, type InspectorQuery, type Inspec
 import { el } from "../../dom";
 import { durationOf, timeOf } from "../activity";
 import { entryView } from "./entry";
+import { inTurn } from "../../inturn";
 
 // statusClass groups an HTTP status for styling.
 export function statusClass(r: Pick<InspectorRow, "status">): string {
@@ -53,18 +54,21 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
     sel.value = cur;
   };
 
-  let gen = 0;
-  const load = () => {
-    const g = ++gen;
-    backend.list(q).then(
-      (p) => {
-        if (g === gen) render(p);
-      },
-      (err) => {
-        summary.textContent = `The exchange log could not be read: ${describeError(err)}`;
-      },
-    );
+  // Reads run in turn (inTurn) and each answer is shown, so a steady stream of changes cannot
+  // keep the timeline from appearing; a read that waits reads the filters as they are when it
+  // starts, so a burst of keystrokes reads once after the read that runs.
+  let gone = false;
+  const reads = inTurn();
+  const read = async () => {
+    if (gone) return;
+    try {
+      const p = await backend.list({ ...q });
+      if (!gone) render(p);
+    } catch (err) {
+      if (!gone) summary.textContent = `The exchange log could not be read: ${describeError(err)}`;
+    }
   };
+  const load = () => reads.reload(read);
 
   const render = (p: InspectorPage) => {
     options(company, "All Companies", p.companies, q.company ?? "");
@@ -130,15 +134,16 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
   har.addEventListener("click", exportWith(backend.exportHAR));
   curl.addEventListener("click", exportWith(backend.exportCurl));
 
+  // A burst of new exchanges reads the timeline again once, a moment after the first of them.
   let pending = false;
   const off = backend.on(EVENTS.inspectorChanged, () => {
     if (pending) return;
     pending = true;
-    setTimeout(() => ((pending = false), load()), 250);
+    setTimeout(() => ((pending = false), reads.reload(read)), 250);
   });
   load();
   return () => {
-    gen++;
+    gone = true;
     if (typeof off === "function") off();
   };
 }
