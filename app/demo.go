@@ -49,6 +49,9 @@ type DemoOptions struct {
 	Listen string
 	// Faults are the reference Company's named faults to switch on (refcompany.Faults).
 	Faults []string
+	// FromWindow is set when the user started the demo from their Poppydesk's window: the
+	// window then offers to leave it for their own Poppydesk ([RestartHome]).
+	FromWindow bool
 }
 
 // DemoAccount is the reference Company's account the demo acts for.

@@ -68,6 +68,19 @@ type Config struct {
 	// this device (spec 10.7); the device's enrollment with it is read from the keyring. "": the
 	// one recorded under [SettingOperator], if any, else the self-operated identity (ClientID).
 	Operator string
+	// DefaultOperator is the base URL of the operator this build names for "Get started"
+	// ([Host.GetStarted]): the build setting `-X main.defaultOperator=URL`, which only the
+	// composition in app/cli reads and passes here. "": the build names none, and the first run
+	// says what each other way to start needs.
+	DefaultOperator string
+	// Welcome is set when this start follows "Get started" ([RestartReady]): the window says
+	// that Poppydesk is ready and shows the operator's name and logo.
+	Welcome bool
+	// Restart restarts Poppydesk as to, when the window asks ([Host.Restart]): the composition
+	// closes this Host and the window, and starts the program again. Nil: this Poppydesk cannot
+	// restart itself (the browser-testable bridge, tests), and the window says to quit and
+	// start again.
+	Restart func(to RestartTo) error
 	// Developer names the hosts that may be reached on loopback and the CAs trusted for them
 	// only. Zero: production rules (spec 3: HTTPS, public addresses, the system's roots).
 	Developer Developer
@@ -161,7 +174,7 @@ var problemText = map[string]string{
 	ProblemKeyringLocked: "The system keyring is locked, so Poppydesk cannot read its keys and sign-ins and cannot act at Companies. " +
 		"Unlock the keyring (your login keyring, in GNOME Keyring or KeePassXC), then restart Poppydesk.",
 	ProblemNoIdentity: "Poppydesk has no published identity yet (a client_id, spec 4.1), so it cannot act at Companies. " +
-		"Try `poppydesk demo` to see the reference Company, or publish an identity with `poppydesk identity export`.",
+		"Open Poppydesk's window and choose how to start: Get started (when this Poppydesk names an operator), another operator, an identity of your own, or the demo.",
 	ProblemWasReset:     "Poppydesk was reset: every key, sign-in and record is deleted. Quit Poppydesk and start it again",
 	ProblemNotConnected: "this window is not connected to a running Poppydesk, so nothing can be done here; restart Poppydesk and see its log file",
 }

@@ -71,6 +71,12 @@ type AppInfo struct {
 	Socket    string `json:"socket"`
 	// Reset is true once Reset everything ran in this window.
 	Reset bool `json:"reset"`
+	// DefaultOperator is the operator this build names for "Get started" ("" when none).
+	DefaultOperator string `json:"defaultOperator"`
+	// Welcome is set when this start follows Get started: the window says Poppydesk is ready.
+	Welcome bool `json:"welcome"`
+	// DemoFromWindow is set in a demo started from the window, which offers to leave it.
+	DemoFromWindow bool `json:"demoFromWindow"`
 }
 
 // Shell is the window's service for the application frame: header, navigation and Settings,
@@ -108,6 +114,7 @@ func (s *Shell) Info() AppInfo {
 	}
 	info.Identity, info.IdentityMode, info.Operator = a.ClientID, a.IdentityMode, a.Operator
 	info.StateFile, info.Socket, info.Reset = a.StateFile, a.Socket, a.Reset
+	info.DefaultOperator, info.Welcome, info.DemoFromWindow = s.h.DefaultOperator(), s.h.Welcome(), s.h.DemoFromWindow()
 	return info
 }
 

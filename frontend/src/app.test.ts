@@ -24,7 +24,7 @@ class FakeBackend extends FakeEvents implements ShellAPI {
       logFile: "/state/poppydesk/poppydesk.log",
       keyring: this.keyring,
       developer: "",
-      demo: "",
+      demo: this.demo,
       problem: this.problem,
       problemText: "",
       identity: "",
@@ -33,10 +33,52 @@ class FakeBackend extends FakeEvents implements ShellAPI {
       stateFile: "/data/poppydesk/poppydesk.sqlite",
       socket: "",
       reset: false,
+      defaultOperator: this.defaultOperator,
+      welcome: this.welcome,
+      demoFromWindow: this.demoFromWindow,
     });
   }
   keyring = "not connected yet";
   problem = "";
+  demo = "";
+  defaultOperator = "";
+  welcome = false;
+  demoFromWindow = false;
+  // The first run's gestures, in the order the window made them.
+  calls: string[] = [];
+  getStartedFails = "";
+  operatorStatus = {
+    operator: "https://operator.example",
+    reachable: true,
+    inUse: true,
+    clientId: "https://operator.example/agent.json",
+    clientName: "Example Operator",
+    logo: "data:image/png;base64,iVBORw0KGgo=",
+  };
+  getStarted() {
+    this.calls.push("getStarted");
+    return this.getStartedFails ? Promise.reject(this.getStartedFails) : Promise.resolve({ ...this.operatorStatus, inUse: false });
+  }
+  restartReady() {
+    this.calls.push("restartReady");
+    return Promise.resolve();
+  }
+  tryDemo() {
+    this.calls.push("tryDemo");
+    return Promise.resolve();
+  }
+  leaveDemo() {
+    this.calls.push("leaveDemo");
+    return Promise.resolve();
+  }
+  operator() {
+    this.calls.push("operator");
+    return Promise.resolve(this.operatorStatus);
+  }
+  readyShown() {
+    this.calls.push("readyShown");
+    return Promise.resolve();
+  }
   theme = "system";
   focus: boolean[] = [];
   preferences() {
@@ -244,25 +286,114 @@ describe("the shell speaks to people", () => {
     expect(chip.dataset.state).toBe(state);
   });
 
-  it("shows the first-run screen with the four ways to start when there is no identity", async () => {
+  it("without a default operator, says what is missing and what each way to start needs", async () => {
     backend.problem = "no_identity";
-    const shown: string[] = [];
-    const shell = mountShell(document, backend, { approvals: () => void shown.push("approvals view") });
+    const shell = mountShell(document, backend, { approvals: () => undefined });
     await shell.ready;
     expect(document.getElementById("section-title")!.textContent).toBe("Welcome to Poppydesk");
+    expect(document.getElementById("firstrun-lead")!.textContent).toContain("names no operator to get one from in one click");
+    expect(document.getElementById("firstrun-get-started")).toBeNull();
     const ways = Array.from(document.querySelectorAll(".firstrun-way h2")).map((h) => h.textContent);
-    expect(ways).toEqual(["Try the demo", "Develop a Company", "Publish an identity of your own", "Use your organisation's operator"]);
+    expect(ways).toEqual(["Use another operator", "Publish your own identity", "Try the demo", "Develop a Company"]);
+    const needs = Array.from(document.querySelectorAll(".firstrun-way")).map((c) => c.querySelector(".firstrun-needs")?.textContent ?? "");
+    expect(needs.every((n) => n.startsWith("Needs: "))).toBe(true);
+    expect(needs[0]).toContain("the operator’s address");
+    expect(needs[1]).toContain("a website of your own");
     const cmds = Array.from(document.querySelectorAll("#firstrun code.cmd")).map((c) => c.textContent);
     expect(cmds).toEqual([
-      "poppydesk demo",
-      "poppydesk identity export --client-id https://you.example/agent.json --out agent-files",
       "poppydesk operator enroll https://operator.example --token TOKEN",
+      "poppydesk identity export --client-id https://you.example/agent.json --out agent-files",
     ]);
     expect(document.getElementById("status")!.textContent).toBe("Not set up yet: choose how to start");
     expect(document.getElementById("view-approvals")).toBeNull(); // the first-run screen took its place
     expect(document.getElementById("firstrun-operator-link")!.getAttribute("href")).toBe("#/settings");
     (document.getElementById("firstrun-developer-link") as HTMLAnchorElement).click();
     expect(shell.current()).toBe("settings");
+  });
+
+  it("offers Get started first when the build names an operator: one click enrolls, shows what Companies will see, and restarts", async () => {
+    backend.problem = "no_identity";
+    backend.defaultOperator = "https://operator.example";
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    const ways = Array.from(document.querySelectorAll(".firstrun-way h2")).map((h) => h.textContent);
+    expect(ways).toEqual(["Get started", "Use another operator", "Publish your own identity", "Try the demo", "Develop a Company"]);
+    expect(document.getElementById("firstrun-lead")!.textContent).toContain("one click");
+    const button = document.getElementById("firstrun-get-started-button") as HTMLButtonElement;
+    expect(document.activeElement).toBe(button); // Enter is the one click
+    expect(document.getElementById("firstrun-get-started")!.textContent).toContain("operator.example");
+    button.click();
+    expect(button.disabled).toBe(true);
+    expect(document.getElementById("firstrun-get-started-progress")!.textContent).toBe("Getting your identity from operator.example…");
+    await flush();
+    await flush();
+    expect(document.getElementById("firstrun-operator-name")!.textContent).toBe("Example Operator");
+    expect((document.getElementById("firstrun-operator-logo") as HTMLImageElement).getAttribute("src")).toBe(backend.operatorStatus.logo);
+    expect(document.getElementById("firstrun-restarting")!.textContent).toContain("restarts with this identity");
+    expect(backend.calls).toEqual(["getStarted", "restartReady"]);
+  });
+
+  it("says why Get started failed, lets the user click again, and does not restart", async () => {
+    backend.problem = "no_identity";
+    backend.defaultOperator = "https://operator.example";
+    backend.getStartedFails = "Poppydesk could not reach the operator at https://operator.example: connection refused. Check the URL";
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    const button = document.getElementById("firstrun-get-started-button") as HTMLButtonElement;
+    button.click();
+    await flush();
+    await flush();
+    expect(document.getElementById("firstrun-get-started-error")!.textContent).toContain("could not reach the operator");
+    expect(button.disabled).toBe(false);
+    expect(backend.calls).toEqual(["getStarted"]);
+  });
+
+  it("starts the demo from the window, without a terminal", async () => {
+    backend.problem = "no_identity";
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(document.querySelector("#firstrun-demo code.cmd")).toBeNull();
+    (document.getElementById("firstrun-demo-button") as HTMLButtonElement).click();
+    await flush();
+    expect(backend.calls).toEqual(["tryDemo"]);
+    expect(document.getElementById("firstrun-demo-progress")!.textContent).toContain("restarts as the demo");
+  });
+
+  it("in a demo started from the window, says how to leave it and leaves on a click", async () => {
+    backend.demo = "Reference Shop (https://auth.shop.localhost)";
+    backend.demoFromWindow = true;
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(document.getElementById("demo-note")!.textContent).toContain("Demo: nothing is kept.");
+    (document.getElementById("demo-leave") as HTMLButtonElement).click();
+    await flush();
+    expect(backend.calls).toEqual(["leaveDemo"]);
+    expect(document.getElementById("status")!.textContent).toContain("your own Poppydesk opens again");
+  });
+
+  it("in a demo started from a terminal, says to close the window to leave it", async () => {
+    backend.demo = "Reference Shop (https://auth.shop.localhost)";
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    expect(document.getElementById("demo-note")!.textContent).toBe("Demo: nothing is kept. Close the window to leave it.");
+    expect(document.getElementById("demo-leave")).toBeNull();
+  });
+
+  it("after Get started, says Poppydesk is ready with the operator's name and logo, above every section until closed", async () => {
+    backend.welcome = true;
+    const shell = mountShell(document, backend);
+    await shell.ready;
+    await flush();
+    expect(document.getElementById("ready-title")!.textContent).toBe("Poppydesk is ready");
+    expect(document.getElementById("ready-operator-name")!.textContent).toBe("Example Operator");
+    expect((document.getElementById("ready-operator-logo") as HTMLImageElement).getAttribute("src")).toBe(backend.operatorStatus.logo);
+    expect(backend.calls).toEqual(["operator", "readyShown"]);
+    shell.show("companies");
+    expect(document.getElementById("ready-card")).not.toBeNull();
+    (document.getElementById("ready-close") as HTMLButtonElement).click();
+    expect(document.getElementById("ready-card")).toBeNull();
+    shell.show("approvals");
+    expect(document.getElementById("ready-card")).toBeNull();
   });
 
   it("explains a locked keyring instead of the sections that need it", async () => {

@@ -6,6 +6,7 @@ import { navKey } from "./nav";
 import { SECTIONS, type SectionDef, sectionById, sectionFromHash } from "./sections";
 import { applyTheme } from "./theme";
 import { firstRun, idleWords, keyringWords } from "./views/firstrun";
+import { demoNote, readyCard } from "./views/ready";
 
 // STATUS_MS is how long a message stays in the status line before it gives way to the idle
 // words ("Ready", or what keeps Poppydesk from acting).
@@ -46,6 +47,8 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
   let info: AppInfo | undefined;
   let current = "";
   let leave: (() => void) | undefined;
+  // The card that says Poppydesk is ready after Get started, above every section until closed.
+  let readyNode: HTMLElement | undefined;
 
   // Navigation rail.
   const links: HTMLAnchorElement[] = [];
@@ -128,16 +131,18 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
       leave = undefined;
     }
     const title = el("h1", { id: "section-title", class: "section-title" }, def.title);
-    const guide = NEEDS_ENGINE.has(id) ? firstRun(info, show) : null;
+    const guide = NEEDS_ENGINE.has(id) ? firstRun(info, show, backend) : null;
     if (guide) {
       title.textContent = info?.problem === "no_identity" ? "Welcome to Poppydesk" : def.title;
       main.replaceChildren(title, guide);
+      (doc.getElementById("firstrun-get-started-button") as HTMLButtonElement | null)?.focus();
       return;
     }
     const view = views[id];
     if (view) {
       const host = el("div", { class: "view", id: `view-${id}` });
       main.replaceChildren(title, host);
+      if (readyNode) main.prepend(readyNode);
       const done = view(host, { doc, setStatus, setBadge, show, empty });
       if (typeof done === "function") leave = done;
       return;
@@ -145,6 +150,7 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
     const body: Node[] = [title, empty()];
     if (id === "settings") body.push(settingsDetails());
     main.replaceChildren(...body);
+    if (readyNode) main.prepend(readyNode);
   }
 
   function setBadge(sectionId: string, count: number): void {
@@ -230,7 +236,18 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
       keyring.dataset.state = chip.state;
       keyring.title = `System keyring: ${i.keyring}`;
       keyring.hidden = false;
-      if (i.demo) doc.body.classList.add("demo");
+      if (i.demo) {
+        doc.body.classList.add("demo");
+        doc.getElementById("demo-note")?.remove();
+        keyring.after(demoNote(backend, i, setStatus));
+      }
+      if (i.welcome && !i.problem) {
+        readyNode = readyCard(backend, i, () => {
+          readyNode?.remove();
+          readyNode = undefined;
+        });
+        main.prepend(readyNode);
+      }
       // Developer mode's permanent badge: the hosts and the CA, while it is on.
       const dev = doc.getElementById("dev-badge");
       if (dev && i.developer) {

@@ -38,6 +38,16 @@ const shellCalls = {
   windowFocus: (focused: boolean): Promise<void> => call("Shell", () => Shell.WindowFocus(focused)),
   // resetEverything deletes every key, sign-in and record (the confirmation step's words).
   resetEverything: (confirm: string): Promise<void> => call("Shell", () => Shell.ResetEverything(confirm)),
+  // The first run: Get started enrolls with the build's default operator and returns what
+  // Companies will see; restartReady starts Poppydesk with it. The demo is entered and left by a
+  // restart too; operator is what Companies see once Poppydesk is ready, readyShown reports that
+  // the window shows it.
+  getStarted: (): Promise<T.OperatorStatus> => call("Shell", () => Shell.GetStarted()),
+  restartReady: (): Promise<void> => call("Shell", () => Shell.RestartReady()),
+  tryDemo: (): Promise<void> => call("Shell", () => Shell.TryDemo()),
+  leaveDemo: (): Promise<void> => call("Shell", () => Shell.LeaveDemo()),
+  operator: (): Promise<T.OperatorStatus> => call("Shell", () => Shell.Operator()),
+  readyShown: (): Promise<void> => call("Shell", () => Shell.ReadyShown()),
 } satisfies Wrapping<typeof Shell>;
 export const shell = { ...shellCalls, on: onEvent } satisfies Service<typeof Shell>;
 export type ShellAPI = typeof shell;

@@ -1,19 +1,39 @@
 // The first-run screen: shown instead of the sections that need the engine while Poppydesk cannot
-// act at Companies (app.Problem). Without an identity it explains the four ways to start in
-// plain words, each with its exact steps; without a usable keyring it says what is wrong and how
-// to fix it. Commands are shown as text to copy, never run from here.
+// act at Companies (app.Problem). Without an identity it offers, first, "Get started" when the
+// build names a default operator (one click: Poppydesk enrolls with it, shows the name and logo
+// Companies will see, and restarts ready to act), then the other ways to start, each with what it
+// needs and its exact steps; without a default operator it says so first. "Try the demo" restarts
+// Poppydesk as the demo, which offers to come back. Without a usable keyring it says what is wrong
+// and how to fix it. Commands are shown as text to copy, never run from here.
 
-import type { AppInfo } from "../api";
+import type { AppInfo, OperatorStatus, ShellAPI } from "../api";
+import { describeError } from "../api";
 import { el } from "../dom";
 
 // The Settings sections of developer mode and of the identity (views/settings/).
 export const DEVELOPER_SECTION_ID = "settings-developer";
 export const IDENTITY_SECTION_ID = "settings-identity";
 
+// A logo is shown only as one of the image types Go checked, inline.
+export const LOGO_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/;
+
+// operatorMark is the operator's logo as Companies show it, or its initial when there is none.
+export function operatorMark(st: OperatorStatus | undefined, name: string, id: string): HTMLElement {
+  const logo = st?.logo && LOGO_DATA_URL.test(st.logo) ? st.logo : "";
+  return logo
+    ? el("img", { class: "si-logo", id, src: logo, alt: `${name || "The operator"}’s logo` })
+    : el("span", { class: "si-logo si-logo-placeholder", "aria-hidden": "true" }, (name || "?").slice(0, 1).toUpperCase());
+}
+
+// The first run's gestures: Get started, the restart it ends with, and the demo.
+export type FirstRunActions = Pick<ShellAPI, "getStarted" | "restartReady" | "tryDemo">;
+
 interface Way {
   id: string;
   title: string;
   text: string;
+  // needs says what this way needs, in a line of its own.
+  needs: string;
   // steps are the exact steps; a step may end with a command to copy.
   steps: { text: string; cmd?: string }[];
   link?: { label: string; href: string; focus?: string };
@@ -21,22 +41,22 @@ interface Way {
 
 const WAYS: readonly Way[] = [
   {
-    id: "firstrun-demo",
-    title: "Try the demo",
-    text: "See every flow with a built-in example Company, on this computer only: approvals, sign-in, conversations and the browser. Nothing from the demo is kept.",
-    steps: [{ text: "Quit this window (a second Poppydesk only brings this one to the front)." }, { text: "In a terminal, run:", cmd: "poppydesk demo" }],
-  },
-  {
-    id: "firstrun-developer",
-    title: "Develop a Company",
-    text: "Building your own Company? Developer mode lets Poppydesk reach your Company's hosts on this computer and trust your development certificate authority for those hosts only.",
-    steps: [{ text: "Open Settings, Developer mode." }, { text: "Add your Company's host names and your CA certificate, then restart Poppydesk." }],
-    link: { label: "Open Developer mode in Settings", href: "#/settings", focus: DEVELOPER_SECTION_ID },
+    id: "firstrun-operator",
+    title: "Use another operator",
+    text: "An operator publishes one identity for all its users and signs for this computer without seeing what you do. Your organisation may run one.",
+    needs: "Needs: the operator’s address, and an enrollment token if its administrator gives one (open operators need none).",
+    steps: [
+      { text: "Open Settings, Identity. Enter the address (and token), and Enroll." },
+      { text: "Or, in a terminal, run:", cmd: "poppydesk operator enroll https://operator.example --token TOKEN" },
+      { text: "Restart Poppydesk." },
+    ],
+    link: { label: "Open Identity in Settings", href: "#/settings", focus: IDENTITY_SECTION_ID },
   },
   {
     id: "firstrun-publish",
-    title: "Publish an identity of your own",
+    title: "Publish your own identity",
     text: "Companies recognise Poppydesk by its client_id: the web address of a small public file with its name and public keys. You can publish one on a website you control.",
+    needs: "Needs: a website of your own, served over HTTPS, where you can upload two files; and a terminal once.",
     steps: [
       {
         text: "Choose the address, for example https://you.example/agent.json. Quit this window, then run:",
@@ -47,15 +67,12 @@ const WAYS: readonly Way[] = [
     ],
   },
   {
-    id: "firstrun-operator",
-    title: "Use your organisation's operator",
-    text: "If your organisation runs a Poppydesk operator, it publishes one identity for everyone and signs for this computer without seeing what you do. Its administrator gives you an address and a one-time token.",
-    steps: [
-      { text: "Open Settings, Identity. Enter the address and token you were given, and Enroll." },
-      { text: "Or, in a terminal, run:", cmd: "poppydesk operator enroll https://operator.example --token TOKEN" },
-      { text: "Restart Poppydesk." },
-    ],
-    link: { label: "Open Identity in Settings", href: "#/settings", focus: IDENTITY_SECTION_ID },
+    id: "firstrun-developer",
+    title: "Develop a Company",
+    text: "Building your own Company? Developer mode lets Poppydesk reach your Company's hosts on this computer and trust your development certificate authority for those hosts only.",
+    needs: "Needs: a Company you are building, running on this computer, and an identity (any of the ways here).",
+    steps: [{ text: "Open Settings, Developer mode." }, { text: "Add your Company's host names and your CA certificate, then restart Poppydesk." }],
+    link: { label: "Open Developer mode in Settings", href: "#/settings", focus: DEVELOPER_SECTION_ID },
   },
 ];
 
@@ -76,39 +93,122 @@ function stepNode(s: Way["steps"][number]): HTMLElement {
   return el("li", { class: "cmd-step" }, s.text, el("span", { class: "cmd-row" }, code, copy));
 }
 
+function wayCard(w: Way, show: (id: string) => void): HTMLElement {
+  const card = el(
+    "section",
+    { class: "card firstrun-way", id: w.id, "aria-labelledby": `${w.id}-title` },
+    el("h2", { id: `${w.id}-title` }, w.title),
+    el("p", {}, w.text),
+    el("p", { class: "firstrun-needs", id: `${w.id}-needs` }, w.needs),
+    el("ol", { class: "firstrun-steps" }, ...w.steps.map(stepNode)),
+  );
+  if (w.link) {
+    const a = el("a", { href: w.link.href, class: "btn btn-secondary", id: `${w.id}-link` }, w.link.label);
+    const focus = w.link.focus;
+    a.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      show("settings");
+      const target = focus ? document.getElementById(focus) : null;
+      if (target) {
+        target.scrollIntoView({ block: "start" });
+        target.focus?.();
+      }
+    });
+    card.append(el("p", {}, a));
+  }
+  return card;
+}
+
+// hostOf is the operator's host name, as the card names it.
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+// getStartedCard is the one-click way: enroll with the default operator, show what Companies
+// will see, restart ready to act.
+function getStartedCard(operator: string, actions: FirstRunActions): HTMLElement {
+  const host = hostOf(operator);
+  const button = el("button", { type: "button", class: "btn btn-primary", id: "firstrun-get-started-button", autofocus: true }, "Get started");
+  const progress = el("div", { class: "firstrun-progress", id: "firstrun-get-started-progress", role: "status", "aria-live": "polite" });
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    progress.replaceChildren(el("p", {}, `Getting your identity from ${host}…`));
+    actions.getStarted().then(
+      (st) => {
+        const name = st.clientName || host;
+        progress.replaceChildren(
+          el(
+            "div",
+            { class: "identity-card", id: "firstrun-operator-card" },
+            operatorMark(st, name, "firstrun-operator-logo"),
+            el("div", {}, el("span", { class: "facts-under" }, "Companies will see your agent as"), el("strong", { id: "firstrun-operator-name" }, name)),
+          ),
+          ...(st.error ? [el("p", { class: "si-error", id: "firstrun-operator-problem" }, st.error)] : []),
+          el("p", { id: "firstrun-restarting" }, "Poppydesk restarts with this identity; its window opens again in a moment."),
+        );
+        return actions.restartReady();
+      },
+    ).catch((err) => {
+      button.disabled = false;
+      progress.replaceChildren(el("p", { class: "si-error", id: "firstrun-get-started-error" }, describeError(err)));
+    });
+  });
+  return el(
+    "section",
+    { class: "card firstrun-way firstrun-primary", id: "firstrun-get-started", "aria-labelledby": "firstrun-get-started-title" },
+    el("h2", { id: "firstrun-get-started-title" }, "Get started"),
+    el(
+      "p",
+      {},
+      `One click gives Poppydesk an identity from ${host}, an operator that publishes one identity for all its users so that Companies can recognise your agent. It signs for this computer without seeing what you do or where.`,
+    ),
+    el("p", { class: "firstrun-needs", id: "firstrun-get-started-needs" }, "Needs: nothing else. Nothing to type, no account to make."),
+    el("p", {}, button),
+    progress,
+  );
+}
+
+// demoCard offers the demo, which Poppydesk restarts as.
+function demoCard(actions: FirstRunActions): HTMLElement {
+  const button = el("button", { type: "button", class: "btn btn-secondary", id: "firstrun-demo-button" }, "Try the demo");
+  const note = el("p", { id: "firstrun-demo-progress", role: "status", "aria-live": "polite" });
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    note.textContent = "Poppydesk restarts as the demo; its window opens again in a moment.";
+    actions.tryDemo().catch((err) => {
+      button.disabled = false;
+      note.textContent = describeError(err);
+    });
+  });
+  return el(
+    "section",
+    { class: "card firstrun-way", id: "firstrun-demo", "aria-labelledby": "firstrun-demo-title" },
+    el("h2", { id: "firstrun-demo-title" }, "Try the demo"),
+    el("p", {}, "See every flow with a built-in example Company, on this computer only: approvals, sign-in, conversations and the browser. Nothing from the demo is kept, and leaving it brings you back here as you were."),
+    el("p", { class: "firstrun-needs", id: "firstrun-demo-needs" }, "Needs: nothing."),
+    el("p", {}, button),
+    note,
+  );
+}
+
 // firstRun builds the screen for info's problem, or null when the engine runs.
-export function firstRun(info: AppInfo | undefined, show: (id: string) => void): HTMLElement | null {
+export function firstRun(info: AppInfo | undefined, show: (id: string) => void, actions: FirstRunActions): HTMLElement | null {
   if (!info?.problem) return null;
   if (info.problem === "no_identity") {
-    const cards = WAYS.map((w) => {
-      const card = el(
-        "section",
-        { class: "card firstrun-way", id: w.id, "aria-labelledby": `${w.id}-title` },
-        el("h2", { id: `${w.id}-title` }, w.title),
-        el("p", {}, w.text),
-        el("ol", { class: "firstrun-steps" }, ...w.steps.map(stepNode)),
-      );
-      if (w.link) {
-        const a = el("a", { href: w.link.href, class: "btn btn-secondary", id: `${w.id}-link` }, w.link.label);
-        const focus = w.link.focus;
-        a.addEventListener("click", (ev) => {
-          ev.preventDefault();
-          show("settings");
-          const target = focus ? document.getElementById(focus) : null;
-          if (target) {
-            target.scrollIntoView({ block: "start" });
-            target.focus?.();
-          }
-        });
-        card.append(el("p", {}, a));
-      }
-      return card;
-    });
+    const op = info.defaultOperator;
+    const lead = op
+      ? "Poppydesk acts for you at Companies, and a Company needs to know who is asking. Get started gives Poppydesk an identity in one click; the other ways stay open."
+      : "Poppydesk acts for you at Companies, and a Company needs to know who is asking. Poppydesk has no identity yet, and this copy of Poppydesk names no operator to get one from in one click, so it cannot act anywhere until you choose a way below. Each says what it needs.";
+    const cards = [op ? getStartedCard(op, actions) : null, ...WAYS.slice(0, 2).map((w) => wayCard(w, show)), demoCard(actions), wayCard(WAYS[2], show)];
     return el(
       "div",
-      { class: "firstrun", id: "firstrun", "data-problem": info.problem },
-      el("p", { class: "firstrun-lead", id: "firstrun-lead" }, "Poppydesk acts for you at Companies, and a Company needs to know who is asking. Poppydesk has no published identity yet, so it cannot act anywhere. Choose one way to start:"),
-      el("div", { class: "firstrun-ways" }, ...cards),
+      { class: "firstrun", id: "firstrun", "data-problem": info.problem, "data-default-operator": op ? "yes" : "no" },
+      el("p", { class: "firstrun-lead", id: "firstrun-lead" }, lead),
+      el("div", { class: "firstrun-ways" }, ...cards.filter((c): c is HTMLElement => c !== null)),
     );
   }
   const locked = info.problem === "keyring_locked";
@@ -130,8 +230,9 @@ export function firstRun(info: AppInfo | undefined, show: (id: string) => void):
               el("li", {}, "Unlock it, then restart Poppydesk."),
             ]),
       ),
-      el("p", { class: "muted" }, "Meanwhile you can try the demo, which keeps everything in memory: quit this window and run poppydesk demo."),
+      el("p", { class: "muted" }, "Meanwhile you can try the demo, which keeps everything in memory and touches nothing of yours."),
     ),
+    demoCard(actions),
   );
 }
 

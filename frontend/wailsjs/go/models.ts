@@ -58,6 +58,9 @@ export namespace fronts {
 	    stateFile: string;
 	    socket: string;
 	    reset: boolean;
+	    defaultOperator: string;
+	    welcome: boolean;
+	    demoFromWindow: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new AppInfo(source);
@@ -82,6 +85,9 @@ export namespace fronts {
 	        this.stateFile = source["stateFile"];
 	        this.socket = source["socket"];
 	        this.reset = source["reset"];
+	        this.defaultOperator = source["defaultOperator"];
+	        this.welcome = source["welcome"];
+	        this.demoFromWindow = source["demoFromWindow"];
 	    }
 	}
 	export class Outcome {

@@ -8,11 +8,8 @@
 import type { IdentityInfo, OperatorStatus, SettingsAPI } from "../../api";
 import { describeError } from "../../api";
 import { el } from "../../dom";
-import { IDENTITY_SECTION_ID } from "../firstrun";
+import { IDENTITY_SECTION_ID, operatorMark } from "../firstrun";
 import type { SettingsSection } from "./index";
-
-// A logo is shown only as one of the image types Go checked, inline.
-const LOGO_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/;
 
 export const identitySection: SettingsSection = {
   id: IDENTITY_SECTION_ID,
@@ -144,11 +141,8 @@ class IdentityPanel {
     const card = el("div", { class: "identity-card", id: "identity-card" });
     if (mode === "operator") {
       const name = st?.clientName || i.clientName || "";
-      const logo = st?.logo && LOGO_DATA_URL.test(st.logo) ? st.logo : "";
       card.append(
-        logo
-          ? el("img", { class: "si-logo", id: "identity-logo", src: logo, alt: `${name || "The operator"}’s logo` })
-          : el("span", { class: "si-logo si-logo-placeholder", "aria-hidden": "true" }, (name || "?").slice(0, 1).toUpperCase()),
+        operatorMark(st, name, "identity-logo"),
         el(
           "div",
           {},

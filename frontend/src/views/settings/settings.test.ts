@@ -10,7 +10,7 @@ const goSources = import.meta.glob<string>("../../../../app/fronts/shell_setting
 const info: AppInfo = {
   name: "Poppydesk", version: "1.0", protocol: "Personal Agent Protocol 0.4", dataDir: "/d", configDir: "/c", logFile: "/l", keyring: "connected",
   demo: "", developer: "", problem: "", problemText: "", identity: "https://you.example/agent.json", identityMode: "self", operator: "", stateFile: "/d/poppydesk.sqlite",
-  socket: "/run/mcp.sock", reset: false,
+  socket: "/run/mcp.sock", reset: false, defaultOperator: "", welcome: false, demoFromWindow: false,
 };
 
 class FakeShell extends FakeEvents implements ShellAPI {
@@ -40,6 +40,13 @@ class FakeShell extends FakeEvents implements ShellAPI {
     this.resets.push(c);
     return Promise.resolve();
   };
+  // The first run's gestures are not Settings': app.test.ts covers them.
+  getStarted = () => Promise.reject(new Error("not in Settings"));
+  restartReady = () => Promise.reject(new Error("not in Settings"));
+  tryDemo = () => Promise.reject(new Error("not in Settings"));
+  leaveDemo = () => Promise.reject(new Error("not in Settings"));
+  operator = () => Promise.reject(new Error("not in Settings"));
+  readyShown = () => Promise.resolve();
 }
 
 // FakeSettings keeps developer mode as Go would: saved for the next start, applied on restart.

@@ -4,11 +4,21 @@ import {fronts} from '../models';
 
 export function FrontendReady():Promise<void>;
 
+export function GetStarted():Promise<fronts.OperatorStatus>;
+
 export function Info():Promise<fronts.AppInfo>;
+
+export function LeaveDemo():Promise<void>;
+
+export function Operator():Promise<fronts.OperatorStatus>;
 
 export function Preferences():Promise<fronts.Preferences>;
 
+export function ReadyShown():Promise<void>;
+
 export function ResetEverything(arg1:string):Promise<void>;
+
+export function RestartReady():Promise<void>;
 
 export function Sections():Promise<Array<fronts.Section>>;
 
@@ -19,5 +29,7 @@ export function SetNotifications(arg1:boolean):Promise<void>;
 export function SetTheme(arg1:string):Promise<void>;
 
 export function Status():Promise<string>;
+
+export function TryDemo():Promise<void>;
 
 export function WindowFocus(arg1:boolean):Promise<void>;

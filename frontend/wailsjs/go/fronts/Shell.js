@@ -6,16 +6,36 @@ export function FrontendReady() {
   return window['go']['fronts']['Shell']['FrontendReady']();
 }
 
+export function GetStarted() {
+  return window['go']['fronts']['Shell']['GetStarted']();
+}
+
 export function Info() {
   return window['go']['fronts']['Shell']['Info']();
+}
+
+export function LeaveDemo() {
+  return window['go']['fronts']['Shell']['LeaveDemo']();
+}
+
+export function Operator() {
+  return window['go']['fronts']['Shell']['Operator']();
 }
 
 export function Preferences() {
   return window['go']['fronts']['Shell']['Preferences']();
 }
 
+export function ReadyShown() {
+  return window['go']['fronts']['Shell']['ReadyShown']();
+}
+
 export function ResetEverything(arg1) {
   return window['go']['fronts']['Shell']['ResetEverything'](arg1);
+}
+
+export function RestartReady() {
+  return window['go']['fronts']['Shell']['RestartReady']();
 }
 
 export function Sections() {
@@ -36,6 +56,10 @@ export function SetTheme(arg1) {
 
 export function Status() {
   return window['go']['fronts']['Shell']['Status']();
+}
+
+export function TryDemo() {
+  return window['go']['fronts']['Shell']['TryDemo']();
 }
 
 export function WindowFocus(arg1) {
