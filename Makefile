@@ -6,6 +6,10 @@ GOBIN := $(shell go env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 TAGS := webkit2_41
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# DEFAULT_OPERATOR is the operator "Get started" enrolls with on the first run (docs/OPERATOR.md
+# "A default operator"); empty: the build names none.
+DEFAULT_OPERATOR ?=
+LDFLAGS := -X main.version=$(VERSION) -X main.defaultOperator=$(DEFAULT_OPERATOR)
 
 .PHONY: demo test bench bootstrap build package frontend run clean
 
@@ -29,12 +33,12 @@ frontend: bootstrap
 # The release binary: build/bin/poppydesk (wails build = frontend build + bindings + go build
 # -tags desktop,production,webkit2_41), and build/bin/poppydesk-mcp beside it.
 build: bootstrap
-	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
+	wails build -tags $(TAGS) -ldflags "$(LDFLAGS)" -m -nosyncgomod
 	$(RELAY_BUILD)
 
 # The binary again only when one of its sources changed (make demo uses it).
 $(BIN): $(GO_SOURCES) $(FRONTEND_SOURCES) $(BUILD_ASSETS) | bootstrap
-	wails build -tags $(TAGS) -ldflags "-X main.version=$(VERSION)" -m -nosyncgomod
+	wails build -tags $(TAGS) -ldflags "$(LDFLAGS)" -m -nosyncgomod
 	$(RELAY_BUILD)
 
 # The Debian package: build/poppydesk_VERSION_ARCH.deb (scripts/package: nfpm as a library; the

@@ -2,11 +2,17 @@ package app_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,6 +23,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/vault"
 )
 
 // TestGetStartedWithTheDefaultOperator is the first run of a build that names an operator, through
@@ -129,5 +136,112 @@ func TestFirstRunWithoutADefaultOperator(t *testing.T) {
 	}
 	if err := shell.LeaveDemo(); err == nil {
 		t.Errorf("LeaveDemo outside the demo succeeded")
+	}
+}
+
+// userState is what the user's Poppydesk keeps: the state database's files, byte for byte, and
+// every keyring item under service, read afresh from the Secret Service.
+func userState(t *testing.T, data, service string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	files, err := filepath.Glob(filepath.Join(data, app.StateFile+"*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no state database in %s (%v)", data, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["file "+filepath.Base(f)] = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	kr := vault.NewKeyring(vault.KeyringOptions{Service: service})
+	names, err := kr.Names(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		v, err := kr.Get(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["keyring "+n] = fmt.Sprintf("%x", sha256.Sum256(v))
+	}
+	return out
+}
+
+// TestDemoFromTheWindowLeavesTheUserStateUntouched: the user's Poppydesk (signed in at a
+// Company, its keys and tokens in the real Secret Service) starts the demo from the window; the
+// demo runs in the same folders, signs in and acts at its reference Company, offers to leave,
+// and leaving asks for the user's own Poppydesk. The user's state database and every keyring
+// item are then byte for byte what they were, and the user's Poppydesk starts as it was.
+func TestDemoFromTheWindowLeavesTheUserStateUntouched(t *testing.T) {
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		if os.Getenv("POPPYDESK_REQUIRE_KEYRING") == "1" || os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
+			t.Fatal("no D-Bus session: run through scripts/with-keyring.sh")
+		}
+		t.Skip("the user's keyring items need the Secret Service: run through scripts/with-keyring.sh")
+	}
+	ctx := context.Background()
+	buf := make([]byte, 6)
+	_, _ = rand.Read(buf)
+	service := "poppydesk-test-" + hex.EncodeToString(buf)
+	kr := vault.NewKeyring(vault.KeyringOptions{Service: service})
+	t.Cleanup(func() { _ = kr.DeleteAll(context.Background()) })
+	dir := t.TempDir()
+	var restarts []app.RestartTo
+	record := func(c *app.Config) {
+		c.Restart = func(to app.RestartTo) error { restarts = append(restarts, to); return nil }
+	}
+	user := apptest.Start(t, apptest.Options{Dir: dir, Secrets: store.NewSecrets(kr), Edit: record})
+	user.SignIn(t, "personal", "orders:read")
+	own := user.Host.ClientID()
+	if err := user.Fronts().Shell.LeaveDemo(); err == nil {
+		t.Errorf("LeaveDemo outside the demo succeeded")
+	}
+	if err := user.Fronts().Shell.TryDemo(); err != nil || len(restarts) != 1 || restarts[0] != app.RestartDemo {
+		t.Fatalf("TryDemo: %v; restarts asked %v", err, restarts)
+	}
+	user.Close()
+	data := user.Config.Paths.Data
+	before := userState(t, data, service)
+	if len(before) < 3 {
+		t.Fatalf("the user's state is too thin to tell anything: %v", before)
+	}
+
+	// The demo, started as the restart does: the same folders and keyring service.
+	demo := apptest.Start(t, apptest.Options{Demo: true, Dir: dir, Secrets: store.NewSecrets(kr), Edit: func(c *app.Config) {
+		c.Demo.FromWindow = true
+		record(c)
+	}})
+	if info := demo.Fronts().Shell.Info(); !info.DemoFromWindow || info.Demo == "" || info.IdentityMode != app.IdentityDemo {
+		t.Fatalf("the demo's Info = demo %q, from the window %v, mode %q", info.Demo, info.DemoFromWindow, info.IdentityMode)
+	}
+	demo.SignIn(t, "personal", "orders:read")
+	if err := demo.Fronts().Shell.TryDemo(); err == nil {
+		t.Errorf("TryDemo inside the demo succeeded")
+	}
+	if err := demo.Fronts().Shell.LeaveDemo(); err != nil || len(restarts) != 2 || restarts[1] != app.RestartHome {
+		t.Fatalf("LeaveDemo: %v; restarts asked %v", err, restarts)
+	}
+	demo.Close()
+
+	after := userState(t, data, service)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("the demo changed the user's %s", k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("the demo added the user's %s", k)
+		}
+	}
+	back := apptest.Start(t, apptest.Options{Dir: dir, Secrets: store.NewSecrets(kr), Company: user.Company})
+	if back.Host.Problem() != nil || back.Host.ClientID() != own {
+		t.Fatalf("back from the demo: problem %v, identity %q (was %q)", back.Host.Problem(), back.Host.ClientID(), own)
+	}
+	if st, err := back.Host.OAuth().Status(ctx, back.Discover(t).Identifier, "personal"); err != nil || !st.SignedIn {
+		t.Errorf("back from the demo, the user's sign-in: %+v, %v", st, err)
 	}
 }

@@ -31,6 +31,10 @@ import (
 type Env struct {
 	// Version is Poppydesk's version.
 	Version string
+	// DefaultOperator is the operator this build names for "Get started" (main's build
+	// setting; "" in development builds). The window's Host gets it as
+	// app.Config.DefaultOperator.
+	DefaultOperator string
 	// Stdin, Stdout and Stderr are the command's streams.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer

@@ -80,10 +80,30 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 	if o.e2eListen == "" && !windowAvailable {
 		return errNoWindow
 	}
-	if o.e2eListen == "" && handToRunningWindow(env.Getenv, env.Args) {
+	restarted := app.RestartTo(env.Getenv(envRestarted))
+	switch {
+	case o.e2eListen != "":
+	case restarted != "":
+		// This start follows a restart from the window: the previous window's single-instance
+		// lock goes with its process, and this one must not hand itself over to it.
+		waitInstanceFree(env.Getenv, instanceRelease)
+	case handToRunningWindow(env.Getenv, env.Args):
 		fmt.Fprintln(env.Stdout, "Poppydesk is already running; its window is now in front.")
 		return nil
 	}
+	r := &restarter{}
+	if err := runHost(ctx, env, o, restarted, r); err != nil {
+		return err
+	}
+	if to := r.requested(); to != "" {
+		return restartProgram(env, to)
+	}
+	return nil
+}
+
+// runHost builds the Host and shows it in the window (or serves it to a browser) until the
+// window closes; a restart the window asked for is left in r.
+func runHost(ctx context.Context, env *Env, o *windowOptions, restarted app.RestartTo, r *restarter) error {
 	paths, err := env.Paths()
 	if err != nil {
 		return err
@@ -102,12 +122,15 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 	}
 	log := app.NewLogger(lf, level)
 	cfg := app.Config{Version: env.Version, Paths: paths, Logger: log, Getenv: env.Getenv, Secrets: env.Secrets,
-		KeyringService: env.KeyringService()}
+		KeyringService: env.KeyringService(), DefaultOperator: env.DefaultOperator, Welcome: restarted == app.RestartReady}
+	if o.e2eListen == "" {
+		cfg.Restart = r.request
+	}
 	// The model interface where `poppydesk mcp` looks for it (when the home folder is unknown,
 	// the Host says so in the Inspector).
 	cfg.Socket, _ = env.modelEndpoint()
 	if o.demo {
-		cfg.Demo = &app.DemoOptions{Faults: o.faults}
+		cfg.Demo = &app.DemoOptions{Faults: o.faults, FromWindow: restarted == app.RestartDemo}
 	}
 	if dev, err := o.dev.developer(); err != nil {
 		return err
@@ -128,7 +151,7 @@ func runWindow(ctx context.Context, env *Env, o *windowOptions) error {
 	if o.e2eListen != "" {
 		return serveBridge(ctx, env, h, window, o)
 	}
-	return runWails(ctx, env, windowRun{bind: window.Bindings(), attach: window.Attach, log: log,
+	return runWails(ctx, env, windowRun{bind: window.Bindings(), attach: window.Attach, log: log, restart: r,
 		shutdown: func() {
 			if err := h.CloseWithin(app.ShutdownGrace); err != nil {
 				log.Warn("shutdown was not clean", "err", err)
@@ -143,6 +166,8 @@ type windowRun struct {
 	attach   func(app.Emitter) (detach func()) // nil while generating bindings
 	log      *slog.Logger
 	shutdown func()
+	// restart learns how to quit the window once it started (nil while generating bindings).
+	restart *restarter
 }
 
 // listFlag is a repeatable flag whose values may also be comma-separated.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -26,8 +27,7 @@ func handToRunningWindow(getenv func(string) string, args []string) bool {
 		return false
 	}
 	defer conn.Close()
-	id := "wails_app_" + strings.NewReplacer("-", "_", ".", "_").Replace(singleInstanceID)
-	name, path := "org."+id+".SingleInstance", dbus.ObjectPath("/org/"+id+"/SingleInstance")
+	name, path := instanceName()
 	var owned bool
 	if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, name).Store(&owned); err != nil || !owned {
 		return false
@@ -39,4 +39,32 @@ func handToRunningWindow(getenv func(string) string, args []string) bool {
 		return false
 	}
 	return conn.Object(name, path).Call(name+".SendMessage", 0, string(msg)).Err == nil
+}
+
+// waitInstanceFree waits, at most d, until no process owns the single-instance lock's D-Bus name
+// (the previous window's, released when its process ended or exec'd this one), so that Wails's
+// lock in this process does not hand this start to a window that is gone.
+func waitInstanceFree(getenv func(string) string, d time.Duration) {
+	addr := getenv("DBUS_SESSION_BUS_ADDRESS")
+	if addr == "" || addr == "disabled:" {
+		return
+	}
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	name, _ := instanceName()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		var owned bool
+		if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, name).Store(&owned); err != nil || !owned {
+			return
+		}
+	}
+}
+
+// instanceName is the D-Bus name and object of Wails's single-instance lock for singleInstanceID.
+func instanceName() (string, dbus.ObjectPath) {
+	id := "wails_app_" + strings.NewReplacer("-", "_", ".", "_").Replace(singleInstanceID)
+	return "org." + id + ".SingleInstance", dbus.ObjectPath("/org/" + id + "/SingleInstance")
 }

@@ -45,6 +45,9 @@ func runWails(_ context.Context, env *Env, w windowRun) error {
 			if w.attach != nil {
 				w.attach(app.EmitterFunc(func(name string, data ...any) { wruntime.EventsEmit(c, name, data...) }))
 			}
+			if w.restart != nil {
+				w.restart.setQuit(func() { wruntime.Quit(c) })
+			}
 			// SIGINT and SIGTERM need nothing here: Wails handles them itself by quitting the
 			// window, which runs OnShutdown. Quitting a second time from here races GTK's
 			// teardown and crashes (seen in scripts/smoke.sh).
