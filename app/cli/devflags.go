@@ -13,6 +13,16 @@ import (
 type devFlags struct {
 	companies listFlag
 	ca        string
+	// operators are operators under development (the window only): reachable on loopback with
+	// the --dev-ca, and, unlike Companies, no reason to publish an identity of Poppydesk's own,
+	// since an operator publishes the identity (Get started with a build's default operator
+	// that runs on this computer).
+	operators listFlag
+}
+
+// registerOperator adds --dev-operator (the window's flags).
+func (d *devFlags) registerOperator(fs *flag.FlagSet) {
+	fs.Var(&d.operators, "dev-operator", "developer mode: an operator under development, by `domain` (host[:port]; localhost, *.localhost or 127.0.0.1), repeatable; it may be reached on loopback, with the --dev-ca trusted for it, and Poppydesk publishes no identity of its own for it")
 }
 
 func (d *devFlags) register(fs *flag.FlagSet) {
@@ -22,6 +32,9 @@ func (d *devFlags) register(fs *flag.FlagSet) {
 
 // developer is the flags as app.Developer (zero when no Company is named).
 func (d *devFlags) developer() (app.Developer, error) {
+	if len(d.operators) > 0 {
+		return d.withOperators()
+	}
 	if len(d.companies) == 0 {
 		if d.ca != "" {
 			return app.Developer{}, usageError{"--dev-ca is trusted only for the hosts of Companies under development; name them with --dev-company DOMAIN (discover also takes --dev-allow-loopback for the reference Company)"}
@@ -42,4 +55,28 @@ func (d *devFlags) transport() (transport.Config, error) {
 		return transport.Config{}, err
 	}
 	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs}, nil
+}
+
+// withOperators is developer mode with operators under development: their hosts join the
+// Companies' (if any), and the --dev-ca is trusted for all of them.
+func (d *devFlags) withOperators() (app.Developer, error) {
+	var dev app.Developer
+	if len(d.companies) > 0 {
+		var err error
+		if dev, err = app.DeveloperFrom(app.DeveloperSettings{Companies: d.companies, CAFile: d.ca}); err != nil {
+			return app.Developer{}, usageError{err.Error()}
+		}
+	} else if d.ca != "" {
+		certs, err := app.ReadPEMCerts(d.ca)
+		if err != nil {
+			return app.Developer{}, usageError{err.Error()}
+		}
+		dev.RootCAs, dev.CAFile = certs, d.ca
+	}
+	hosts, err := app.DeveloperHosts(d.operators)
+	if err != nil {
+		return app.Developer{}, usageError{err.Error()}
+	}
+	dev.Hosts = append(dev.Hosts, hosts...)
+	return dev, nil
 }

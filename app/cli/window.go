@@ -59,6 +59,7 @@ func demoCommand() command {
 func windowFlags(fs *flag.FlagSet, env *Env, o *windowOptions) runFunc {
 	fs.BoolVar(&o.debug, "debug", false, "write debug-level entries to the log file")
 	o.dev.register(fs)
+	o.dev.registerOperator(fs)
 	bridgeFlags(fs, o)
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
