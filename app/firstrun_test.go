@@ -245,3 +245,18 @@ func TestDemoFromTheWindowLeavesTheUserStateUntouched(t *testing.T) {
 		t.Errorf("back from the demo, the user's sign-in: %+v, %v", st, err)
 	}
 }
+
+// TestDemoFromATerminal: a demo started as `poppydesk demo` has no Poppydesk of the user's to go
+// back to; the window says to close it, and LeaveDemo refuses.
+func TestDemoFromATerminal(t *testing.T) {
+	var restarts []app.RestartTo
+	f := apptest.Start(t, apptest.Options{Demo: true, Edit: func(c *app.Config) {
+		c.Restart = func(to app.RestartTo) error { restarts = append(restarts, to); return nil }
+	}})
+	if info := f.Fronts().Shell.Info(); info.Demo == "" || info.DemoFromWindow {
+		t.Errorf("Info = demo %q, from the window %v", info.Demo, info.DemoFromWindow)
+	}
+	if err := f.Fronts().Shell.LeaveDemo(); err == nil || !strings.Contains(err.Error(), "Close this window to leave the demo") || len(restarts) != 0 {
+		t.Errorf("LeaveDemo in a demo from a terminal: %v; restarts asked %v", err, restarts)
+	}
+}
