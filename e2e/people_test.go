@@ -90,9 +90,10 @@ func (p *windowPage) shot(name string) {
 	}
 }
 
-// TestFirstRunInChromium: without an identity the window leads somewhere: a guided screen with the
-// four ways to start and their exact steps, the idle status saying so, and a link to developer
-// mode in Settings.
+// TestFirstRunInChromium: without an identity, in a build that names no default operator, the
+// window leads somewhere: a guided screen that says no operator is named, with the four other
+// ways to start, what each needs and their exact steps, the idle status saying so, and a link to
+// developer mode in Settings.
 func TestFirstRunInChromium(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) { c.ClientID, c.Developer = "", app.Developer{} }})
 	if p := f.Host.Problem(); p == nil || p.Kind != app.ProblemNoIdentity {
@@ -104,11 +105,17 @@ func TestFirstRunInChromium(t *testing.T) {
 		t.Errorf("title = %q", got)
 	}
 	ways := p.eval(`Array.from(document.querySelectorAll(".firstrun-way h2")).map((h) => h.textContent).join("|")`)
-	if ways != "Try the demo|Develop a Company|Publish an identity of your own|Use your organisation's operator" {
+	if ways != "Use another operator|Publish your own identity|Try the demo|Develop a Company" {
 		t.Errorf("ways = %q", ways)
 	}
+	if lead := p.eval(`document.getElementById("firstrun-lead").textContent`); !strings.Contains(lead, "names no operator to get one from in one click") {
+		t.Errorf("the lead does not say what is missing: %q", lead)
+	}
+	if needs := p.eval(`String(document.querySelectorAll(".firstrun-needs").length)`); needs != "4" {
+		t.Errorf("%s ways say what they need, want 4", needs)
+	}
 	cmds := p.eval(`Array.from(document.querySelectorAll("#firstrun code.cmd")).map((c) => c.textContent).join("|")`)
-	for _, want := range []string{"poppydesk demo", "poppydesk identity export --client-id", "poppydesk operator enroll https://operator.example --token TOKEN"} {
+	for _, want := range []string{"poppydesk identity export --client-id", "poppydesk operator enroll https://operator.example --token TOKEN"} {
 		if !strings.Contains(cmds, want) {
 			t.Errorf("the steps lack %q: %s", want, cmds)
 		}
