@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dunglas/httpsfv"
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
@@ -171,10 +171,7 @@ func approvalRequired(t testing.TB, res *apis.Result) operation {
 // approvalHeader serializes Poppy-Approval (RFC 9651 Dictionary, Operations 6).
 func approvalHeader(t testing.TB, id, rev string) string {
 	t.Helper()
-	d := httpsfv.NewDictionary()
-	d.Add("operation_id", httpsfv.NewItem(id))
-	d.Add("revision", httpsfv.NewItem(rev))
-	v, err := httpsfv.Marshal(d)
+	v, err := headers.FormatApproval(id, rev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/dunglas/httpsfv"
-
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 )
 
@@ -30,28 +29,9 @@ const MessageUndeclaredOperation = "not performed and nothing to approve: the Co
 var operationsExtension = struct{ name, version string }{"operations", "2"}
 
 // declaresOperations reports whether a Poppy-Extensions value declares the Operations extension
-// version 2 (spec 3.4: an RFC 9651 List of Strings with a "v" parameter; a value that fails to
-// parse declares nothing).
+// version 2 (spec 3.4; a value that fails to parse declares nothing).
 func declaresOperations(header string) bool {
-	if header == "" {
-		return false
-	}
-	l, err := httpsfv.UnmarshalList([]string{header})
-	if err != nil {
-		return false
-	}
-	for _, m := range l {
-		it, ok := m.(httpsfv.Item)
-		if !ok {
-			continue
-		}
-		if n, ok := it.Value.(string); ok && n == operationsExtension.name {
-			if v, ok := it.Params.Get("v"); ok && v == operationsExtension.version {
-				return true
-			}
-		}
-	}
-	return false
+	return header != "" && headers.Declares([]string{header}, operationsExtension.name, operationsExtension.version)
 }
 
 // clientDeclaresOperations reports whether the Session of cl declares the Operations extension

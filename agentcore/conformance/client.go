@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
@@ -278,20 +279,20 @@ func (r *run) once(ctx context.Context, c call) answer {
 			sum := sha256.Sum256([]byte(token))
 			cl.Ath = base64.RawURLEncoding.EncodeToString(sum[:])
 		}
-		req.Header.Set("Poppy-Session", r.dlg.sign(cl, sessionHeader()))
+		req.Header.Set(headers.Session, r.dlg.sign(cl, sessionHeader()))
 		v := c.version
 		if v == "" {
 			v = r.co.Version
 		}
-		req.Header.Set("Poppy-Version", v)
+		req.Header.Set(headers.Version, v)
 	} else if c.version != "" {
-		req.Header.Set("Poppy-Version", c.version)
+		req.Header.Set(headers.Version, c.version)
 	}
 	if c.extensions != "" {
-		req.Header.Set("Poppy-Extensions", c.extensions)
+		req.Header.Set(headers.Extensions, c.extensions)
 	}
 	if c.approval != "" {
-		req.Header.Set("Poppy-Approval", c.approval)
+		req.Header.Set(headers.Approval, c.approval)
 	}
 	resp, err := r.hc.Do(req)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
@@ -98,10 +99,10 @@ func (r *run) openStream(ctx context.Context, eventsURL, last string) (*stream, 
 		return nil, answer{err: err}
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Poppy-Session", r.dlg.sign(r.claimsIn(r.sessionFor(r.extHeader()), http.MethodGet, u), sessionHeader()))
-	req.Header.Set("Poppy-Version", r.co.Version)
+	req.Header.Set(headers.Session, r.dlg.sign(r.claimsIn(r.sessionFor(r.extHeader()), http.MethodGet, u), sessionHeader()))
+	req.Header.Set(headers.Version, r.co.Version)
 	if r.listsOperations() {
-		req.Header.Set("Poppy-Extensions", operations.ExtensionsHeader)
+		req.Header.Set(headers.Extensions, operations.ExtensionsHeader)
 	}
 	if last != "" {
 		req.Header.Set("Last-Event-ID", last)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -245,11 +246,11 @@ func (d *Discoverer) discover(ctx context.Context, domain string, o options) (*C
 		}
 	}
 	for v, u := range candidates {
-		if _, _, ok := parseVersion(v); !ok {
+		if _, _, ok := headers.ParseVersion(v); !ok {
 			continue
 		}
 		for _, impl := range d.versions {
-			if Compatible(v, impl) && (chosen == "" || newer(v, chosen)) {
+			if Compatible(v, impl) && (chosen == "" || headers.Newer(v, chosen)) {
 				chosen, chosenURL = v, u
 			}
 		}

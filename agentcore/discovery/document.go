@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // Document is a parsed poppy.json (spec 3.1). Unknown fields are ignored (spec 3.3).
@@ -127,7 +128,7 @@ func ParseDocument(body []byte) (*Document, error) {
 	if err := json.Unmarshal(raw.ProtocolVersion, &d.ProtocolVersion); err != nil || d.ProtocolVersion == "" {
 		return nil, &CheckError{Check: CheckParse, Section: "3.1", Detail: `protocol_version is required, as a "major.minor" string such as "0.4"`}
 	}
-	if _, _, ok := parseVersion(d.ProtocolVersion); !ok {
+	if _, _, ok := headers.ParseVersion(d.ProtocolVersion); !ok {
 		return nil, &CheckError{Check: CheckParse, Section: "3.1", Detail: fmt.Sprintf("protocol_version %q is not major.minor (e.g. \"0.4\")", d.ProtocolVersion)}
 	}
 	if len(raw.SupportedVersions) > 0 && string(raw.SupportedVersions) != "null" {
@@ -234,33 +235,6 @@ func (d *Document) checkURLs() error {
 	return nil
 }
 
-// parseVersion parses "major.minor".
-func parseVersion(v string) (major, minor int, ok bool) {
-	a, b, found := strings.Cut(v, ".")
-	if !found {
-		return 0, 0, false
-	}
-	ma, err1 := strconv.Atoi(a)
-	mi, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil || ma < 0 || mi < 0 || strings.HasPrefix(a, "+") || strings.HasPrefix(b, "+") {
-		return 0, 0, false
-	}
-	return ma, mi, true
-}
-
 // Compatible reports whether versions a and b are compatible (spec 3.4): same major and, before
-// 1.0, the same minor.
-func Compatible(a, b string) bool {
-	am, an, ok1 := parseVersion(a)
-	bm, bn, ok2 := parseVersion(b)
-	if !ok1 || !ok2 || am != bm {
-		return false
-	}
-	return am >= 1 || an == bn
-}
-
-func newer(a, b string) bool {
-	am, an, _ := parseVersion(a)
-	bm, bn, _ := parseVersion(b)
-	return am > bm || am == bm && an > bn
-}
+// 1.0, the same minor (agentcore/headers reads the versions).
+func Compatible(a, b string) bool { return headers.Compatible(a, b) }

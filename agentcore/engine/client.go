@@ -10,10 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dunglas/httpsfv"
-
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/session"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -82,10 +81,7 @@ func (e *Engine) Client(ctx context.Context, companyIdentifier, account string) 
 	if err != nil {
 		return nil, err
 	}
-	hdr, err := extensionsHeader(exts)
-	if err != nil {
-		return nil, err
-	}
+	hdr := s.ExtensionsHeader()
 	cl := &Client{e: e, account: account, company: c, sess: s, dest: dest, destOf: c}
 	cl.sc, err = e.tr.Session(transport.SessionConfig{Signer: s, Destinations: dest, Version: s.Version, Extensions: hdr,
 		Hooks: transport.Hooks{RenewSession: cl.renew, Rediscover: cl.rediscover, Refresh: cl.refresh,
@@ -181,18 +177,13 @@ func (c *Client) rediscover(ctx context.Context) (transport.Rediscovery, error) 
 		c.company = nc
 		return transport.Rediscovery{Version: nc.Version}, nil
 	}
-	exts := extensionsFor(nc)
-	hdr, err := extensionsHeader(exts)
-	if err != nil {
-		return transport.Rediscovery{}, err
-	}
-	ns, err := c.e.openSession(ctx, id, c.account, nc.Version, exts, c.sess)
+	ns, err := c.e.openSession(ctx, id, c.account, nc.Version, extensionsFor(nc), c.sess)
 	if err != nil {
 		return transport.Rediscovery{}, err
 	}
 	c.e.log.InfoContext(ctx, "engine: the Company's protocol version changed; continuing in a new Session (spec 3.4)", "company", id, "old_version", c.sess.Version, "version", nc.Version, "sid", ns.SID)
 	c.sess, c.company = ns, nc
-	return transport.Rediscovery{Version: nc.Version, Extensions: hdr, Signer: ns}, nil
+	return transport.Rediscovery{Version: nc.Version, Extensions: ns.ExtensionsHeader(), Signer: ns}, nil
 }
 
 // refresh is Hooks.Refresh (spec 4.4): the rejected token's resource is refreshed once through
@@ -598,31 +589,12 @@ func sameExtensions(a, b []session.Extension) bool {
 	return true
 }
 
-// extensionsHeader is the Poppy-Extensions value: an RFC 9651 List of Strings with a String "v"
-// parameter (spec 3.4), "" for none. agentcore/session writes the same value when it signs.
-func extensionsHeader(exts []session.Extension) (string, error) {
-	if len(exts) == 0 {
-		return "", nil
-	}
-	list := make(httpsfv.List, 0, len(exts))
-	for _, x := range exts {
-		it := httpsfv.NewItem(x.Name)
-		it.Params.Add("v", x.Version)
-		list = append(list, it)
-	}
-	s, err := httpsfv.Marshal(list)
-	if err != nil {
-		return "", fmt.Errorf("engine: serializing Poppy-Extensions: %w", err)
-	}
-	return s, nil
-}
-
 // extensionStrings are the extensions as stored with a Session: each one list member of
 // Poppy-Extensions, e.g. `"operations";v="2"`.
 func extensionStrings(exts []session.Extension) []string {
 	out := make([]string, 0, len(exts))
 	for _, x := range exts {
-		s, err := extensionsHeader([]session.Extension{x})
+		s, err := headers.FormatExtensions([]session.Extension{x})
 		if err == nil {
 			out = append(out, s)
 		}

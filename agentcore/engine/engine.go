@@ -465,10 +465,7 @@ func (c *Client) apiClient() (*apis.Client, error) {
 		}
 		c.mu.Unlock()
 	}
-	hdr, err := extensionsHeader(sess.Extensions)
-	if err != nil {
-		return nil, err
-	}
+	hdr := sess.ExtensionsHeader()
 	signer := transport.SignerFunc(func(ctx context.Context, req *http.Request, token string) error {
 		c.mu.Lock()
 		s := c.sess

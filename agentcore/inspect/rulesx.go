@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // ExchangeFindings are the rules one exchange shows broken (package doc): Deprecation and
@@ -28,8 +30,8 @@ func ExchangeFindings(req *http.Request, respHeader http.Header, respBody []byte
 		f.URL = at
 		out = append(out, f)
 	}
-	signed := req.Header.Get("Poppy-Session") != ""
-	if signed && !declaresOperations(req.Header.Get("Poppy-Extensions")) && len(respBody) > 0 &&
+	signed := req.Header.Get(headers.Session) != ""
+	if signed && !headers.Declares(req.Header.Values(headers.Extensions), "operations", "2") && len(respBody) > 0 &&
 		bytes.Contains(respBody, []byte(`"approval_required"`)) && bytes.Contains(respBody, []byte(`"operation"`)) {
 		var body struct {
 			Error     string          `json:"error"`
@@ -42,19 +44,6 @@ func ExchangeFindings(req *http.Request, respHeader http.Header, respBody []byte
 		}
 	}
 	return out
-}
-
-// declaresOperations reports whether a Poppy-Extensions value lists "operations";v="2". It is a
-// plain scan: a value that does not parse as an RFC 9651 List declares nothing (spec 3.4), and a
-// false "declared" here only hides a finding, never causes one.
-func declaresOperations(v string) bool {
-	for _, item := range strings.Split(v, ",") {
-		item = strings.TrimSpace(item)
-		if strings.HasPrefix(item, `"operations"`) && strings.Contains(item, `v="2"`) {
-			return true
-		}
-	}
-	return false
 }
 
 // JoinPageFindings are the rules the browser-session page's response headers break (spec 6

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dunglas/httpsfv"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // Approval names the operation and the revision the User approved (Operations 6).
@@ -23,7 +23,7 @@ type Approval struct {
 const MetaKey = "personalagentprotocol.org/approval"
 
 // HeaderName is the HTTP header that carries an approval (Operations 6, "APIs").
-const HeaderName = "Poppy-Approval"
+const HeaderName = headers.Approval
 
 func (a Approval) validate() error {
 	if !ValidID(a.OperationID) {
@@ -36,50 +36,26 @@ func (a Approval) validate() error {
 }
 
 // ApprovalHeader serializes the Poppy-Approval header value: an RFC 9651 Dictionary with
-// operation_id and revision as Strings (Operations 6, "APIs"), e.g.
+// operation_id and revision as Strings (Operations 6, "APIs"; agentcore/headers), e.g.
 // `operation_id="exc_5Rt2", revision="1791487200-k3Jd9Qx2mW8v"`.
 func ApprovalHeader(operationID, revision string) (string, error) {
 	a := Approval{OperationID: operationID, Revision: revision}
 	if err := a.validate(); err != nil {
 		return "", err
 	}
-	d := httpsfv.NewDictionary()
-	d.Add("operation_id", httpsfv.NewItem(operationID))
-	d.Add("revision", httpsfv.NewItem(revision))
-	s, err := httpsfv.Marshal(d)
-	if err != nil {
-		return "", fmt.Errorf("serialize the %s header: %w", HeaderName, err)
-	}
-	return s, nil
+	return headers.FormatApproval(operationID, revision)
 }
 
 // ParseApprovalHeader parses the Poppy-Approval header (all its field lines, in order), as the
-// reference Company does (Operations 6, "APIs"). Members other than operation_id and revision are
-// ignored, as are parameters; both must be Strings with the characters of spec 8.2.
+// reference Company does (Operations 6, "APIs"; agentcore/headers): members other than
+// operation_id and revision are ignored, as are parameters; both must be Strings with the
+// characters of spec 8.2.
 func ParseApprovalHeader(values []string) (Approval, error) {
-	d, err := httpsfv.UnmarshalDictionary(values)
+	op, rev, err := headers.ParseApproval(values)
 	if err != nil {
-		return Approval{}, fmt.Errorf("the %s header is not an RFC 9651 Dictionary (Operations extension v2, section 6): %w", HeaderName, err)
+		return Approval{}, err
 	}
-	var a Approval
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"operation_id", &a.OperationID}, {"revision", &a.Revision}} {
-		m, ok := d.Get(f.name)
-		if !ok {
-			return Approval{}, fmt.Errorf("the %s header has no %s member (Operations extension v2, section 6)", HeaderName, f.name)
-		}
-		it, ok := m.(httpsfv.Item)
-		if !ok {
-			return Approval{}, fmt.Errorf("the %s member of the %s header is an Inner List, not a String (Operations extension v2, section 6)", f.name, HeaderName)
-		}
-		s, ok := it.Value.(string)
-		if !ok {
-			return Approval{}, fmt.Errorf("the %s member of the %s header is not a String (Operations extension v2, section 6)", f.name, HeaderName)
-		}
-		*f.dst = s
-	}
+	a := Approval{OperationID: op, Revision: rev}
 	if err := a.validate(); err != nil {
 		return Approval{}, fmt.Errorf("the %s header: %w (Operations extension v2, section 6)", HeaderName, err)
 	}

@@ -5,7 +5,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
+
+// TestExtensionsHeader: the declaration this package names is the one agentcore/headers writes
+// for the extension in this version (spec 3.4, Operations 2).
+func TestExtensionsHeader(t *testing.T) {
+	got, err := headers.FormatExtensions([]headers.Extension{{Name: "operations", Version: Version}})
+	if err != nil || got != ExtensionsHeader {
+		t.Fatalf("headers.FormatExtensions = %q, %v; ExtensionsHeader is %q", got, err, ExtensionsHeader)
+	}
+}
 
 func TestApprovalHeaderSpecExample(t *testing.T) {
 	got, err := ApprovalHeader("exc_5Rt2", "1791487200-k3Jd9Qx2mW8v")

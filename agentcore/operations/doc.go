@@ -18,7 +18,7 @@
 //   - Operations 5: checking terms against the request and the model's stated intent
 //     (CheckTerms); one approval covers one revision (CanApprove).
 //   - Operations 6: the approval in the Poppy-Approval header (ApprovalHeader, ParseApprovalHeader,
-//     an RFC 9651 Dictionary built with github.com/dunglas/httpsfv), in MCP _meta (ApprovalMeta,
+//     an RFC 9651 Dictionary written and read by agentcore/headers), in MCP _meta (ApprovalMeta,
 //     ApprovalFromMeta) and in a conversation message (ApprovalExtensions, ApprovalFromExtensions).
 //   - Operations 7: the at-most-once state machine (Next, CanSend, CanAsk): an approval is
 //     persisted before it is sent, retried with the same approval, and no new approval is asked
@@ -38,5 +38,5 @@
 // of a few strings plus terms re-encoded with sorted keys and numbers kept as written (no library
 // in go.mod implements RFC 8785, and the digest is only ever compared with digests this package
 // computed); the word diff in Diff is a small LCS over whitespace-separated words, bounded in size.
-// Summary parsing uses goldmark (CommonMark 0.31.2) and RFC 9651 uses httpsfv.
+// Summary parsing uses goldmark (CommonMark 0.31.2); the RFC 9651 headers are agentcore/headers'.
 package operations

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dunglas/httpsfv"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // ProtocolVersion is the version the reference Company prefers.
@@ -328,24 +328,5 @@ func (s *Server) serveProtected(w http.ResponseWriter, r *http.Request) {
 // declares reports whether the request declares extension name at version v in Poppy-Extensions
 // (spec 3.4: an RFC 9651 List; a header that fails to parse declares nothing).
 func declares(r *http.Request, name, v string) bool {
-	vals := r.Header.Values("Poppy-Extensions")
-	if len(vals) == 0 {
-		return false
-	}
-	l, err := httpsfv.UnmarshalList(vals)
-	if err != nil {
-		return false
-	}
-	for _, m := range l {
-		it, ok := m.(httpsfv.Item)
-		if !ok {
-			continue
-		}
-		if n, ok := it.Value.(string); ok && n == name {
-			if pv, ok := it.Params.Get("v"); ok && pv == v {
-				return true
-			}
-		}
-	}
-	return false
+	return headers.Declares(r.Header.Values(headers.Extensions), name, v)
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dunglas/httpsfv"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
 )
 
@@ -236,7 +236,7 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, p *protec
 		writeError(w, http.StatusBadRequest, "invalid_request", `the body must be a JSON object with "item_id" and "replacement_sku"`)
 		return
 	}
-	appr, err := parseApprovalHeader(r.Header.Values("Poppy-Approval"))
+	appr, err := parseApprovalHeader(r.Header.Values(headers.Approval))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
@@ -277,33 +277,19 @@ func loseConnection(w http.ResponseWriter) {
 	writeError(w, http.StatusBadGateway, "bad_gateway", "the response was lost")
 }
 
-// parseApprovalHeader reads Poppy-Approval, an RFC 9651 Dictionary with operation_id and
-// revision as Strings (Operations 6); other members are ignored. No header: nil.
+// parseApprovalHeader reads Poppy-Approval (Operations 6, agentcore/headers): operation_id and
+// revision as Strings; other members are ignored. No header: nil.
 func parseApprovalHeader(vals []string) (*approvalRef, error) {
-	if len(vals) == 0 {
+	op, rev, err := headers.ParseApproval(vals)
+	switch {
+	case errors.Is(err, headers.ErrNoApproval):
 		return nil, nil
+	case err != nil:
+		return nil, err
+	case op == "" || rev == "":
+		return nil, errors.New(`Poppy-Approval needs operation_id and revision as non-empty Strings, e.g. operation_id="exc_5Rt2", revision="1791487200-k3Jd9Qx2mW8v" (Operations 6)`)
 	}
-	d, err := httpsfv.UnmarshalDictionary(vals)
-	if err != nil {
-		return nil, errors.New("Poppy-Approval is not an RFC 9651 Dictionary (Operations 6): " + err.Error())
-	}
-	get := func(k string) string {
-		m, ok := d.Get(k)
-		if !ok {
-			return ""
-		}
-		it, ok := m.(httpsfv.Item)
-		if !ok {
-			return ""
-		}
-		v, _ := it.Value.(string)
-		return v
-	}
-	a := &approvalRef{OperationID: get("operation_id"), Revision: get("revision")}
-	if a.OperationID == "" || a.Revision == "" {
-		return nil, errors.New(`Poppy-Approval needs operation_id and revision as Strings, e.g. operation_id="exc_5Rt2", revision="1791487200-k3Jd9Qx2mW8v" (Operations 6)`)
-	}
-	return a, nil
+	return &approvalRef{OperationID: op, Revision: rev}, nil
 }
 
 // openAPIDocument is the OpenAPI 3.1 description of the Shop API.

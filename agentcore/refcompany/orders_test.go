@@ -7,7 +7,8 @@ import (
 )
 
 // TestParseApprovalHeader: Poppy-Approval is an RFC 9651 Dictionary with operation_id and
-// revision Strings; unknown members are ignored (Operations 6).
+// revision Strings (agentcore/headers reads it); unknown members are ignored, and the reference
+// Company also refuses empty Strings (Operations 6).
 func TestParseApprovalHeader(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -19,8 +20,9 @@ func TestParseApprovalHeader(t *testing.T) {
 		{"spec example", []string{`operation_id="exc_5Rt2", revision="1791487200-k3Jd9Qx2mW8v"`}, &approvalRef{"exc_5Rt2", "1791487200-k3Jd9Qx2mW8v"}, ""},
 		{"unknown members ignored", []string{`revision="r1", later=?1, operation_id="exc_1"`}, &approvalRef{"exc_1", "r1"}, ""},
 		{"split over two lines", []string{`operation_id="exc_1"`, `revision="r1"`}, &approvalRef{"exc_1", "r1"}, ""},
-		{"token instead of String", []string{`operation_id=exc_1, revision="r1"`}, nil, "needs operation_id and revision"},
-		{"missing revision", []string{`operation_id="exc_1"`}, nil, "needs operation_id and revision"},
+		{"token instead of String", []string{`operation_id=exc_1, revision="r1"`}, nil, "not a String"},
+		{"missing revision", []string{`operation_id="exc_1"`}, nil, "no revision member"},
+		{"empty revision", []string{`operation_id="exc_1", revision=""`}, nil, "non-empty Strings"},
 		{"not a dictionary", []string{`"exc_1"`}, nil, "not an RFC 9651 Dictionary"},
 	}
 	for _, tc := range tests {

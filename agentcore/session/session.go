@@ -20,19 +20,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dunglas/httpsfv"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/store"
-)
-
-// Header names (spec 3.4, 5.2).
-const (
-	HeaderSession    = "Poppy-Session"
-	HeaderVersion    = "Poppy-Version"
-	HeaderExtensions = "Poppy-Extensions"
 )
 
 // ProtocolVersion is the protocol version this engine implements (spec 3.4).
@@ -53,11 +46,9 @@ type Delegator interface {
 	Delegate(ctx context.Context, pub *ecdsa.PublicKey, lifetime time.Duration) (string, time.Time, error)
 }
 
-// Extension is one extension the Personal Agent uses with a Company, in one version (spec 3.3, 3.4).
-type Extension struct {
-	Name    string // e.g. "operations"
-	Version string // e.g. "2"
-}
+// Extension is one extension the Personal Agent uses with a Company, in one version (spec 3.3,
+// 3.4), as agentcore/headers writes it.
+type Extension = headers.Extension
 
 // Config configures a [Manager].
 type Config struct {
@@ -156,7 +147,7 @@ func (m *Manager) Open(ctx context.Context, company string, opts Options) (*Sess
 	if opts.Version == "" {
 		opts.Version = m.cfg.Version
 	}
-	ext, err := extensionsHeader(opts.Extensions)
+	ext, err := headers.FormatExtensions(opts.Extensions)
 	if err != nil {
 		return nil, err
 	}
@@ -250,33 +241,6 @@ func checkIdentifier(company string) error {
 		return fmt.Errorf("%q is not a Company identifier: it must be an HTTPS issuer or https://{organization.domain} with a lowercase host (spec 3.2)", company)
 	}
 	return nil
-}
-
-// extensionsHeader serializes extensions as an RFC 9651 List of Strings with a String "v"
-// parameter (spec 3.4). "" for none.
-func extensionsHeader(exts []Extension) (string, error) {
-	if len(exts) == 0 {
-		return "", nil
-	}
-	list := make(httpsfv.List, 0, len(exts))
-	seen := map[string]bool{}
-	for _, e := range exts {
-		if e.Name == "" || e.Version == "" {
-			return "", fmt.Errorf("extension %q needs a name and a version (spec 3.3)", e.Name)
-		}
-		if seen[e.Name] {
-			return "", fmt.Errorf("extension %q declared twice; declare one version of each (spec 3.3)", e.Name)
-		}
-		seen[e.Name] = true
-		it := httpsfv.NewItem(e.Name)
-		it.Params.Add("v", e.Version)
-		list = append(list, it)
-	}
-	s, err := httpsfv.Marshal(list)
-	if err != nil {
-		return "", fmt.Errorf("extension names and versions must be printable ASCII: %w", err)
-	}
-	return s, nil
 }
 
 // userIdentity is one User's identity at one Company: User ID, Agent ID and the current
@@ -518,6 +482,9 @@ type Session struct {
 	fixed       atomic.Pointer[fixedClaims] // appendClaims' cache
 }
 
+// ExtensionsHeader is the Poppy-Extensions value this Session sends ("" for none; spec 3.4).
+func (s *Session) ExtensionsHeader() string { return s.extHeader }
+
 // UserID returns the User ID this Session signs for (spec 5.1).
 func (s *Session) UserID() string {
 	s.id.mu.Lock()
@@ -591,12 +558,12 @@ func (s *Session) SignRequest(ctx context.Context, req *http.Request, accessToke
 	if err != nil {
 		return err
 	}
-	req.Header.Set(HeaderSession, jwt)
-	setOnce(req.Header, HeaderVersion, s.Version)
+	req.Header.Set(headers.Session, jwt)
+	setOnce(req.Header, headers.Version, s.Version)
 	if s.extHeader != "" {
-		setOnce(req.Header, HeaderExtensions, s.extHeader)
+		setOnce(req.Header, headers.Extensions, s.extHeader)
 	} else {
-		req.Header.Del(HeaderExtensions)
+		req.Header.Del(headers.Extensions)
 	}
 	return nil
 }

@@ -126,7 +126,7 @@ func sign(t testing.TB, s *session.Session, method, target, token string) signed
 
 func TestSignRequestHeadersAndClaims(t *testing.T) {
 	e := newEnv(t, nil)
-	s := e.open(t, "https://auth.shop.example", session.Options{AgentID: true, Extensions: []session.Extension{{"operations", "2"}, {"links", "1"}}})
+	s := e.open(t, "https://auth.shop.example", session.Options{AgentID: true, Extensions: []session.Extension{{Name: "operations", Version: "2"}, {Name: "links", Version: "1"}}})
 	const token = "at_123"
 	r := sign(t, s, "POST", "https://API.shop.example:443/orders/o1?x=1#f", token)
 	if got := r.req.Header.Get("Poppy-Version"); got != "0.4" {
@@ -290,7 +290,7 @@ func TestDelegatedKeysNeverShared(t *testing.T) {
 			}
 			kids[kid], dlgs[dlg] = s.UserID(), s.UserID()
 			// Sessions of the same User ID share it.
-			s2 := e.open(t, c, session.Options{Anonymous: anon, Version: "0.4", Extensions: []session.Extension{{"operations", "2"}}})
+			s2 := e.open(t, c, session.Options{Anonymous: anon, Version: "0.4", Extensions: []session.Extension{{Name: "operations", Version: "2"}}})
 			if sign(t, s2, "GET", "https://api.example/x", "").hdr["kid"] != kid {
 				t.Fatal("two Sessions of one User ID use different keys without rotation")
 			}
@@ -380,7 +380,7 @@ func TestSIDsNeverReusedAndVersionChangeStartsNewSession(t *testing.T) {
 			t.Errorf("Open(%q) accepted a bad Company identifier", bad)
 		}
 	}
-	if _, err := e.mgr.Open(ctx, "https://a.example", session.Options{Extensions: []session.Extension{{"x", "1"}, {"x", "2"}}}); err == nil {
+	if _, err := e.mgr.Open(ctx, "https://a.example", session.Options{Extensions: []session.Extension{{Name: "x", Version: "1"}, {Name: "x", Version: "2"}}}); err == nil {
 		t.Error("two versions of one extension accepted")
 	}
 }
@@ -389,7 +389,7 @@ func TestSIDsNeverReusedAndVersionChangeStartsNewSession(t *testing.T) {
 // base64url, ES256, headers) with a bare ECDSA P-256 signature over an input of the same size.
 func BenchmarkSign(b *testing.B) {
 	e := newEnv(b, nil)
-	s := e.open(b, "https://auth.shop.example", session.Options{Extensions: []session.Extension{{"operations", "2"}}})
+	s := e.open(b, "https://auth.shop.example", session.Options{Extensions: []session.Extension{{Name: "operations", Version: "2"}}})
 	req, _ := http.NewRequest("POST", "https://api.shop.example/orders/ord_7Hk2/exchanges", nil)
 	ctx := context.Background()
 	if err := s.SignRequest(ctx, req, "at_eyJhbGciOiJSUzI1NiJ9.access-token-of-moderate-length"); err != nil {

@@ -22,8 +22,9 @@
 //     and the token issued to the same client_id.
 //  5. Spec 3.4: Poppy-Version present and compatible with Config.Versions (same major, and before
 //     1.0 the same minor), else version_unsupported. Poppy-Extensions is parsed as an RFC 9651
-//     List with github.com/dunglas/httpsfv; an unparseable field declares no extensions, and
-//     members that are not a String with a String "v" parameter are ignored.
+//     List by agentcore/headers (the codec the Personal Agent writes with); an unparseable field
+//     declares no extensions, and members that are not a String with a String "v" parameter are
+//     ignored.
 //  6. A reused jti is rejected (spec 5.3 "Replayed JWTs", optional there).
 //  7. Spec 5.3 step 4 and 5.5: the Session is looked up by (client_id, sid). An ended sid gets
 //     session_ended; an unknown sid starts a Session; a known sid must carry the same sub and

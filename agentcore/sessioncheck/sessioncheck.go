@@ -22,11 +22,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dunglas/httpsfv"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // Token types (spec 5.2).
@@ -290,7 +290,7 @@ func (v *Verifier) Verify(ctx context.Context, r *http.Request, accessToken, tok
 }
 
 func (v *Verifier) verify(ctx context.Context, r *http.Request, accessToken, tokenClientID string) (*Session, *Error) {
-	vals := r.Header.Values("Poppy-Session")
+	vals := r.Header.Values(headers.Session)
 	switch {
 	case len(vals) == 0:
 		return nil, invalid("the request has no Poppy-Session header (spec 5.2, 5.3)")
@@ -393,12 +393,12 @@ func (v *Verifier) verify(ctx context.Context, r *http.Request, accessToken, tok
 		return nil, invalid("the Session JWT has ath but the request carries no access token (spec 5.3)")
 	}
 	// Spec 3.4: Poppy-Version and Poppy-Extensions.
-	version := r.Header.Get("Poppy-Version")
+	version := r.Header.Get(headers.Version)
 	if !v.versionServed(version) {
 		return nil, &Error{Status: http.StatusBadRequest, Code: CodeVersionUnsupported,
 			Description: fmt.Sprintf("Poppy-Version %q is missing or not compatible with a version this Company serves (%s) (spec 3.4)", version, strings.Join(v.cfg.Versions, ", "))}
 	}
-	exts, extKey := parseExtensions(r.Header.Values("Poppy-Extensions"))
+	exts, extKey := parseExtensions(r.Header.Values(headers.Extensions))
 	agentID := ""
 	if c.AgentID != nil {
 		agentID = *c.AgentID
@@ -550,62 +550,21 @@ func normalizeURL(u *url.URL) string {
 // versionServed reports whether version ("major.minor") is compatible with a served version:
 // same major and, before 1.0, the same minor (spec 3.4).
 func (v *Verifier) versionServed(version string) bool {
-	maj, min, ok := parseVersion(version)
-	if !ok {
-		return false
-	}
 	for _, s := range v.cfg.Versions {
-		smaj, smin, ok := parseVersion(s)
-		if ok && smaj == maj && (maj >= 1 || smin == min) {
+		if headers.Compatible(version, s) {
 			return true
 		}
 	}
 	return false
 }
 
-func parseVersion(s string) (int, int, bool) {
-	a, b, ok := strings.Cut(s, ".")
-	if !ok {
-		return 0, 0, false
-	}
-	maj, err1 := strconv.ParseUint(a, 10, 16)
-	min, err2 := strconv.ParseUint(b, 10, 16)
-	if err1 != nil || err2 != nil || a == "" || b == "" || a[0] == '+' || b[0] == '+' {
-		return 0, 0, false
-	}
-	return int(maj), int(min), true
-}
-
-// parseExtensions reads Poppy-Extensions as an RFC 9651 List (spec 3.4). An unparseable field
-// declares no extensions. Members that are not a String with a String "v" parameter are
-// ignored. The key is a canonical form used to check that a Session keeps the same values.
+// parseExtensions reads Poppy-Extensions (spec 3.4, agentcore/headers): an unparseable field
+// declares no extensions. The key is a canonical form used to check that a Session keeps the
+// same values.
 func parseExtensions(vals []string) (map[string]string, string) {
 	out := map[string]string{}
-	if len(vals) == 0 {
-		return out, ""
-	}
-	list, err := httpsfv.UnmarshalList(vals)
-	if err != nil {
-		return out, ""
-	}
-	for _, m := range list {
-		it, ok := m.(httpsfv.Item)
-		if !ok {
-			continue
-		}
-		name, ok := it.Value.(string)
-		if !ok || it.Params == nil {
-			continue
-		}
-		pv, ok := it.Params.Get("v")
-		if !ok {
-			continue
-		}
-		ver, ok := pv.(string)
-		if !ok {
-			continue
-		}
-		out[name] = ver
+	for _, x := range headers.ParseExtensions(vals) {
+		out[x.Name] = x.Version
 	}
 	names := make([]string, 0, len(out))
 	for n := range out {
