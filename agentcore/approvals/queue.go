@@ -27,6 +27,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // Interfaces an operation came through (Item.Interface).
@@ -147,7 +148,7 @@ func New(cfg Config) (*Queue, error) {
 		cfg.Logger = cfg.Engine.Logger()
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = transport.SleepContext
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -165,17 +166,6 @@ func New(cfg Config) (*Queue, error) {
 		cfg.Reporter = inspect.Discard
 	}
 	return &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, locks: map[string]*keyLock{}, changed: make(chan struct{}), mcps: map[mcpKey]*mcpConn{}}, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // lock takes the in-process lock of key (an action target or an approval ID). Lock order: a

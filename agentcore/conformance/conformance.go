@@ -236,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.SignInTimeout = DefaultSignInTimeout
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = transport.SleepContext
 	}
 	tc := cfg.Transport
 	if tc.Observer == nil {
@@ -272,17 +272,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	device()
 	r.rateProbe()
 	return r.rep, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // add records a probe's result. A failure of a NOTE rule is a Note; a failed or noted probe

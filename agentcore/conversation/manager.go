@@ -232,16 +232,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg.Logger = cfg.Engine.Logger()
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		cfg.Sleep = transport.SleepContext
 	}
 	if cfg.NewMessageID == nil {
 		cfg.NewMessageID = func() string {

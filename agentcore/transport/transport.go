@@ -220,7 +220,7 @@ func New(cfg Config) (*Transport, error) {
 		t.now = time.Now
 	}
 	if t.sleep == nil {
-		t.sleep = sleepCtx
+		t.sleep = SleepContext
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -421,7 +421,11 @@ func CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepContext waits d, or until ctx ends and then returns its error: the one context-aware
+// wait of the engine. The transport's 429 waits, the approval queue's backoff and polls, the
+// conversation manager's waits and poppydesk check's waits use it unless a test injects a clock
+// of its own.
+func SleepContext(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
