@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,14 +70,12 @@ type authServer struct {
 	nonce     string
 }
 
+// clientInfo is what the authorization server keeps of a client's metadata (spec 4.1).
 type clientInfo struct {
-	ClientID     string   `json:"client_id"`
-	ClientName   string   `json:"client_name"`
-	JWKSURI      string   `json:"jwks_uri"`
-	RedirectURIs []string `json:"redirect_uris"`
-	AuthMethod   string   `json:"token_endpoint_auth_method"`
-	keys         jwk.Set
-	fetched      time.Time
+	ClientID, ClientName string
+	RedirectURIs         []string
+	keys                 jwk.Set
+	fetched              time.Time
 }
 
 type authRequest struct {
@@ -235,8 +232,9 @@ func oerr(status int, code, format string, args ...any) *oauthError {
 	return &oauthError{status: status, code: code, description: fmt.Sprintf(format, args...)}
 }
 
-// client fetches (and caches for a minute) the client metadata at clientID without following
-// redirects (spec 4.1, CIMD), and its JWKS.
+// clientMeta fetches (and caches for a minute) the client metadata at clientID and its JWKS,
+// each without following redirects, as the Session check does (sessioncheck.FetchClient, spec
+// 4.1, CIMD), and checks that the client authenticates with private_key_jwt.
 func (s *Server) clientMeta(r *http.Request, clientID string) (*clientInfo, *oauthError) {
 	a := s.auth()
 	now := s.now()
@@ -249,54 +247,18 @@ func (s *Server) clientMeta(r *http.Request, clientID string) (*clientInfo, *oau
 	if s.fault(FaultClientMetadataUnfetched) {
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "unknown client_id: this issuer knows only the clients registered with it")
 	}
-	cu, err := url.Parse(clientID)
-	if err != nil || cu.Scheme != "https" || cu.Host == "" {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "client_id must be an HTTPS URL of a client metadata document (spec 4.1)")
+	md, e := s.verifierFor().FetchClient(r.Context(), clientID)
+	if e != nil {
+		return nil, oerr(http.StatusUnauthorized, "invalid_client", "fetching the client metadata failed: %s", e.Description)
 	}
-	body, e := s.fetchNoRedirect(r, clientID)
-	if e != "" {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "fetching the client metadata failed: %s (spec 4.1)", e)
-	}
-	ci = &clientInfo{}
-	if err := json.Unmarshal(body, ci); err != nil || ci.ClientID != clientID {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client metadata is not JSON or its client_id differs from the URL it was fetched from (spec 4.1)")
-	}
-	ju, err := url.Parse(ci.JWKSURI)
-	if err != nil || ju.Scheme != "https" || !strings.EqualFold(ju.Host, cu.Host) {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "jwks_uri must be an HTTPS URL on the client_id's host (spec 4.1)")
-	}
-	if ci.AuthMethod != "private_key_jwt" {
+	if md.TokenEndpointAuthMethod != "private_key_jwt" {
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "token_endpoint_auth_method must be private_key_jwt (spec 4.1)")
 	}
-	kb, e := s.fetchNoRedirect(r, ci.JWKSURI)
-	if e != "" {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "fetching the client's JWKS failed: %s (spec 4.1)", e)
-	}
-	if ci.keys, err = jwk.Parse(kb); err != nil {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client's JWKS does not parse (spec 4.1)")
-	}
-	ci.fetched = now
+	ci = &clientInfo{ClientID: md.ClientID, ClientName: md.ClientName, RedirectURIs: md.RedirectURIs, keys: md.Keys, fetched: now}
 	a.mu.Lock()
 	a.clients[clientID] = ci
 	a.mu.Unlock()
 	return ci, nil
-}
-
-func (s *Server) fetchNoRedirect(r *http.Request, raw string) ([]byte, string) {
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, raw, nil)
-	if err != nil {
-		return nil, "bad URL"
-	}
-	resp, err := s.client.NoRedirectClient().Do(req)
-	if err != nil {
-		return nil, "unreachable"
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Sprintf("HTTP %d (redirects are not followed)", resp.StatusCode)
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return b, ""
 }
 
 // authenticate parses the form and checks private_key_jwt client authentication (RFC 7523 §3,

@@ -70,47 +70,73 @@ func (v *Verifier) refetchKeys(ctx context.Context, iss string, ce *clientEntry,
 }
 
 func (v *Verifier) fetchClient(ctx context.Context, iss string, now time.Time) (*clientEntry, *Error) {
-	cid, err := url.Parse(iss)
-	if err != nil || cid.Scheme != "https" || cid.Host == "" || cid.Fragment != "" || cid.User != nil {
-		return nil, invalid("the Session JWT's iss %q is not an HTTPS client_id URL (spec 3, 4.1)", iss)
-	}
-	body, e := v.get(ctx, iss, "client metadata")
+	md, e := v.FetchClient(ctx, iss)
 	if e != nil {
 		return nil, e
 	}
-	var meta struct {
-		ClientID string `json:"client_id"`
-		JWKSURI  string `json:"jwks_uri"`
-		JWKS     any    `json:"jwks"`
+	return &clientEntry{jwksURI: md.JWKSURI, keys: md.Keys, fetched: now, expires: now.Add(v.cfg.MetadataTTL)}, nil
+}
+
+// ClientMetadata is a Personal Agent's client metadata document (spec 4.1) as fetched from its
+// client_id, with the key set at its jwks_uri.
+type ClientMetadata struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name"`
+	JWKSURI                 string   `json:"jwks_uri"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	// Keys are the public keys at JWKSURI.
+	Keys jwk.Set `json:"-"`
+}
+
+// FetchClient fetches the client metadata at clientID and the key set at its jwks_uri, each
+// without following redirects and within Config.FetchTimeout, and checks them (spec 4.1, 5.3
+// step 1): client_id is an HTTPS URL and the document's client_id equals it, jwks_uri is an HTTPS
+// URL on the same host, and the key set holds public keys only. It caches nothing (the Verifier
+// keeps what it fetches for Config.MetadataTTL); a Company's authorization server checking a
+// client assertion (RFC 7523) uses it too. Errors are *Error with invalid_session.
+func (v *Verifier) FetchClient(ctx context.Context, clientID string) (*ClientMetadata, *Error) {
+	cid, err := url.Parse(clientID)
+	if err != nil || cid.Scheme != "https" || cid.Host == "" || cid.Fragment != "" || cid.User != nil {
+		return nil, invalid("the client_id %q is not an HTTPS client_id URL (spec 3, 4.1)", clientID)
 	}
-	if err := json.Unmarshal(body, &meta); err != nil {
-		return nil, invalid("the client metadata at %s is not a JSON object (spec 4.1)", iss)
+	body, e := v.get(ctx, clientID, "client metadata")
+	if e != nil {
+		return nil, e
 	}
-	if meta.ClientID != iss {
-		return nil, invalid("the client metadata at %s has client_id %q; it must equal the URL it was fetched from (spec 4.1)", iss, meta.ClientID)
+	var md ClientMetadata
+	// A member of another type than expected (redirect_uris as a string, say) is left empty;
+	// client_id and jwks_uri are checked below.
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(body, &md); err != nil && !errors.As(err, &te) {
+		return nil, invalid("the client metadata at %s is not a JSON object (spec 4.1)", clientID)
 	}
-	ju, err := url.Parse(meta.JWKSURI)
+	if md.ClientID != clientID {
+		return nil, invalid("the client metadata at %s has client_id %q; it must equal the URL it was fetched from (spec 4.1)", clientID, md.ClientID)
+	}
+	ju, err := url.Parse(md.JWKSURI)
 	if err != nil || ju.Scheme != "https" || !strings.EqualFold(ju.Host, cid.Host) {
-		return nil, invalid("the client metadata's jwks_uri %q must be an HTTPS URL on the same host as client_id (spec 4.1)", meta.JWKSURI)
+		return nil, invalid("the client metadata's jwks_uri %q must be an HTTPS URL on the same host as client_id (spec 4.1)", md.JWKSURI)
 	}
-	jb, e := v.get(ctx, meta.JWKSURI, "JWKS")
+	jb, e := v.get(ctx, md.JWKSURI, "JWKS")
 	if e != nil {
 		return nil, e
 	}
 	set, err := jwk.Parse(jb)
 	if err != nil {
-		return nil, invalid("the key set at %s is not a valid JWKS (spec 4.1)", meta.JWKSURI)
+		return nil, invalid("the key set at %s is not a valid JWKS (spec 4.1)", md.JWKSURI)
 	}
 	if set.Len() == 0 {
-		return nil, invalid("the key set at %s has no keys (spec 4.1)", meta.JWKSURI)
+		return nil, invalid("the key set at %s has no keys (spec 4.1)", md.JWKSURI)
 	}
 	for i := range set.Len() {
 		k, _ := set.Key(i)
 		if priv, err := jwk.IsPrivateKey(k); err != nil || priv {
-			return nil, invalid("the key set at %s contains a private or symmetric key; it must hold public keys only (spec 4.1)", meta.JWKSURI)
+			return nil, invalid("the key set at %s contains a private or symmetric key; it must hold public keys only (spec 4.1)", md.JWKSURI)
 		}
 	}
-	return &clientEntry{jwksURI: meta.JWKSURI, keys: set, fetched: now, expires: now.Add(v.cfg.MetadataTTL)}, nil
+	md.Keys = set
+	return &md, nil
 }
 
 // get fetches a document without following redirects (spec 5.3 step 1, CIMD §5).
