@@ -28,6 +28,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
+	"github.com/poppydesk/poppydesk/agentcore/oauth"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
@@ -47,7 +48,6 @@ type tokens struct {
 // dpopKey is the run's DPoP key (RFC 9449) and the nonces the Company asked for, by origin.
 type dpopKey struct {
 	key    *ecdsa.PrivateKey
-	jwk    json.RawMessage
 	nonces map[string]string
 }
 
@@ -56,27 +56,17 @@ func newDPoPKey() (*dpopKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub, _, err := identity.PublicJWK(&k.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	return &dpopKey{key: k, jwk: pub, nonces: map[string]string{}}, nil
+	return &dpopKey{key: k, nonces: map[string]string{}}, nil
 }
 
-// proof is a DPoP proof for method and u (RFC 9449 §4.2), with ath when token is set and the
-// origin's nonce when the Company gave one.
+// proof is a DPoP proof for method and u (oauth.DPoPProof, RFC 9449 §4.2), with ath when token
+// is set and the origin's nonce when the Company gave one; "" when it cannot be signed.
 func (d *dpopKey) proof(method string, u *url.URL, token string, now time.Time) string {
-	htu := *u
-	htu.RawQuery, htu.Fragment = "", ""
-	c := map[string]any{"jti": identity.NewID(16), "htm": method, "htu": htu.String(), "iat": now.Unix()}
-	if token != "" {
-		sum := sha256.Sum256([]byte(token))
-		c["ath"] = base64.RawURLEncoding.EncodeToString(sum[:])
+	p, err := oauth.DPoPProof(d.key, method, u, token, d.nonces[u.Scheme+"://"+u.Host], now)
+	if err != nil {
+		return ""
 	}
-	if n := d.nonces[u.Scheme+"://"+u.Host]; n != "" {
-		c["nonce"] = n
-	}
-	return signES256(d.key, map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": d.jwk}, c)
+	return p
 }
 
 // sessionFor is the run's flow Session for requests with Poppy-Extensions ext.

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
@@ -80,17 +81,18 @@ func parseDPoPKey(raw json.RawMessage) (*ecdsa.PrivateKey, error) {
 	return &priv, nil
 }
 
-// proof builds a DPoP proof JWT (RFC 9449 §4.2): typ dpop+jwt, ES256, the public jwk in the
-// header; jti, htm, htu (without query and fragment), iat, and ath when accessToken is set,
-// nonce when the server gave one.
-func (c *Client) proof(key *ecdsa.PrivateKey, method string, u *url.URL, accessToken, nonce string) (string, error) {
+// DPoPProof builds a DPoP proof JWT (RFC 9449 §4.2) with key, as of now: typ dpop+jwt, ES256,
+// the public key as jwk in the header; jti, htm, htu (u without query and fragment), iat, ath
+// when accessToken is set, nonce when the server gave one. It is the one DPoP proof builder: the
+// sign-in layer's (token requests, signed-in requests) and poppydesk check's probes.
+func DPoPProof(key *ecdsa.PrivateKey, method string, u *url.URL, accessToken, nonce string, now time.Time) (string, error) {
 	pub, err := jwk.Import(&key.PublicKey)
 	if err != nil {
 		return "", err
 	}
 	htu := *u
 	htu.RawQuery, htu.Fragment, htu.RawFragment = "", "", ""
-	b := jwt.NewBuilder().JwtID(identity.NewID(16)).IssuedAt(c.now()).
+	b := jwt.NewBuilder().JwtID(identity.NewID(16)).IssuedAt(now).
 		Claim("htm", method).Claim("htu", htu.String())
 	if accessToken != "" {
 		sum := sha256.Sum256([]byte(accessToken))
@@ -115,6 +117,11 @@ func (c *Client) proof(key *ecdsa.PrivateKey, method string, u *url.URL, accessT
 		return "", fmt.Errorf("signing the DPoP proof failed: %w", err)
 	}
 	return string(signed), nil
+}
+
+// proof is DPoPProof on the Client's clock.
+func (c *Client) proof(key *ecdsa.PrivateKey, method string, u *url.URL, accessToken, nonce string) (string, error) {
+	return DPoPProof(key, method, u, accessToken, nonce, c.now())
 }
 
 func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
