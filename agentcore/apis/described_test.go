@@ -62,7 +62,11 @@ func TestDescriptionProvesDestinationBeforeSigning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := apis.New(apis.Config{Transport: tr, Signer: sess, Destinations: dest, Described: apis.NewDescribed(co), Version: co.Version})
+	sc, err := tr.Session(transport.SessionConfig{Signer: sess, Destinations: dest, Version: co.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := apis.New(apis.Config{Session: sc, Described: apis.NewDescribed(co)})
 	if err != nil {
 		t.Fatal(err)
 	}

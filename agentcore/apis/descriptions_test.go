@@ -231,8 +231,11 @@ func TestDescriptionsAfterDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := apis.New(apis.Config{Transport: f.tr, Signer: f.session(t, "", nil), Destinations: f.dest, Described: apis.NewDescribed(f.company),
-		Version: f.company.Version, Now: f.clk.Now, Descriptions: ds})
+	sc, err := f.tr.Session(transport.SessionConfig{Signer: f.session(t, "", nil), Destinations: f.dest, Version: f.company.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := apis.New(apis.Config{Session: sc, Described: apis.NewDescribed(f.company), Now: f.clk.Now, Descriptions: ds})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 // Described keeps, for one Company, the Session destinations of the OpenAPI descriptions read
 // this run (spec 5.2, 7): for each openapi entry of poppy.json, its description's servers joined
 // with its paths, as the description said when it was last read. Client.FetchOpenAPI records
-// them; Send signs a request whose URL is outside Config.Destinations only when one of them
+// them; Send signs a request whose URL is outside the Session destinations only when one of them
 // describes it, after reading the descriptions not read yet this run, so no request carries the
 // Session header before its destination is proven by a description the Company serves. What
-// Config.Destinations refuses (documents, OAuth endpoints, pages, /.well-known/) stays refused.
+// the Session destinations refuse (documents, OAuth endpoints, pages, /.well-known/) stays refused.
 // Share one Described between the Clients of one Company. Safe for concurrent use.
 type Described struct {
 	apis []discovery.API // the Company's openapi entries
@@ -67,17 +67,11 @@ func (d *Described) unread() []discovery.API {
 	return out
 }
 
-// isDestination reports whether u may get the Session header (spec 5.2): one of
-// Config.Destinations, or, unless they refuse it, a request URL of a description read this run.
-// Descriptions not read yet are read first (without the Session header), once each; a
-// description that cannot be read proves nothing.
-func (c *Client) isDestination(ctx context.Context, u *url.URL) bool {
-	if c.cfg.Destinations.Allows(u) {
-		return true
-	}
-	if c.cfg.Destinations.Refuses(u) {
-		return false
-	}
+// proves reports whether a description of the Company read this run describes u (spec 5.2, 7):
+// the pipeline asks it about a URL its Session destinations neither allow nor refuse
+// (transport.Request.Prove). Descriptions not read yet are read first (without the Session
+// header), once each; a description that cannot be read proves nothing.
+func (c *Client) proves(ctx context.Context, u *url.URL) bool {
 	if c.described.allows(u) {
 		return true
 	}

@@ -23,8 +23,8 @@
 //     destination (spec 5.2), or the operation is listed with the reason it is unavailable.
 //   - 5.2 destinations of descriptions read later: Config.Described (one per Company, shared by
 //     its Clients) keeps the request URLs of the descriptions this run read. FetchOpenAPI records
-//     them, and Send signs a URL outside Config.Destinations only when a description describes
-//     it, reading the descriptions not read yet first, unsigned. What Config.Destinations refuses
+//     them, and Send signs a URL outside the Session destinations only when a description describes
+//     it, reading the descriptions not read yet first, unsigned. What the Session destinations refuse
 //     (documents, OAuth endpoints, pages, /.well-known/) stays refused.
 //   - Descriptions (the engine owns one, set as Config.Descriptions) keeps every description the
 //     engine uses: fetched once per version and kept by the RFC 9111 rules of the discovery cache
@@ -47,31 +47,28 @@
 // loads each operation that is described to the model, with the component schemas it references,
 // through kin-openapi's loader (external refs off), so a reference that does not resolve or a
 // schema that is not a valid OpenAPI schema object is reported before a request is built from it.
-//   - 7 calls, 5.2, 5.6: Client.Send signs each attempt with the Session's transport.Signer
-//     (Poppy-Session, Poppy-Version, Poppy-Extensions), adds the access token when given, refuses
-//     URLs outside the Session destinations and tokens in URLs, never follows a redirect
-//     (*transport.RedirectError, spec 3), waits Retry-After on 429 (bounded), calls the Refresh
-//     hook once on invalid_token, and turns every error status into a *transport.ProtocolError
-//     with the codes of spec 7 (invalid_session, session_ended, version_unsupported,
-//     insufficient_scope, 401 challenges, extension_required from WWW-Authenticate). session_ended
-//     and version_unsupported are returned to the caller, which owns the Session and starts a new
-//     one (spec 3.4, 5.5).
+//   - 7 calls, 5.2, 5.6: Client.Send sends through the Session's signed-request pipeline
+//     (Config.Session, transport.SessionClient: the destination check, the account's token,
+//     DPoP, a fresh Session JWT on each attempt, no redirect followed, and one policy per answer:
+//     429, use_dpop_nonce, invalid_token, session_ended, version_unsupported; docs/DESIGN.md "The
+//     signed request"). Error statuses become *transport.ProtocolError with the codes of spec 7.
 //   - Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): a random key on every unsafe
 //     method (POST, PUT, PATCH, DELETE); the same key on 429 re-sends of the same request.
-//   - 7 MCP servers: ConnectMCP uses the SDK's StreamableClientTransport with an *http.Client whose
-//     RoundTripper signs EVERY HTTP request of the MCP transport (initialize, notifications, tool
-//     calls, the session DELETE) with a fresh Session JWT, refuses URLs that are not Session
-//     destinations, never follows redirects, and adds the MCP server's own access token from a
-//     token function when signed in. HTTP-level errors become *transport.ProtocolError (wrapped
-//     by the SDK; use errors.As). The standalone SSE stream is off: Poppy needs no
-//     server-initiated messages. Each exchange (connect, list, call) is bounded by the caller's
-//     ToolCall.Timeout or else the transport's exchange timeout (30 s), as a context deadline:
-//     a server answers a POST with SSE headers at once and may stream for as long as it likes,
-//     so the response-header timeout alone does not bound a call (MCPTimeoutError). A tool
-//     result keeps every content block (text, image, audio, embedded resource, resource link)
-//     within MaxToolContentBytes, with a note for what was cut; a caller that passes a progress
-//     function (WithProgress) gets the server's progress notifications, asked for with a token
-//     of Poppydesk's own.
+//   - 7 MCP servers: ConnectMCP uses the SDK's StreamableClientTransport with an *http.Client over
+//     the same pipeline (transport.SessionClient.RoundTripper), so EVERY HTTP request of the MCP
+//     transport (initialize, notifications, tool calls, the session DELETE) is checked and
+//     carries a fresh Session JWT and the MCP server's own access token when signed in (spec 7),
+//     with the pipeline's policy for each answer; a refusal at the Company's door becomes a
+//     *transport.ProtocolError (wrapped by the SDK; use errors.As). In front of the pipeline, this
+//     package's own step bounds each response body (MaxMCPResponseBody) and refuses to resume a
+//     stream it cut. The standalone SSE stream is off: Poppy needs no server-initiated messages.
+//     Each exchange (connect, list, call) is bounded by the caller's ToolCall.Timeout or else the
+//     transport's exchange timeout (30 s), as a context deadline: a server answers a POST with
+//     SSE headers at once and may stream for as long as it likes, so the response-header timeout
+//     alone does not bound a call (MCPTimeoutError). A tool result keeps every content block
+//     (text, image, audio, embedded resource, resource link) within MaxToolContentBytes, with a
+//     note for what was cut; a caller that passes a progress function (WithProgress) gets the
+//     server's progress notifications, asked for with a token of Poppydesk's own.
 //
 // Operations extension v2 hooks (Operations 4, 6): a Result carries the raw HTTP status and body
 // even for error statuses (together with the *transport.ProtocolError), so a 403
@@ -81,14 +78,8 @@
 // raw JSON, and ToolCall.WithApproval re-sends the same tool call with
 // _meta["personalagentprotocol.org/approval"].
 //
-// Why this package signs requests itself instead of using transport.SessionClient.Do: Do consumes
-// the body of an error response, and the body of a 403 approval_required is the operation. The
-// signing, destination and redirect rules are the transport's (Signer, Destinations, the
-// NoRedirectClient's RoundTripper), and errors are the transport's typed errors, built from
-// transport.ParseChallenges and transport.ParseRetryAfter.
-//
-// Signed in: Config.AccessToken picks each service's token (used by Send when a request carries
-// none, and by ConnectMCP for the MCP server's url), Config.Authorize puts it on as Bearer or DPoP,
-// and Config.OnResponse sees each response. Both Send and the MCP connection refresh once on
-// invalid_token and retry once on use_dpop_nonce.
+// This package signs nothing itself: the pipeline does, once for every kind of request. Send uses
+// the pipeline's Send, which returns an error answer's whole body with its *ProtocolError (the
+// body of a 403 approval_required is the operation); a URL outside the Session destinations that
+// a description read this run describes is proven to the pipeline through Request.Prove.
 package apis

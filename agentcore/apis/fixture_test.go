@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -85,10 +86,28 @@ func (f *fixture) session(t testing.TB, account string, exts []session.Extension
 	return sess
 }
 
-// client is an apis.Client for a Session.
+// client is an apis.Client for a Session, signed out unless a request carries a token.
 func (f *fixture) client(t testing.TB, signer transport.Signer) *apis.Client {
 	t.Helper()
-	c, err := apis.New(apis.Config{Transport: f.tr, Signer: signer, Destinations: f.dest, Version: f.company.Version, Now: f.clk.Now})
+	return f.clientOver(t, f.tr, signer, f.dest, transport.Hooks{}, nil)
+}
+
+// clientFor is client with every request that carries no token sent with token (the pipeline's
+// Token hook, as the engine gives each service's token).
+func (f *fixture) clientFor(t testing.TB, signer transport.Signer, token string) *apis.Client {
+	t.Helper()
+	return f.clientOver(t, f.tr, signer, f.dest, transport.Hooks{Token: func(context.Context, *url.URL) (string, error) { return token, nil }}, nil)
+}
+
+// clientOver is an apis.Client over the signed-request pipeline of a Session (signer) on tr,
+// with dest and hooks.
+func (f *fixture) clientOver(t testing.TB, tr *transport.Transport, signer transport.Signer, dest *transport.Destinations, hooks transport.Hooks, described *apis.Described) *apis.Client {
+	t.Helper()
+	sc, err := tr.Session(transport.SessionConfig{Signer: signer, Destinations: dest, Version: f.company.Version, Hooks: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := apis.New(apis.Config{Session: sc, Described: described, Now: f.clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

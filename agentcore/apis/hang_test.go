@@ -36,7 +36,11 @@ func TestHangingAPIEnds(t *testing.T) {
 	if err := db.Prefix(s.URL(refcompany.OtherHost, "/api")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := apis.New(apis.Config{Transport: tr, Signer: sess, Destinations: db.Build(), Version: "0.4"})
+	sc, err := tr.Session(transport.SessionConfig{Signer: sess, Destinations: db.Build(), Version: "0.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := apis.New(apis.Config{Session: sc})
 	if err != nil {
 		t.Fatal(err)
 	}

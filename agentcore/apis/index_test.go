@@ -63,8 +63,11 @@ func TestIndexedViews(t *testing.T) {
 				}
 				return b.Build()
 			}
-			c, err := apis.New(apis.Config{Transport: f.tr, Signer: f.session(t, "", nil), Destinations: build(nil), Described: apis.NewDescribed(f.company),
-				Version: f.company.Version, Now: f.clk.Now, Descriptions: ds})
+			sc, err := f.tr.Session(transport.SessionConfig{Signer: f.session(t, "", nil), Destinations: build(nil), Version: f.company.Version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := apis.New(apis.Config{Session: sc, Described: apis.NewDescribed(f.company), Now: f.clk.Now, Descriptions: ds})
 			if err != nil {
 				t.Fatal(err)
 			}

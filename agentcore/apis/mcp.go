@@ -1,7 +1,6 @@
 package apis
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,10 +21,6 @@ import (
 
 // ApprovalMetaKey is the _meta key of an approval in a tool call (Operations 6).
 const ApprovalMetaKey = "personalagentprotocol.org/approval"
-
-// TokenFunc returns the MCP server's own access token (spec 7: requested with resource set to the
-// server's url), or "" when signed out. It is called for every HTTP request of the MCP transport.
-type TokenFunc func(ctx context.Context) (string, error)
 
 // MCPSession is a connection to one MCP server of the Company (spec 7), through the official SDK.
 type MCPSession struct {
@@ -53,14 +48,14 @@ const MaxMCPResponseBody = 8 << 20
 // MaxMCPResponseBody.
 var ErrMCPResponseTooLarge = errors.New("apis: the MCP server's response is too large")
 
-// ConnectMCP connects to an mcp entry of poppy.json with the SDK's Streamable HTTP client. Every
-// HTTP request of the MCP transport carries a fresh Session JWT (spec 5.2, 7) and, when token
-// returns one, the server's access token; URLs that are not Session destinations are refused and
-// redirects are never followed (spec 3). A nil token uses Config.AccessToken with the server's
-// url when it is set (spec 7), and signs out otherwise. A token the server rejects with
-// invalid_token is refreshed once through Config.Refresh, and a use_dpop_nonce answer is sent
-// again once with the nonce (RFC 9449 §9).
-func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenFunc) (*MCPSession, error) {
+// ConnectMCP connects to an mcp entry of poppy.json with the SDK's Streamable HTTP client, whose
+// every HTTP request goes through the Session's signed-request pipeline
+// (transport.SessionClient.RoundTripper): a fresh Session JWT on each (spec 5.2, 7), the MCP
+// server's own access token for resource = its url when signed in (spec 7, through the
+// pipeline's Token hook), URLs that are not Session destinations refused, redirects never
+// followed (spec 3), and the pipeline's policy for invalid_token, use_dpop_nonce, 429,
+// session_ended and version_unsupported. Each response body is bounded (MaxMCPResponseBody).
+func (c *Client) ConnectMCP(ctx context.Context, api discovery.API) (*MCPSession, error) {
 	if api.Type != "mcp" {
 		return nil, fmt.Errorf("apis: %q is a %q API, not mcp", api.URL, api.Type)
 	}
@@ -68,20 +63,15 @@ func (c *Client) ConnectMCP(ctx context.Context, api discovery.API, token TokenF
 	if err != nil {
 		return nil, err
 	}
-	if !c.cfg.Destinations.Allows(u) {
+	if !c.dest.Allows(u) {
 		return nil, &transport.DestinationError{URL: redact.URL(u)}
 	}
-	if token == nil && c.cfg.AccessToken != nil {
-		// spec 7: the MCP server's own token, for resource = its url from poppy.json.
-		mcpURL := u.String()
-		token = func(ctx context.Context) (string, error) { return c.cfg.AccessToken(ctx, mcpURL) }
-	}
-	rt := &mcpRoundTripper{c: c, token: token}
+	rt := &mcpRoundTripper{next: c.cfg.Session.RoundTripper()}
 	hc := &http.Client{
 		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	m := &MCPSession{URL: u.String(), rt: rt, timeout: c.cfg.Transport.Timeout(), progress: map[string]func(Progress){}}
+	m := &MCPSession{URL: u.String(), rt: rt, timeout: c.tr.Timeout(), progress: map[string]func(Progress){}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "poppydesk", Version: "0.4"}, &mcp.ClientOptions{Logger: c.log,
 		ProgressNotificationHandler: m.onProgress})
 	cctx, cancel := m.bound(ctx, 0)
@@ -379,10 +369,11 @@ func (m *MCPSession) CallTool(ctx context.Context, call ToolCall) (*ToolResult, 
 	return out, nil
 }
 
-// mcpRoundTripper signs every HTTP request of the MCP transport (spec 5.2, 7).
+// mcpRoundTripper is the MCP transport's own step in front of the signed-request pipeline
+// (next): it bounds each response body at MaxMCPResponseBody and refuses to resume a stream it
+// cut (spec 7; a hostile server could stream without end).
 type mcpRoundTripper struct {
-	c     *Client
-	token TokenFunc
+	next http.RoundTripper
 
 	mu        sync.Mutex
 	nTooLarge int   // responses cut at MaxMCPResponseBody so far
@@ -457,7 +448,6 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 func (b *limitedBody) Close() error { return b.rc.Close() }
 
 func (rt *mcpRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
 	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
 		// The SDK resumes an SSE answer that broke off; after a cut, a resumption would only
 		// fetch another MaxMCPResponseBody from a server that already sent too much (and one
@@ -479,85 +469,10 @@ func (rt *mcpRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 			}, nil
 		}
 	}
-	var body []byte
-	if req.Body != nil {
-		// Kept so the request can be sent again after a refresh or a DPoP nonce.
-		b, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("apis: reading the MCP request body failed: %w", err)
-		}
-		if len(b) > maxBody {
-			return nil, fmt.Errorf("apis: the MCP request body is larger than %d bytes", maxBody)
-		}
-		body = b
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
 	}
-	tok := ""
-	if rt.token != nil {
-		t, err := rt.token(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("apis: getting the MCP server's access token failed: %w", err)
-		}
-		tok = t
-	}
-	refreshed, nonceRetried := false, false
-	for {
-		r := req.Clone(ctx) // a RoundTripper must not modify the caller's request
-		if req.Body != nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		}
-		resp, err := rt.c.roundTrip(r, tok)
-		if err != nil {
-			return nil, err
-		}
-		// Poppy and OAuth refusals become the transport's typed errors (spec 7); JSON-RPC level
-		// errors pass through to the SDK.
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusUnauthorized ||
-			resp.StatusCode >= 400 && (resp.Header.Get("WWW-Authenticate") != "" || poppyErrorBody(resp)) {
-			eb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-			pe := protocolError(r.Method, redact.URL(r.URL), resp, eb, rt.c.now())
-			switch {
-			case pe.Code == transport.CodeUseDPoPNonce && tok != "" && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
-				nonceRetried = true // RFC 9449 §9: once, with the nonce in the new proof
-				continue
-			case pe.Code == transport.CodeInvalidToken && tok != "" && !refreshed && rt.c.cfg.Refresh != nil:
-				refreshed = true // spec 4.4, 7: refresh once and send again
-				nt, err := rt.c.cfg.Refresh(ctx, tok)
-				if err == nil && nt != "" {
-					tok = nt
-					continue
-				}
-				pe.Note = fmt.Sprintf("refreshing the access token failed: %v", err)
-				return nil, withRefreshError(pe, err)
-			}
-			return nil, pe
-		}
-		resp.Body = &limitedBody{rc: resp.Body, left: MaxMCPResponseBody, url: redact.URL(r.URL), onCut: rt.cut}
-		return resp, nil
-	}
-}
-
-// poppyErrorBody peeks whether a 400 carries a Session error (spec 5.3, 3.4, 5.5) without
-// consuming the body for the SDK.
-func poppyErrorBody(resp *http.Response) bool {
-	if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		return false
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(strings.NewReader(string(body)))
-	var e struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil {
-		return false
-	}
-	switch e.Error {
-	case transport.CodeInvalidSession, transport.CodeSessionEnded, transport.CodeVersionUnsupported:
-		return true
-	}
-	return false
+	resp.Body = &limitedBody{rc: resp.Body, left: MaxMCPResponseBody, url: redact.URL(req.URL), onCut: rt.cut}
+	return resp, nil
 }

@@ -34,11 +34,8 @@ func companyMCP(t *testing.T, srv *mcp.Server, timeout time.Duration) *apis.MCPS
 	if timeout > 0 {
 		tr = poppytest.Transport(t, f.s, func(c *transport.Config) { c.Timeout = timeout })
 	}
-	c, err := apis.New(apis.Config{Transport: tr, Signer: f.session(t, "alice", opsV2), Destinations: b.Build(), Version: f.company.Version, Now: f.clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := c.ConnectMCP(context.Background(), discovery.API{Type: "mcp", URL: mcpURL}, func(context.Context) (string, error) { return "", nil })
+	c := f.clientOver(t, tr, f.session(t, "alice", opsV2), b.Build(), transport.Hooks{}, nil)
+	m, err := c.ConnectMCP(context.Background(), discovery.API{Type: "mcp", URL: mcpURL})
 	if err != nil {
 		t.Fatal(err)
 	}

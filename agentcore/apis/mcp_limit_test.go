@@ -108,12 +108,9 @@ func TestMCPResponseSizeLimit(t *testing.T) {
 			if err := b.Exact(mcpURL); err != nil {
 				t.Fatal(err)
 			}
-			c, err := apis.New(apis.Config{Transport: f.tr, Signer: f.session(t, "alice", opsV2), Destinations: b.Build(), Version: f.company.Version, Now: f.clk.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := f.clientOver(t, f.tr, f.session(t, "alice", opsV2), b.Build(), transport.Hooks{}, nil)
 			ctx := context.Background()
-			m, err := c.ConnectMCP(ctx, discovery.API{Type: "mcp", URL: mcpURL}, func(context.Context) (string, error) { return "", nil })
+			m, err := c.ConnectMCP(ctx, discovery.API{Type: "mcp", URL: mcpURL})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,13 +12,13 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-func (f *fixture) mcp(t *testing.T, c *apis.Client, token string) *apis.MCPSession {
+func (f *fixture) mcp(t *testing.T, c *apis.Client) *apis.MCPSession {
 	t.Helper()
 	sel := apis.Select(f.company.Document.APIs)
 	if len(sel.MCP) != 1 || sel.MCP[0].URL != f.s.MCPURL() {
 		t.Fatalf("selection = %+v", sel)
 	}
-	m, err := c.ConnectMCP(context.Background(), sel.MCP[0], func(context.Context) (string, error) { return token, nil })
+	m, err := c.ConnectMCP(context.Background(), sel.MCP[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +30,10 @@ func (f *fixture) mcp(t *testing.T, c *apis.Client, token string) *apis.MCPSessi
 // HTTP request of the MCP transport carried the Session header (spec 5.2, 7).
 func TestMCPExchange(t *testing.T) {
 	f := newFixture(t)
-	c := f.client(t, f.session(t, "alice", opsV2))
+	c := f.clientFor(t, f.session(t, "alice", opsV2), tokenRW)
 	ctx := context.Background()
 	f.s.ResetRequests()
-	m := f.mcp(t, c, tokenRW)
+	m := f.mcp(t, c)
 	tools, err := m.ListTools(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestMCPRefusals(t *testing.T) {
 	call := apis.ToolCall{Name: "exchange_item", Arguments: json.RawMessage(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)}
 	t.Run("signed out: 401 challenge with resource_metadata", func(t *testing.T) {
 		f := newFixture(t)
-		m := f.mcp(t, f.client(t, f.session(t, "", opsV2)), "")
+		m := f.mcp(t, f.client(t, f.session(t, "", opsV2)))
 		defer m.Close()
 		_, err := m.CallTool(ctx, call)
 		var pe *transport.ProtocolError
@@ -106,17 +106,20 @@ func TestMCPRefusals(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("unknown token: invalid_token", func(t *testing.T) {
+	t.Run("unknown token: continues signed out, the account's tool gets the challenge", func(t *testing.T) {
 		f := newFixture(t)
-		_, err := f.client(t, f.session(t, "alice", opsV2)).ConnectMCP(ctx, apis.Select(f.company.Document.APIs).MCP[0],
-			func(context.Context) (string, error) { return "tok-unknown", nil })
-		if !errorsAsCode(err, transport.CodeInvalidToken) {
-			t.Fatalf("err = %v", err)
+		m := f.mcp(t, f.clientFor(t, f.session(t, "alice", opsV2), "tok-unknown"))
+		defer m.Close()
+		_, err := m.CallTool(ctx, call)
+		var pe *transport.ProtocolError
+		var so *transport.SignedOutError
+		if !errors.As(err, &so) || !errors.As(err, &pe) || pe.Status != 401 || !pe.NeedsScopes() {
+			t.Fatalf("err = %v; want the signed-out attempt's challenge, with why it went signed out (spec 5.5)", err)
 		}
 	})
 	t.Run("extension not declared: ordinary tool error", func(t *testing.T) {
 		f := newFixture(t)
-		m := f.mcp(t, f.client(t, f.session(t, "alice", nil)), tokenRW)
+		m := f.mcp(t, f.clientFor(t, f.session(t, "alice", nil), tokenRW))
 		defer m.Close()
 		res, err := m.CallTool(ctx, call)
 		if err != nil || !res.IsError || res.StructuredContent != nil || !strings.Contains(res.Text, "operations") {

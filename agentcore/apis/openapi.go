@@ -163,7 +163,7 @@ const MaxDescription = discovery.MaxDescription
 // is never redirected; at most MaxDescription bytes are read. The request URLs the description
 // describes become Session destinations of this Client (and of every Client sharing its
 // Config.Described) in place of those of the entry's earlier reads: Send may sign requests to
-// them from now on (spec 5.2, 7). Each operation whose URL is neither one of Config.Destinations
+// them from now on (spec 5.2, 7). Each operation whose URL is neither one of the Session destinations
 // nor, unless they refuse it, described is Unavailable with the reason.
 func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Description, error) {
 	if api.Type != "openapi" {
@@ -176,7 +176,7 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 			return nil, err
 		}
 	} else {
-		res, err := fetchDescription(ctx, c.cfg.Transport, api.URL, "")
+		res, err := fetchDescription(ctx, c.tr, api.URL, "")
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func (c *Client) FetchOpenAPI(ctx context.Context, api discovery.API) (*Descript
 		}
 	}
 	c.described.record(api.URL, p.destinations())
-	d := *p.viewOf(c.cfg.Destinations)
+	d := *p.viewOf(c.dest)
 	d.APIDescribe = api.Description
 	return &d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +77,9 @@ func (si *signedIn) service(rawURL string) string {
 
 func (si *signedIn) token(ctx context.Context, rawURL string) (string, error) {
 	cred, err := si.oc.AccessToken(ctx, si.f.company, si.account, si.service(rawURL))
+	if errors.Is(err, oauth.ErrNotSignedIn) {
+		return "", nil // signed out (spec 5.4)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -85,10 +89,12 @@ func (si *signedIn) token(ctx context.Context, rawURL string) (string, error) {
 	return cred.Token(), nil
 }
 
-func (si *signedIn) config(signer transport.Signer) apis.Config {
+// hooks are the pipeline's sign-in hooks over the real oauth.Client, as agentcore/engine wires
+// them.
+func (si *signedIn) hooks() transport.Hooks {
 	f := si.f
-	return apis.Config{Transport: f.tr, Signer: signer, Destinations: f.dest, Version: f.company.Version, Now: f.clk.Now,
-		AccessToken: si.token,
+	return transport.Hooks{
+		Token: func(ctx context.Context, u *url.URL) (string, error) { return si.token(ctx, u.String()) },
 		Authorize: func(ctx context.Context, req *http.Request, token string) error {
 			si.mu.Lock()
 			cred, ok := si.creds[token]
@@ -99,11 +105,11 @@ func (si *signedIn) config(signer transport.Signer) apis.Config {
 			return si.oc.Authorize(ctx, f.company, si.account, req, cred)
 		},
 		OnResponse: func(_ context.Context, resp *http.Response) { si.oc.NoteNonce(resp) },
-		Refresh: func(ctx context.Context, rejected string) (string, error) {
+		Refresh: func(ctx context.Context, rejected string, u *url.URL) (string, error) {
 			si.mu.Lock()
 			cred := si.creds[rejected]
 			si.mu.Unlock()
-			if _, err := si.oc.RefreshHook(f.company, si.account, cred.Resource)(ctx, rejected); err != nil {
+			if _, err := si.oc.RefreshHook(f.company, si.account, cred.Resource)(ctx, rejected, u); err != nil {
 				return "", err
 			}
 			svc := cred.Resource
@@ -117,18 +123,14 @@ func (si *signedIn) config(signer transport.Signer) apis.Config {
 
 func (si *signedIn) client(t *testing.T) *apis.Client {
 	t.Helper()
-	c, err := apis.New(si.config(si.f.session(t, si.account, opsV2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return si.f.clientOver(t, si.f.tr, si.f.session(t, si.account, opsV2), si.f.dest, si.hooks(), nil)
 }
 
-// TestSignedInSendAndMCP: Send and the MCP round tripper take each service's token through
-// Config.AccessToken (the MCP server's own, for resource = its url: spec 7), put it on every
-// attempt with Config.Authorize (Bearer, or DPoP with a fresh proof: RFC 9449 §7), and send a
-// request again once with the resource's nonce after use_dpop_nonce (RFC 9449 §9). The reference
-// Company verifies binding, proof, expiry and resource.
+// TestSignedInSendAndMCP: Send and the MCP connection, both through the pipeline, take each
+// service's token from its Token hook (the MCP server's own, for resource = its url: spec 7), put
+// it on every attempt with its Authorize hook (Bearer, or DPoP with a fresh proof: RFC 9449 §7),
+// and send a request again once with the resource's nonce after use_dpop_nonce (RFC 9449 §9).
+// The reference Company verifies binding, proof, expiry and resource.
 func TestSignedInSendAndMCP(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -155,7 +157,7 @@ func TestSignedInSendAndMCP(t *testing.T) {
 			path, wantResource := "/api/orders", f.s.Origin()
 			if tc.mcp {
 				path, wantResource = refcompany.MCPPath, f.s.MCPURL()
-				m, err := c.ConnectMCP(ctx, apis.Select(f.company.Document.APIs).MCP[0], nil)
+				m, err := c.ConnectMCP(ctx, apis.Select(f.company.Document.APIs).MCP[0])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,7 +168,7 @@ func TestSignedInSendAndMCP(t *testing.T) {
 				}
 			} else {
 				res, err := c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.s.URL(refcompany.ShopHost, path)})
-				if err != nil || res.Status != http.StatusOK || res.Request.AccessToken == "" {
+				if err != nil || res.Status != http.StatusOK {
 					t.Fatalf("Send: %v", err)
 				}
 			}
@@ -188,10 +190,10 @@ func TestSignedInSendAndMCP(t *testing.T) {
 	}
 }
 
-// TestMCPRefresh: the MCP round tripper refreshes once on invalid_token and sends the request
-// again with the new token (spec 4.4, 7); when the Company no longer accepts the refresh token
-// (invalid_grant) the error matches oauth.ErrSignedOut and the invalid_token ProtocolError, so
-// the User is told to sign in again (spec 5.5).
+// TestMCPRefresh: an MCP request whose token the Company rejects is refreshed once and sent again
+// with the new token (spec 4.4, 7); when the Company no longer accepts the refresh token
+// (invalid_grant), the request continues signed out (spec 5.5, 7): listing tools works, and a
+// tool that needs the account then gets the challenge for it.
 func TestMCPRefresh(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -208,7 +210,7 @@ func TestMCPRefresh(t *testing.T) {
 			si := f.signIn(t, "alice", "orders:read", "orders:write")
 			c := si.client(t)
 			ctx := context.Background()
-			m, err := c.ConnectMCP(ctx, apis.Select(f.company.Document.APIs).MCP[0], nil)
+			m, err := c.ConnectMCP(ctx, apis.Select(f.company.Document.APIs).MCP[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,15 +223,20 @@ func TestMCPRefresh(t *testing.T) {
 			}
 			f.s.ResetRequests()
 			_, err = m.ListTools(ctx)
-			var pe *transport.ProtocolError
-			if tc.wantSignOut {
-				if !errors.Is(err, oauth.ErrSignedOut) || !errors.As(err, &pe) || pe.Code != transport.CodeInvalidToken {
-					t.Fatalf("err = %v, want invalid_token with the sign-out", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.wantSignOut {
+				last := f.s.RequestsTo(refcompany.ShopHost, refcompany.MCPPath)
+				if n := len(last); n < 2 || last[n-1].Header.Get("Authorization") != "" {
+					t.Fatalf("%d MCP requests; the last must go signed out", n)
+				}
+				_, err := m.CallTool(ctx, apis.ToolCall{Name: "exchange_item", Arguments: []byte(`{"order_id":"ord_7Hk2","item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`)})
+				var pe *transport.ProtocolError
+				if !errors.As(err, &pe) || pe.Status != http.StatusUnauthorized || !pe.NeedsScopes() {
+					t.Fatalf("err = %v, want the challenge for the account", err)
+				}
+				return
 			}
 			sent := f.s.RequestsTo(refcompany.ShopHost, refcompany.MCPPath)
 			if len(sent) < 2 || sent[0].Header.Get("Authorization") == sent[1].Header.Get("Authorization") {

@@ -328,7 +328,7 @@ func (q *Queue) callTool(ctx context.Context, cl *engine.Client, api discovery.A
 			if err != nil {
 				return nil, err
 			}
-			s, err := ac.ConnectMCP(ctx, api, nil) // nil: the MCP server's own token, from the engine (spec 7)
+			s, err := ac.ConnectMCP(ctx, api) // the MCP server's own token, from the engine's pipeline (spec 7)
 			if err != nil {
 				return nil, err
 			}

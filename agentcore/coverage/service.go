@@ -129,7 +129,7 @@ func (l engineLister) ToolNames(ctx context.Context, co *discovery.Company, api 
 	if err != nil {
 		return nil, err
 	}
-	ms, err := ac.ConnectMCP(ctx, api, nil)
+	ms, err := ac.ConnectMCP(ctx, api)
 	if err != nil {
 		return nil, err
 	}

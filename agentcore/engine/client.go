@@ -33,14 +33,14 @@ type Client struct {
 	mu      sync.Mutex
 	company *discovery.Company
 	sess    *session.Session
-	// dest are company's Session destinations, built once per Company document (destOf) for
-	// the API clients (a big API's description makes thousands of them).
-	dest   *transport.Destinations
-	destOf *discovery.Company
 	// creds are the Credentials (token type, resource) of the access tokens this Client got
 	// from the sign-in layer, by token, so the Authorize hook can bind each attempt (spec 4.5).
 	// Memory only (DESIGN invariant 5); dropped on sign-out.
 	creds map[string]oauth.Credential
+	// api is the agentcore/apis Client over sc, for the Company's described destinations
+	// (described); built once.
+	api       *apis.Client
+	described *apis.Described
 }
 
 // Client returns the Client for (companyIdentifier, account), starting a Session if needed.
@@ -82,10 +82,14 @@ func (e *Engine) Client(ctx context.Context, companyIdentifier, account string) 
 		return nil, err
 	}
 	hdr := s.ExtensionsHeader()
-	cl := &Client{e: e, account: account, company: c, sess: s, dest: dest, destOf: c}
-	cl.sc, err = e.tr.Session(transport.SessionConfig{Signer: s, Destinations: dest, Version: s.Version, Extensions: hdr,
-		Hooks: transport.Hooks{RenewSession: cl.renew, Rediscover: cl.rediscover, Refresh: cl.refresh,
-			Authorize: cl.authorize, OnResponse: cl.onResponse}})
+	cl := &Client{e: e, account: account, company: c, sess: s}
+	hooks := transport.Hooks{RenewSession: cl.renew, Rediscover: cl.rediscover}
+	if account != "" {
+		// The sign-in layer (spec 4.4, 4.5, RFC 9449): each service's token, Bearer or DPoP with a
+		// proof, nonces kept, one refresh.
+		hooks.Token, hooks.Refresh, hooks.Authorize, hooks.OnResponse = cl.token, cl.refresh, cl.authorize, cl.onResponse
+	}
+	cl.sc, err = e.tr.Session(transport.SessionConfig{Signer: s, Destinations: dest, Version: s.Version, Extensions: hdr, Hooks: hooks})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -186,51 +190,79 @@ func (c *Client) rediscover(ctx context.Context) (transport.Rediscovery, error) 
 	return transport.Rediscovery{Version: nc.Version, Extensions: ns.ExtensionsHeader(), Signer: ns}, nil
 }
 
-// refresh is Hooks.Refresh (spec 4.4): the rejected token's resource is refreshed once through
-// the sign-in layer, unless another request already did. A failure is recorded for Do
-// (refreshRecorder), which turns invalid_grant into a *SignInRequiredError.
-func (c *Client) refresh(ctx context.Context, rejected string) (string, error) {
-	if c.account == "" {
-		return "", errors.New("no way to refresh the access token of a signed-out Session")
+// token is Hooks.Token (spec 4.5): the account's token for the service u belongs to
+// ([ServiceURL], its protected resource metadata read once; a per-service token when its
+// resource isn't https://{organization.domain}). An account that isn't signed in sends signed
+// out (spec 5.4); one the Company no longer accepts continues signed out with a
+// *SignInRequiredError (spec 5.5).
+func (c *Client) token(ctx context.Context, u *url.URL) (string, error) {
+	cred, err := c.credential(ctx, ServiceURL(c.Company(), u.String()))
+	switch {
+	case err == nil:
+		return cred.Token(), nil
+	case errors.Is(err, oauth.ErrNotSignedIn):
+		return "", nil
+	case errors.Is(err, oauth.ErrSignedOut):
+		c.forgetCreds()
+		return "", c.signInRequired(ctx, err)
 	}
+	return "", fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, c.Identifier(), err)
+}
+
+// refresh is Hooks.Refresh (spec 4.4): the rejected token's resource is refreshed once through
+// the sign-in layer, unless another request already did. When the service u belongs to now
+// names another resource (its metadata was read again after an invalid_token with
+// resource_metadata, spec 4.5), a token for that resource is used instead. A refresh token the
+// Company no longer accepts (invalid_grant) gives a *SignInRequiredError, and the request
+// continues signed out (spec 5.5).
+func (c *Client) refresh(ctx context.Context, rejected string, u *url.URL) (string, error) {
 	oc := c.e.oauth
 	co := c.Company()
 	resource := c.resourceOfToken(ctx, rejected)
-	if svc := recordedService(ctx); svc != "" {
-		// spec 4.5: the service's resource changed (its metadata was read again after an
-		// invalid_token with resource_metadata): get a token for the new resource instead.
-		if nr, err := oc.ResourceFor(ctx, co, svc); err == nil && nr != resource {
-			cred, err := c.credential(ctx, svc)
-			if err != nil {
-				noteRefreshError(ctx, err)
-				return "", err
-			}
-			c.e.log.InfoContext(ctx, "engine: the service now needs a token for its own resource (spec 4.5)", "company", co.Identifier, "service", svc, "resource", nr)
-			return cred.Token(), nil
+	svc := ServiceURL(co, u.String())
+	if nr, err := oc.ResourceFor(ctx, co, svc); err == nil && nr != resource {
+		cred, err := c.credential(ctx, svc)
+		if err != nil {
+			return "", c.refreshFailed(ctx, err)
 		}
+		c.e.log.InfoContext(ctx, "engine: the service now needs a token for its own resource (spec 4.5)", "company", co.Identifier, "service", svc, "resource", nr)
+		return cred.Token(), nil
 	}
-	nt, err := oc.RefreshHook(co, c.account, resource)(ctx, rejected)
+	nt, err := oc.RefreshHook(co, c.account, resource)(ctx, rejected, u)
 	if err != nil {
 		c.forgetCreds()
-		noteRefreshError(ctx, err)
-		c.e.log.InfoContext(ctx, "engine: refreshing the access token failed", "company", co.Identifier, "account", c.account, "err", err)
-		return "", err
+		return "", c.refreshFailed(ctx, err)
 	}
 	// The Credential (token type, resource) of the new token, for the Authorize hook.
-	svc := resource
-	if svc == "" {
-		svc = "https://" + strings.ToLower(co.Organization.Domain)
+	if resource == "" {
+		resource = "https://" + strings.ToLower(co.Organization.Domain)
 	}
-	cred, err := oc.AccessToken(ctx, co, c.account, svc)
+	cred, err := oc.AccessToken(ctx, co, c.account, resource)
 	if err != nil {
-		noteRefreshError(ctx, err)
-		return "", err
+		return "", c.refreshFailed(ctx, err)
 	}
 	c.remember(cred)
 	if cred.Token() != nt {
 		c.e.log.DebugContext(ctx, "engine: another request refreshed the access token meanwhile; using the newest", "company", co.Identifier, "account", c.account)
 	}
 	return cred.Token(), nil
+}
+
+// refreshFailed is why a refresh failed, as the pipeline gives it (the request continues signed
+// out): a *SignInRequiredError when the Company no longer accepts the refresh token.
+func (c *Client) refreshFailed(ctx context.Context, err error) error {
+	c.e.log.InfoContext(ctx, "engine: refreshing the access token failed; the request continues signed out (spec 5.5)", "company", c.Identifier(), "account", c.account, "err", err)
+	if errors.Is(err, oauth.ErrSignedOut) {
+		return c.signInRequired(ctx, err)
+	}
+	return err
+}
+
+// signInRequired is the *SignInRequiredError of a sign-in the Company no longer accepts.
+func (c *Client) signInRequired(ctx context.Context, cause error) error {
+	sie := &SignInRequiredError{Company: c.Identifier(), Account: c.account, cause: cause}
+	c.e.log.InfoContext(ctx, "engine: the Company no longer accepts the account's refresh token; continuing signed out (spec 5.5)", "company", sie.Company, "account", c.account)
+	return sie
 }
 
 // resourceOfToken is the resource an access token of this Client was issued for ("" for the
@@ -395,140 +427,41 @@ func ServiceURL(co *discovery.Company, rawURL string) string {
 // disconnected Poppydesk in the account settings). Poppydesk removed the tokens and the request
 // continued signed out in the same Session (spec 5.5); the User must sign in again for account
 // access, and Poppydesk does not do so unless the User asks. errors.Is(err, oauth.ErrSignedOut)
-// is true, and errors.As finds the signed-out attempt's *transport.ProtocolError (Err).
+// is true. The pipeline gives it as Response.SignedOutReason, or as the Reason of a
+// *transport.SignedOutError around the signed-out attempt's error.
 type SignInRequiredError struct {
 	Company, Account string
-	// Err is the error of the request sent signed out (nil when it succeeded; the response
-	// then has SignedOut set and this error in SignedOutReason).
-	Err   error
-	cause error
+	cause            error
 }
 
 func (e *SignInRequiredError) Error() string {
-	msg := fmt.Sprintf("the sign-in of account %q at %s is no longer valid (the Company no longer accepts its refresh token: revoked, expired or disconnected in the account settings); Poppydesk continued signed out. Sign in again to use the account (spec 5.5)", e.Account, e.Company)
-	if e.Err != nil {
-		msg += "; the request sent signed out failed: " + e.Err.Error()
-	}
-	return msg
+	return fmt.Sprintf("the sign-in of account %q at %s is no longer valid (the Company no longer accepts its refresh token: revoked, expired or disconnected in the account settings); Poppydesk continued signed out. Sign in again to use the account (spec 5.5)", e.Account, e.Company)
 }
 
-// Unwrap gives the refresh failure (matching oauth.ErrSignedOut) and the signed-out error.
-func (e *SignInRequiredError) Unwrap() []error {
-	out := []error{e.cause}
-	if e.Err != nil {
-		out = append(out, e.Err)
-	}
-	return out
-}
+// Unwrap gives the refresh failure (matching oauth.ErrSignedOut).
+func (e *SignInRequiredError) Unwrap() error { return e.cause }
 
-// refreshRecorder carries the service of one Do call to the Refresh hook, and the refresh
-// failure back to Do.
-type refreshRecorder struct {
-	service string // set before sending; read-only afterwards
-	mu      sync.Mutex
-	err     error
-}
+// Is makes errors.Is(err, transport.ErrSignedOut) true: the request continues signed out.
+func (e *SignInRequiredError) Is(target error) bool { return target == transport.ErrSignedOut }
 
-func recordedService(ctx context.Context) string {
-	if r, ok := ctx.Value(refreshRecorderKey{}).(*refreshRecorder); ok {
-		return r.service
-	}
-	return ""
-}
-
-type refreshRecorderKey struct{}
-
-func noteRefreshError(ctx context.Context, err error) {
-	if r, ok := ctx.Value(refreshRecorderKey{}).(*refreshRecorder); ok {
-		r.mu.Lock()
-		r.err = err
-		r.mu.Unlock()
-	}
-}
-
-// Do sends req in this Client's Session (spec 5.2, 5.6, 7). For a signed-in Client (account
-// not ""), when req.AccessToken is empty, the account's access token is found without any caller
-// handling it: the sign-in layer's token for the service the URL belongs to (spec 4.5:
-// [ServiceURL], its protected resource metadata read once, a per-service token when its
-// resource isn't https://{organization.domain}), put on the request as Bearer or DPoP with a
-// proof (RFC 9449), refreshed once on invalid_token, sent again once on use_dpop_nonce. An
-// account that isn't signed in sends signed out. When the Company no longer accepts the refresh
-// token (invalid_grant), the request continues signed out (spec 5.5): its error is a
-// *SignInRequiredError wrapping the signed-out attempt's error, or, when that attempt succeeded,
-// the response has SignedOut set and the *SignInRequiredError in SignedOutReason. Other errors are transport's typed errors
-// (*transport.ProtocolError, including insufficient_scope and 401 challenges with the needed
-// scopes; *transport.DestinationError, *transport.RedirectError, ...).
+// Do sends req in this Client's Session through the signed-request pipeline
+// (transport.SessionClient: spec 5.2, 5.6, 7). For a signed-in Client (account not ""), when
+// req.AccessToken is empty, the account's access token is found without any caller handling it
+// (the Token hook), put on as Bearer or DPoP with a proof (RFC 9449), refreshed once on
+// invalid_token, sent again once on use_dpop_nonce. When the Company no longer accepts the
+// refresh token (invalid_grant), the request continues signed out (spec 5.5): its error is a
+// *transport.SignedOutError whose Reason is a *SignInRequiredError, or, when that attempt
+// succeeded, the response has SignedOut set and the *SignInRequiredError in SignedOutReason.
+// Other errors are transport's typed errors (*transport.ProtocolError, including
+// insufficient_scope and 401 challenges with the needed scopes; *transport.NotSentError,
+// *transport.RedirectError, ...).
 func (c *Client) Do(ctx context.Context, req *transport.Request) (*transport.Response, error) {
-	var preErr error // the refresh failure before sending (an expired token, invalid_grant)
-	rec := &refreshRecorder{}
-	if c.account != "" && req.AccessToken == "" {
-		var tok string
-		rec.service = ServiceURL(c.Company(), req.URL)
-		cred, err := c.credential(ctx, rec.service)
-		switch {
-		case err == nil:
-			tok = cred.Token()
-		case errors.Is(err, oauth.ErrNotSignedIn):
-			// the account isn't signed in: the Session continues signed out (spec 5.4)
-		case errors.Is(err, oauth.ErrSignedOut):
-			preErr = err
-			c.forgetCreds()
-		default:
-			return nil, fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, c.Identifier(), err)
-		}
-		if tok != "" {
-			r := *req
-			r.AccessToken = tok
-			req = &r
-		}
-	}
-	resp, err := c.sc.Do(context.WithValue(ctx, refreshRecorderKey{}, rec), req)
-	rec.mu.Lock()
-	cause := rec.err
-	rec.mu.Unlock()
-	if cause == nil {
-		cause = preErr
-	}
-	if cause != nil && errors.Is(cause, oauth.ErrSignedOut) {
-		sie := &SignInRequiredError{Company: c.Identifier(), Account: c.account, Err: err, cause: cause}
-		c.e.log.InfoContext(ctx, "engine: the Company no longer accepts the account's refresh token; continuing signed out (spec 5.5)", "company", sie.Company, "account", c.account)
-		if err != nil {
-			return nil, sie
-		}
-		resp.SignedOut, resp.SignedOutReason = true, sie
-		return resp, nil
-	}
-	if err == nil && resp.SignedOut {
-		c.e.log.InfoContext(ctx, "engine: the Company rejected the access token; the request continued signed out (spec 5.5)", "company", c.Identifier(), "account", c.account)
-	}
-	return resp, err
+	return c.sc.Do(ctx, req)
 }
 
-// TokenFunc returns an apis.TokenFunc that gives this Client's access token for service (for
-// an MCP server, its url from poppy.json: spec 7), "" when the account isn't signed in. For
-// apis.Client.ConnectMCP only: the token is never logged, stored or shown to the model.
-func (c *Client) TokenFunc(service string) apis.TokenFunc {
-	return func(ctx context.Context) (string, error) {
-		if c.account == "" {
-			return "", nil
-		}
-		return c.accessToken(ctx, service)
-	}
-}
-
-// accessToken returns the account's access token for the resource of rawURL through the sign-in
-// layer (spec 4.5); an account that isn't signed in, or no longer is, gets "".
-func (c *Client) accessToken(ctx context.Context, rawURL string) (string, error) {
-	co := c.Company()
-	cred, err := c.credential(ctx, ServiceURL(co, rawURL))
-	switch {
-	case errors.Is(err, oauth.ErrNotSignedIn), errors.Is(err, oauth.ErrSignedOut):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("engine: getting the access token of account %q at %s failed: %w", c.account, co.Identifier, err)
-	}
-	return cred.Token(), nil
-}
+// Session is the Client's signed-request pipeline, for layers that read error answers
+// themselves (Send) or hand a RoundTripper to another client.
+func (c *Client) Session() *transport.SessionClient { return c.sc }
 
 // Identifier is the Company identifier (spec 3.2).
 func (c *Client) Identifier() string {

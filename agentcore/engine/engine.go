@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -432,57 +431,33 @@ func (e *Engine) SignOut(ctx context.Context, company, account string) error {
 	return nil
 }
 
-// APIClient returns an agentcore/apis Client for (company, account) in that account's Session
-// (spec 5.2, 5.4), with the sign-in wired in: Send takes the access token for each request's
-// service itself (spec 4.5), ConnectMCP with a nil TokenFunc uses the MCP server's own token for
-// resource = its url (spec 7), each attempt is authorized as Bearer or DPoP with a fresh proof
-// (RFC 9449), invalid_token refreshes once (a refresh token the Company no longer accepts gives
-// an error matching *SignInRequiredError and oauth.ErrSignedOut), and use_dpop_nonce is sent
-// again once. It signs with the Client's current Session, also after a renewal.
+// APIClient returns the agentcore/apis Client for (company, account) in that account's Session
+// (spec 5.2, 5.4): it sends through the Client's signed-request pipeline (Client.Session), so
+// every API and MCP request gets the account's token for its service (spec 4.5, 7), Bearer or
+// DPoP with a fresh proof (RFC 9449), one refresh on invalid_token (a refresh token the Company
+// no longer accepts continues signed out with a *SignInRequiredError), use_dpop_nonce sent again
+// once, and the Session's renewals.
 func (e *Engine) APIClient(ctx context.Context, company, account string) (*apis.Client, error) {
 	cl, err := e.Client(ctx, company, account)
 	if err != nil {
 		return nil, err
 	}
-	return cl.apiClient()
+	return cl.APIs()
 }
 
-func (c *Client) apiClient() (*apis.Client, error) {
+// APIs is the agentcore/apis Client over this Client's pipeline, built once for the Company's
+// described destinations (describedOf).
+func (c *Client) APIs() (*apis.Client, error) {
+	d := c.e.describedOf(c.Company())
 	c.mu.Lock()
-	comp, sess, dest := c.company, c.sess, c.dest
-	if c.destOf != comp {
-		dest = nil
+	defer c.mu.Unlock()
+	if c.api != nil && c.described == d {
+		return c.api, nil
 	}
-	c.mu.Unlock()
-	if dest == nil {
-		var err error
-		if dest, err = comp.SessionDestinations(); err != nil {
-			return nil, fmt.Errorf("engine: the Session destinations of %s: %w", comp.Identifier, err)
-		}
-		c.mu.Lock()
-		if c.company == comp {
-			c.dest, c.destOf = dest, comp
-		}
-		c.mu.Unlock()
+	ac, err := apis.New(apis.Config{Session: c.sc, Described: d, Descriptions: c.e.descs, Now: c.e.now, Logger: c.e.log})
+	if err != nil {
+		return nil, err
 	}
-	hdr := sess.ExtensionsHeader()
-	signer := transport.SignerFunc(func(ctx context.Context, req *http.Request, token string) error {
-		c.mu.Lock()
-		s := c.sess
-		c.mu.Unlock()
-		return s.SignRequest(ctx, req, token)
-	})
-	cfg := apis.Config{Transport: c.e.tr, Signer: signer, Destinations: dest, Described: c.e.describedOf(comp), Version: sess.Version, Extensions: hdr,
-		Authorize: c.authorize, OnResponse: c.onResponse, Now: c.e.now, Logger: c.e.log, Descriptions: c.e.descs}
-	if c.account != "" {
-		cfg.AccessToken = c.accessToken
-		cfg.Refresh = func(ctx context.Context, rejected string) (string, error) {
-			nt, err := c.refresh(ctx, rejected)
-			if err != nil && errors.Is(err, oauth.ErrSignedOut) {
-				return "", &SignInRequiredError{Company: comp.Identifier, Account: c.account, cause: err}
-			}
-			return nt, err
-		}
-	}
-	return apis.New(cfg)
+	c.api, c.described = ac, d
+	return ac, nil
 }

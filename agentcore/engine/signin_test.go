@@ -226,7 +226,7 @@ func TestPerServiceTokenMCP(t *testing.T) {
 				t.Fatalf("Send: %v", err)
 			}
 			mcpAPI := apis.Select(f.co.Channels.APIs).MCP[0]
-			m, err := ac.ConnectMCP(ctx, mcpAPI, nil)
+			m, err := ac.ConnectMCP(ctx, mcpAPI)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,13 +259,17 @@ func TestWrongResourceRefused(t *testing.T) {
 	f.SignIn(t, "personal", "orders:read", "orders:write")
 	ctx := context.Background()
 	c := f.client(t, "personal")
-	mcpTok, err := c.TokenFunc(f.s.MCPURL())(ctx)
-	if err != nil || mcpTok == "" {
-		t.Fatalf("MCP token: %v", err)
+	token := func(service string) string {
+		t.Helper()
+		cred, err := f.e.OAuth().AccessToken(ctx, c.Company(), "personal", service)
+		if err != nil || cred.Token() == "" {
+			t.Fatalf("the token for %s: %v", service, err)
+		}
+		return cred.Token()
 	}
-	defTok, err := c.TokenFunc(f.s.Origin() + "/api/orders")(ctx)
-	if err != nil || defTok == "" || defTok == mcpTok {
-		t.Fatalf("default token: %v", err)
+	mcpTok, defTok := token(f.s.MCPURL()), token(f.s.Origin())
+	if defTok == mcpTok {
+		t.Fatal("the MCP server's token is the default token")
 	}
 	tests := []struct {
 		name, method, path, token, wantRM string

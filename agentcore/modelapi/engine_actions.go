@@ -129,7 +129,7 @@ func (a *EngineActions) Tools(ctx context.Context, company, account string, serv
 	if err != nil {
 		return nil, err
 	}
-	ms, err := ac.ConnectMCP(ctx, server, func(ctx context.Context) (string, error) { return cl.AccessToken(ctx, server.URL) })
+	ms, err := ac.ConnectMCP(ctx, server)
 	if err != nil {
 		return nil, err
 	}

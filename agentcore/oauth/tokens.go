@@ -233,8 +233,9 @@ func (c *Client) refreshLocked(ctx context.Context, co *discovery.Company, accou
 
 // RefreshHook returns a function for transport.Hooks.Refresh: on invalid_token it returns a
 // newer access token for (account, resource), refreshing unless another request already did.
-func (c *Client) RefreshHook(co *discovery.Company, account, resource string) func(ctx context.Context, rejected string) (string, error) {
-	return func(ctx context.Context, rejected string) (string, error) {
+// The request's URL is not needed: the token's resource is given.
+func (c *Client) RefreshHook(co *discovery.Company, account, resource string) func(ctx context.Context, rejected string, _ *url.URL) (string, error) {
+	return func(ctx context.Context, rejected string, _ *url.URL) (string, error) {
 		unlock := c.lock(co.Identifier, account)
 		defer unlock()
 		if b, err := c.secrets.LoadCompany(ctx, co.Identifier, account); err == nil {

@@ -86,12 +86,12 @@ func TestRefreshHookFitsTransport(t *testing.T) {
 	old := defaultToken(f.bundle(t, "personal")).AccessToken
 	var hooks transport.Hooks
 	hooks.Refresh = f.c.RefreshHook(f.co, "personal", "")
-	nt, err := hooks.Refresh(ctx, old)
+	nt, err := hooks.Refresh(ctx, old, nil)
 	if err != nil || nt == "" || nt == old {
 		t.Fatalf("Refresh hook = %q, %v", nt, err)
 	}
 	// A second request rejected with the same old token gets the already refreshed one.
-	again, err := hooks.Refresh(ctx, old)
+	again, err := hooks.Refresh(ctx, old, nil)
 	if err != nil || again != nt {
 		t.Fatalf("second hook call = %v, want the token already refreshed", err)
 	}

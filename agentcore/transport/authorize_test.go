@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -74,8 +75,8 @@ func (a *account) hooks() transport.Hooks {
 			return a.oc.Authorize(ctx, co, acct, req, cred)
 		},
 		OnResponse: func(_ context.Context, resp *http.Response) { a.oc.NoteNonce(resp) },
-		Refresh: func(ctx context.Context, rejected string) (string, error) {
-			if _, err := a.oc.RefreshHook(co, acct, "")(ctx, rejected); err != nil {
+		Refresh: func(ctx context.Context, rejected string, _ *url.URL) (string, error) {
+			if _, err := a.oc.RefreshHook(co, acct, "")(ctx, rejected, nil); err != nil {
 				return "", err
 			}
 			cred, err := a.oc.AccessToken(ctx, co, acct, a.f.s.Origin()+"/api")

@@ -33,22 +33,32 @@
 //     least Retry-After (delay-seconds or HTTP-date; 1 s when absent) with Config.Sleep, at most
 //     Config.Max429Retries times and never longer than Config.MaxRetryAfter.
 //   - 7, 8.13, 3.3, 3.4, 5.5: error responses become *ProtocolError (Status, Code, Description,
-//     Scopes, Extension, ResourceMetadata, RetryAfter, Challenges). The hooks: invalid_token calls
-//     Hooks.Refresh once (nil or failing: the request is re-sent once signed out);
-//     insufficient_scope and a 401 challenge are returned with the needed scopes
-//     (ProtocolError.NeedsScopes); invalid_session stops; session_ended calls Hooks.RenewSession
-//     (new sid) and re-sends once; version_unsupported calls Hooks.Rediscover (poppy.json without
-//     cache) and re-sends once in a new Session only if the chosen version changed;
-//     extension_required names the extension, from the JSON body or the WWW-Authenticate
-//     extension attribute.
+//     Scopes, Extension, ResourceMetadata, RetryAfter, Challenges); Refused tells a refusal at the
+//     Company's door (Session, version, extension, token, rate) from the API's own errors.
 //   - 10.4: the Session JWT's audience is the signer's business; this package only guarantees it
 //     goes to that Company's Session destinations.
+//
+// The signed-request pipeline: SessionClient is the one place a request with the Session header
+// is built and sent, whoever sends it (agentcore/apis for OpenAPI calls, and for MCP through
+// SessionClient.RoundTripper; conversations, feedback, the browser's authorize request through
+// agentcore/engine's Client.Do). SessionClient.Send composes its steps in the order they run,
+// each one job in its own function: destination (session.go), token (the Hooks.Token of the
+// sign-in layer), build (attempt.go: Poppy-Version and Poppy-Extensions, Bearer or a DPoP proof
+// through Hooks.Authorize, then the Session JWT), exchange (attempt.go: one bounded exchange
+// through the guard, no redirect, no replay), answer (answers.go: the one policy per condition,
+// the table of docs/DESIGN.md "The signed request"). A request it does not send for a reason of
+// its own is a *NotSentError; a request that went signed out after the Company refused the
+// account's sign-in says so (Response.SignedOutReason, *SignedOutError). net/http never resends
+// a signed request with a body: the requests have no GetBody, and every attempt is built and
+// signed again by the pipeline.
 //
 // Bounded waits: DiscoveryClient and NoRedirectClient (discovery documents, metadata,
 // descriptions, JWKS, OAuth endpoints) end each request, redirects and body included, within
 // Config.DocumentTimeout (10 s by default); a Company that doesn't answer gets a *TimeoutError
 // naming the URL (errors.Is ErrTimeout and context.DeadlineExceeded), not a stuck request.
-// SessionClient requests are bounded by Config.Timeout and the caller's context.
+// SessionClient requests are bounded by Config.Timeout and the caller's context: the whole
+// exchange, or, for a streamed answer (Request.Stream, the MCP RoundTripper), the wait for the
+// response headers, the body then bounded by the caller.
 //
 // Every exchange is reported to Config.Observer (for the inspector) when its response body is
 // closed, with the URL, headers and the bodies' first 64 KiB redacted by agentcore/redact:
@@ -68,10 +78,8 @@
 // http.Client (no redirect machinery, header copies or timeout goroutine: the request's context
 // bounds the exchange), and checks destinations without allocating.
 //
-// Signed-in requests (spec 4.5, RFC 9449): Hooks.Authorize puts the credential on each attempt
-// (Bearer, or DPoP with a proof); without it the token is sent as Bearer. Hooks.OnResponse sees
-// every response (a DPoP-Nonce to keep). A use_dpop_nonce challenge with a DPoP-Nonce is answered
-// by sending the request once more. A request that continues signed out drops Authorization and
-// DPoP and says why in Response.SignedOutReason. net/http never replays a request by itself: each
-// retry is decided here and freshly signed, since a Session JWT is single-use.
+// Signed-in requests (spec 4.5, RFC 9449): Hooks.Token gives each request's token when it carries
+// none, Hooks.Authorize puts the credential on each attempt (Bearer, or DPoP with a proof);
+// without it the token is sent as Bearer. Hooks.OnResponse sees every response (a DPoP-Nonce to
+// keep).
 package transport

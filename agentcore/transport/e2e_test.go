@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -284,13 +285,13 @@ func TestTokenErrors(t *testing.T) {
 	f.s.AddAccessToken("weak", f.agent.ClientID)
 	orders := f.s.URL(refcompany.ShopHost, "/api/orders")
 	products := f.s.URL(refcompany.ShopHost, "/api/products")
-	refreshTo := func(tok string) func(context.Context, string) (string, error) {
-		return func(context.Context, string) (string, error) { return tok, nil }
+	refreshTo := func(tok string) func(context.Context, string, *url.URL) (string, error) {
+		return func(context.Context, string, *url.URL) (string, error) { return tok, nil }
 	}
 	tests := []struct {
 		name       string
 		url, token string
-		refresh    func(context.Context, string) (string, error)
+		refresh    func(context.Context, string, *url.URL) (string, error)
 		wantStatus int
 		wantCode   string
 		wantScopes string
@@ -298,7 +299,7 @@ func TestTokenErrors(t *testing.T) {
 	}{
 		{"refresh hook gives a new token", orders, "stale", refreshTo("good"), 200, "", "", false},
 		{"no refresh hook: continue signed out", products, "stale", nil, 200, "", "", true},
-		{"refresh fails: continue signed out", products, "stale", func(context.Context, string) (string, error) { return "", errors.New("invalid_grant") }, 200, "", "", true},
+		{"refresh fails: continue signed out", products, "stale", func(context.Context, string, *url.URL) (string, error) { return "", errors.New("invalid_grant") }, 200, "", "", true},
 		{"signed out at an account endpoint: 401 challenge", orders, "stale", nil, 401, "", "orders:read", false},
 		{"insufficient_scope", orders, "weak", nil, 403, transport.CodeInsufficientScope, "orders:read orders:write", false},
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ type ProtocolError struct {
 	ConversationID string
 	// ResourceMetadata is the resource_metadata challenge attribute (RFC 9728 §5.1).
 	ResourceMetadata string
-	// RetryAfter is how long a 429 asked to wait (0 if none).
+	// RetryAfter is how long a 429 or 503 asked to wait (0 if none).
 	RetryAfter time.Duration
 	// Challenges are every WWW-Authenticate challenge received.
 	Challenges []Challenge
@@ -101,10 +100,11 @@ func IsCode(err error, code string) bool {
 // maxErrorBody bounds how much of an error response body is read.
 const maxErrorBody = 64 << 10
 
-// parseErrorResponse builds a *ProtocolError from an error response and consumes its body.
-func parseErrorResponse(method, redactedURL string, resp *http.Response, now time.Time) *ProtocolError {
+// parseErrorResponse builds a *ProtocolError from an error response and its body (the first
+// maxErrorBody bytes): the code, description, scopes, extension and resource_metadata from
+// WWW-Authenticate first, then the JSON body; Retry-After of a 429 or 503.
+func parseErrorResponse(method, redactedURL string, resp *http.Response, body []byte, now time.Time) *ProtocolError {
 	pe := &ProtocolError{Method: method, URL: redactedURL, Status: resp.StatusCode}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if vals := resp.Header.Values("WWW-Authenticate"); len(vals) > 0 {
 		cs, _ := ParseChallenges(vals) // keep what parsed; a malformed tail is ignored
 		pe.Challenges = cs
@@ -144,13 +144,33 @@ func parseErrorResponse(method, redactedURL string, resp *http.Response, now tim
 			pe.Scopes = strings.Fields(jb.Scope)
 		}
 	}
-	if resp.StatusCode == http.StatusTooManyRequests {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
 		if pe.Code == "" {
 			pe.Code = CodeRateLimited
 		}
 		pe.RetryAfter, _ = ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	case http.StatusServiceUnavailable:
+		pe.RetryAfter, _ = ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	return pe
+}
+
+// Refused reports whether the Company refused the request at its door, before handling it: at
+// its Session, version, extension, token or rate checks (spec 3.3, 3.4, 5.3, 5.5, 5.6, 7) — any
+// 401 or 429, a challenge in WWW-Authenticate, or one of those checks' error codes. Nothing a
+// refused request asked for was performed. Other error answers are the API's own, about what
+// the request asked (a 400 invalid_request, a 403 approval_required, a 404, a 5xx).
+func (e *ProtocolError) Refused() bool {
+	if e.Status == http.StatusUnauthorized || e.Status == http.StatusTooManyRequests || len(e.Challenges) > 0 {
+		return true
+	}
+	switch e.Code {
+	case CodeInvalidSession, CodeSessionEnded, CodeVersionUnsupported, CodeExtensionRequired, CodeInvalidToken,
+		CodeInsufficientScope, CodeUseDPoPNonce, CodeRateLimited:
+		return true
+	}
+	return false
 }
 
 // ParseRetryAfter reads a Retry-After value (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.

@@ -1,16 +1,12 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 )
@@ -29,12 +25,20 @@ func (f SignerFunc) SignRequest(ctx context.Context, req *http.Request, accessTo
 	return f(ctx, req, accessToken)
 }
 
-// Hooks let later layers react to the errors of spec 7. Each is optional.
+// Hooks are what the layers above give the pipeline: the sign-in layer's tokens and proofs, and
+// the engine's Sessions. Each is optional.
 type Hooks struct {
+	// Token gives the access token for a request that carries none (Request.AccessToken ""):
+	// the account's token for the service u belongs to (spec 4.5), "" to send it signed out. An
+	// error matching ErrSignedOut continues signed out, with the error as the reason (spec
+	// 5.5); any other error stops the request before anything is sent (*NotSentError). Nil:
+	// such requests go signed out.
+	Token func(ctx context.Context, u *url.URL) (string, error)
 	// Refresh is called once on invalid_token with the rejected token and returns a new access
 	// token (spec 4.4). When it is nil or fails, the request is sent once more signed out
-	// (spec 5.5 "continues signed out"), and Response.SignedOut is set.
-	Refresh func(ctx context.Context, rejected string) (string, error)
+	// (spec 5.5 "continues signed out"), Response.SignedOut is set and the refresh's error is
+	// the reason.
+	Refresh func(ctx context.Context, rejected string, u *url.URL) (string, error)
 	// RenewSession is called once on session_ended and returns the Signer of a new Session with
 	// a new sid (spec 5.5). The request is then sent again, once. Nil: the error is returned.
 	RenewSession func(ctx context.Context) (Signer, error)
@@ -77,8 +81,10 @@ type SessionConfig struct {
 	Hooks        Hooks
 }
 
-// SessionClient sends signed requests for one Session to one Company's Session destinations
-// (spec 5.2, 5.6, 7). It never follows redirects (spec 3). Safe for concurrent use.
+// SessionClient is the one signed-request pipeline: it sends requests of one Session to one
+// Company's Session destinations (spec 5.2, 5.6, 7), and every signed request of the engine
+// passes through it — API calls, MCP (RoundTripper), conversations, feedback reports and the
+// browser's authorize request. It never follows redirects (spec 3). Safe for concurrent use.
 type SessionClient struct {
 	t     *Transport
 	dest  *Destinations
@@ -117,245 +123,185 @@ func (t *Transport) Session(cfg SessionConfig) (*SessionClient, error) {
 	return &SessionClient{t: t, dest: cfg.Destinations, hooks: cfg.Hooks, signer: cfg.Signer, version: cfg.Version, exts: cfg.Extensions}, nil
 }
 
+// Destinations are the Session destinations this client signs for (spec 5.2).
+func (c *SessionClient) Destinations() *Destinations { return c.dest }
+
+// Transport is the transport the client sends through.
+func (c *SessionClient) Transport() *Transport { return c.t }
+
 // Request is one request to a Session destination. Body is kept so the request can be re-sent.
 type Request struct {
 	Method      string
 	URL         string
 	Header      http.Header // extra headers (Content-Type, Idempotency-Key, ...)
 	Body        []byte
-	AccessToken string // "" for a signed-out request
+	AccessToken string // "" for the Token hook's token, or signed out without one
+	// Prove, when set, is asked about a URL that the Session destinations neither allow nor
+	// refuse: whether it is a request URL of an OpenAPI description the Company serves, read
+	// this run (spec 5.2, 7; agentcore/apis). What the destinations refuse stays refused.
+	Prove func(ctx context.Context, u *url.URL) bool
+	// Stream bounds only the wait for the response headers by Config.Timeout; the body then
+	// streams for as long as ctx allows (an MCP server's SSE answer, bounded by its call).
+	// Otherwise the whole exchange, body included, ends within Config.Timeout.
+	Stream bool
 }
 
-// Response is a successful (non-error, non-redirect) response. The caller closes Body.
+// Response is a response that arrived. The caller closes Body.
 type Response struct {
 	*http.Response
 	// AccessToken is the token the last attempt used ("" when it went signed out).
 	AccessToken string
-	// SignedOut is true when the engine dropped a rejected access token and continued signed out.
+	// SignedOut is true when the request went signed out because the account's sign-in no
+	// longer works: the Token hook said so, or a rejected token could not be refreshed.
 	SignedOut bool
 	// Renewed is true when the request succeeded in a new Session (session_ended or
 	// version_unsupported handling); later requests of this client use that Session too.
 	Renewed bool
-	// SignedOutReason is why the request continued signed out (SignedOut): the error of
-	// Hooks.Refresh, such as a refresh token the Company no longer accepts (spec 5.5); nil when
-	// no refresh was tried. Layers above may set it too.
+	// SignedOutReason is why the request went signed out (SignedOut): the error of
+	// Hooks.Token or Hooks.Refresh, such as a refresh token the Company no longer accepts
+	// (spec 5.5).
 	SignedOutReason error
 }
 
-// Do sends req, signed, and applies the error handling of spec 5.5, 5.6, 3.4 and 7. Every error
-// status becomes a *ProtocolError; a redirect becomes a *RedirectError; a URL outside the
-// Session destinations becomes a *DestinationError before anything is sent.
+// ErrSignedOut is matched by a Token hook's error when the account's sign-in no longer works (the
+// Company refused its refresh token): the request then continues signed out (spec 5.5).
+var ErrSignedOut = errors.New("transport: the account's sign-in is no longer accepted")
+
+// ErrNotSent is matched (errors.Is) by every *NotSentError.
+var ErrNotSent = errors.New("transport: the request was not sent")
+
+// NotSentError is a request Poppydesk did not send, for a reason of its own: a URL its rules
+// refuse (not HTTPS, not a Session destination, a token in the query), a token it could not
+// get, a Session header it could not sign. Nothing of this attempt reached the Company, and an
+// earlier attempt of the same request did only if the Company refused it (the pipeline sends
+// again only after a refusal).
+type NotSentError struct{ Err error }
+
+func (e *NotSentError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the reason.
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotSent) true.
+func (e *NotSentError) Is(target error) bool { return target == ErrNotSent }
+
+// SignedOutError is the error of a request that went signed out (spec 5.5) and then failed:
+// Reason is why it went signed out (a Token or Refresh hook's error, such as agentcore/engine's
+// *SignInRequiredError), Err the error of the signed-out attempt. errors.Is and errors.As see
+// both.
+type SignedOutError struct{ Reason, Err error }
+
+func (e *SignedOutError) Error() string {
+	return e.Reason.Error() + "; the request sent signed out failed: " + e.Err.Error()
+}
+
+// Unwrap gives the reason and the signed-out attempt's error.
+func (e *SignedOutError) Unwrap() []error { return []error{e.Reason, e.Err} }
+
+// Do sends req through the pipeline (Send). An error status comes back as the error alone (a
+// *ProtocolError, its body consumed), so the caller has nothing to close.
 func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error) {
+	resp, err := c.Send(ctx, req)
+	if err != nil {
+		if resp != nil {
+			drain(resp.Response)
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Send sends req, signed, through the pipeline's steps, composed here in the order they run:
+//
+//  1. destination: the URL is HTTPS, one of the Session destinations (or proven by
+//     Request.Prove), with no token in its query (spec 3, 5.2, 5.6); else *NotSentError with
+//     the *DestinationError, *SchemeError or *PathError.
+//  2. token: the account's token for the URL's service from Hooks.Token (spec 4.5).
+//  3. build: Poppy-Version and Poppy-Extensions (3.4), the token as Bearer or as DPoP with a
+//     fresh proof (Hooks.Authorize, RFC 9449), then a fresh Session JWT whose ath covers it (5.2).
+//  4. exchange: one HTTP exchange through the transport's guard, bounded by Config.Timeout,
+//     never followed when redirected (*RedirectError), never replayed by net/http.
+//  5. answer: what the Company's answer means for another attempt, one policy per condition
+//     (answers.go, the table in docs/DESIGN.md): 429 waits, use_dpop_nonce, invalid_token,
+//     session_ended, version_unsupported; anything else is the caller's.
+//
+// A success (2xx, 304) is returned with its body open. A final error status is returned as a
+// *ProtocolError TOGETHER with the Response, whose Body is the whole answer (the caller closes
+// it): an API's 403 approval_required carries the operation there. A request that went signed
+// out and then failed gets a *SignedOutError around its error.
+func (c *SessionClient) Send(ctx context.Context, req *Request) (*Response, error) {
+	a, err := c.destination(ctx, req)
+	if err != nil {
+		return nil, &NotSentError{Err: err}
+	}
+	if err := c.token(ctx, a); err != nil {
+		return nil, &NotSentError{Err: err}
+	}
+	for {
+		hr, cancel, err := c.build(ctx, a)
+		if err != nil {
+			return nil, a.failed(&NotSentError{Err: err})
+		}
+		resp, err := c.exchange(ctx, hr, cancel, a)
+		if err != nil {
+			return nil, a.failed(err)
+		}
+		ans, err := c.answer(ctx, a, resp)
+		switch {
+		case err != nil:
+			return ans, a.failed(err)
+		case ans != nil:
+			return ans, nil
+		}
+	}
+}
+
+// attempt is one request on its way through the pipeline: what Send decided so far.
+type attempt struct {
+	req   *Request
+	u     *url.URL
+	token string
+	// Which answers have been handled once already (answers.go), and how many 429s waited.
+	nonceRetried, refreshed, renewed, rediscovered bool
+	waited429                                      int
+	signedOut                                      error // why the request went signed out
+}
+
+// failed is err as the caller gets it: around a *SignedOutError when the request went signed out.
+func (a *attempt) failed(err error) error {
+	if a.signedOut != nil {
+		return &SignedOutError{Reason: a.signedOut, Err: err}
+	}
+	return err
+}
+
+// destination is step 1: the URL may carry the Session header (spec 3, 5.2, 5.6).
+func (c *SessionClient) destination(ctx context.Context, req *Request) (*attempt, error) {
 	u, err := CheckURL(req.URL)
 	if err != nil {
 		return nil, err
 	}
-	if !c.dest.allowsChecked(u) {
+	if !c.dest.allowsChecked(u) && (req.Prove == nil || c.dest.Refuses(u) || !req.Prove(ctx, u)) {
 		return nil, &DestinationError{URL: redact.URL(u)}
 	}
 	if u.RawQuery != "" && u.Query().Has("access_token") {
 		return nil, errors.New("transport: refused a URL with access_token in its query: spec 5.6 forbids tokens in URLs")
 	}
-	token := req.AccessToken
-	var (
-		refreshed, droppedToken, renewed, rediscovered, nonceRetried bool
-		n429                                                         int
-		signedOutReason                                              error
-	)
-	for {
-		c.mu.Lock()
-		signer, version, exts := c.signer, c.version, c.exts
-		c.mu.Unlock()
-		resp, err := c.send(ctx, u, req, token, signer, version, exts)
-		if err != nil {
-			return nil, err
-		}
-		if c.hooks.OnResponse != nil {
-			c.hooks.OnResponse(ctx, resp)
-		}
-		if resp.StatusCode < 300 || resp.StatusCode == http.StatusNotModified {
-			return &Response{Response: resp, AccessToken: token, SignedOut: droppedToken, Renewed: renewed || rediscovered, SignedOutReason: signedOutReason}, nil
-		}
-		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			loc := resp.Header.Get("Location")
-			drain(resp)
-			return nil, &RedirectError{Method: req.Method, URL: redact.URL(u), Status: resp.StatusCode, Location: loc}
-		}
-		pe := parseErrorResponse(req.Method, redact.URL(u), resp, c.t.now())
-		resp.Body.Close()
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			wait := pe.RetryAfter
-			if _, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.t.now()); !ok {
-				wait = time.Second // no usable Retry-After: still back off
-			}
-			if n429 >= c.t.cfg.Max429Retries {
-				pe.Note = fmt.Sprintf("gave up after %d rate-limited attempts", n429+1)
-				return nil, pe
-			}
-			if wait > c.t.cfg.MaxRetryAfter {
-				pe.Note = fmt.Sprintf("Retry-After exceeds the engine's limit of %s; not waiting", c.t.cfg.MaxRetryAfter)
-				return nil, pe
-			}
-			n429++
-			if err := c.t.sleep(ctx, wait); err != nil {
-				pe.Note = "stopped waiting: " + err.Error()
-				return nil, pe
-			}
-			continue
-		case pe.Code == CodeUseDPoPNonce && token != "" && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
-			nonceRetried = true // RFC 9449 §9: once, with the nonce in the new proof
-			continue
-		case pe.Code == CodeInvalidToken && token != "" && !refreshed:
-			refreshed = true
-			if c.hooks.Refresh != nil {
-				nt, err := c.hooks.Refresh(ctx, token)
-				if err == nil && nt != "" {
-					token = nt
-					continue
-				}
-				signedOutReason = err
-			}
-			token, droppedToken = "", true // continue signed out (spec 5.5)
-			continue
-		case pe.Code == CodeSessionEnded:
-			if renewed || c.hooks.RenewSession == nil {
-				if renewed {
-					pe.Note = "the new Session was ended too, so the request was not sent again (spec 5.5)"
-				}
-				return nil, pe
-			}
-			renewed = true
-			ns, err := c.hooks.RenewSession(ctx)
-			if err != nil || ns == nil {
-				pe.Note = fmt.Sprintf("starting a new Session failed: %v", err)
-				return nil, pe
-			}
-			c.mu.Lock()
-			c.signer = ns
-			c.mu.Unlock()
-			continue
-		case pe.Code == CodeVersionUnsupported:
-			if rediscovered || c.hooks.Rediscover == nil {
-				if rediscovered {
-					pe.Note = "the Company refused the newly chosen version too (spec 3.4)"
-				}
-				return nil, pe
-			}
-			rediscovered = true
-			rd, err := c.hooks.Rediscover(ctx)
-			if err != nil {
-				pe.Note = fmt.Sprintf("fetching poppy.json again failed: %v", err)
-				return nil, pe
-			}
-			if rd.Version == version || rd.Signer == nil {
-				pe.Note = fmt.Sprintf("poppy.json fetched again still chooses version %s, so the request was not sent again (spec 3.4)", version)
-				return nil, pe
-			}
-			c.mu.Lock()
-			c.signer, c.version, c.exts = rd.Signer, rd.Version, rd.Extensions
-			c.mu.Unlock()
-			continue
-		default:
-			// invalid_session, insufficient_scope, 401 challenges, extension_required and the
-			// errors of 8.13 are returned to the caller as typed errors.
-			return nil, pe
-		}
-	}
+	return &attempt{req: req, u: u, token: req.AccessToken}, nil
 }
 
-func (c *SessionClient) send(ctx context.Context, u *url.URL, req *Request, token string, signer Signer, version, exts string) (*http.Response, error) {
-	// The request is built from the URL Do parsed and checked (no second parse). Its context
-	// bounds the whole exchange, body included, by Config.Timeout; closing the body ends it.
-	ctx, cancel := context.WithTimeout(ctx, c.t.cfg.Timeout)
-	hr := (&http.Request{Method: req.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: make(http.Header, len(req.Header)+4), Host: u.Host}).WithContext(ctx)
-	if hr.Method == "" {
-		hr.Method = http.MethodGet
+// token is step 2: the account's token for the URL's service (spec 4.5), or signed out.
+func (c *SessionClient) token(ctx context.Context, a *attempt) error {
+	if a.token != "" || c.hooks.Token == nil {
+		return nil
 	}
-	if req.Body != nil {
-		hr.Body, hr.ContentLength = io.NopCloser(bytes.NewReader(req.Body)), int64(len(req.Body))
-		if len(req.Body) == 0 {
-			hr.Body = http.NoBody
-		}
-	}
-	// No automatic replay by net/http with the same single-use Session JWT (spec 5.2): GetBody
-	// stays nil, so this client decides retries, each freshly signed.
-	for k, vs := range req.Header {
-		hr.Header[k] = vs
-	}
-	// One-element slices made once per value: net/http only reads them, and a signer replaces
-	// them rather than changing them.
-	hr.Header["Poppy-Version"] = c.headerValue(version)
-	if exts != "" {
-		hr.Header["Poppy-Extensions"] = c.headerValue(exts)
-	} else {
-		delete(hr.Header, "Poppy-Extensions")
-	}
-	hr.Header.Del("Authorization")
-	hr.Header.Del("DPoP")
+	tok, err := c.hooks.Token(ctx, a.u)
 	switch {
-	case token != "" && c.hooks.Authorize != nil:
-		if err := c.hooks.Authorize(ctx, hr, token); err != nil {
-			cancel()
-			return nil, fmt.Errorf("transport: putting the access token on %s %s failed: %w", req.Method, redact.URL(u), err)
-		}
-	case token != "":
-		hr.Header.Set("Authorization", "Bearer "+token)
+	case errors.Is(err, ErrSignedOut):
+		a.signedOut = err // spec 5.5: continue signed out
+	case err != nil:
+		return fmt.Errorf("transport: getting the access token for %s %s failed: %w", methodOf(a.req.Method), redact.URL(a.u), err)
 	}
-	if err := signer.SignRequest(ctx, hr, token); err != nil {
-		cancel()
-		return nil, fmt.Errorf("transport: signing the Session header failed: %w", err)
-	}
-	// The guard directly, not an http.Client: this client follows no redirect (a 3xx is
-	// returned to Do) and has its own deadline, so the Client's redirect machinery and header
-	// copies would only cost time on every signed request.
-	resp, err := c.t.guard.RoundTrip(hr)
-	if err != nil {
-		cancel()
-		return nil, &url.Error{Op: urlOp(hr.Method), URL: redact.URL(u), Err: err}
-	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, url: u, limit: c.t.cfg.Timeout}
-	return resp, nil
-}
-
-// urlOp is the Op of a *url.Error for method, as net/http.Client writes it ("Get", "Post").
-func urlOp(method string) string {
-	if method == "" {
-		return "Get"
-	}
-	return method[:1] + strings.ToLower(method[1:])
-}
-
-// cancelBody ends a request's context when its response body is closed, and reports a body cut
-// by the end of the exchange's deadline as a *TimeoutError: net/http may report such a cut as
-// io.EOF, which would pass a truncated body for a complete one.
-type cancelBody struct {
-	io.ReadCloser
-	ctx    context.Context
-	cancel context.CancelFunc
-	url    *url.URL
-	limit  time.Duration
-}
-
-func (b *cancelBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && b.ctx.Err() != nil {
-		if errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
-			return n, &TimeoutError{URL: redact.URL(b.url), Limit: b.limit}
-		}
-		return n, b.ctx.Err()
-	}
-	return n, err
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
-}
-
-func drain(resp *http.Response) {
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
+	a.token = tok
+	return nil
 }

@@ -123,32 +123,8 @@ func (d *deadlineWords) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	resp.Body = &deadlineBody{rc: resp.Body, ctx: ctx, cancel: cancel, url: req.URL, limit: d.limit}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, url: req.URL, limit: d.limit}
 	return resp, nil
-}
-
-type deadlineBody struct {
-	rc     io.ReadCloser
-	ctx    context.Context
-	cancel context.CancelFunc
-	url    *url.URL
-	limit  time.Duration
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	// Once the deadline passed, an end of the body is not a complete answer: net/http may
-	// report the cut connection as io.EOF.
-	if err != nil && errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
-		err = &TimeoutError{URL: redact.URL(b.url), Limit: b.limit}
-	}
-	return n, err
-}
-
-func (b *deadlineBody) Close() error {
-	err := b.rc.Close()
-	b.cancel()
-	return err
 }
 
 // Exchange is one HTTP exchange as the observer sees it. Header values and bodies are redacted.
@@ -312,6 +288,19 @@ func checkDiscoveryRedirect(req *http.Request, via []*http.Request) error {
 type guard struct{ t *Transport }
 
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if g.t.cfg.Observer != nil && req.GetBody != nil && req.ContentLength > 0 && req.ContentLength <= maxObservedBody {
+		if b, err := req.GetBody(); err == nil {
+			body, _ = io.ReadAll(b)
+			b.Close()
+		}
+	}
+	return g.roundTrip(req, body)
+}
+
+// roundTrip sends req; reqBody is its body as the observer sees it (the signed-request pipeline
+// gives it directly, since its requests have no GetBody that net/http could replay them with).
+func (g *guard) roundTrip(req *http.Request, reqBody []byte) (*http.Response, error) {
 	if req.URL.Scheme != "https" {
 		if req.Body != nil {
 			req.Body.Close()
@@ -325,12 +314,9 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := g.t.now()
 	ex := Exchange{Method: req.Method, URL: redact.URL(req.URL), RequestHeader: redact.Header(req.Header)}
 	var rawBody []byte
-	if req.GetBody != nil && req.ContentLength > 0 && req.ContentLength <= maxObservedBody {
-		if b, err := req.GetBody(); err == nil {
-			rawBody, _ = io.ReadAll(b)
-			b.Close()
-			ex.RequestBody = redact.JSON(rawBody)
-		}
+	if obs != nil && len(reqBody) > 0 && len(reqBody) <= maxObservedBody {
+		rawBody = reqBody
+		ex.RequestBody = redact.JSON(rawBody)
 	}
 	inspect := func(respHeader http.Header, respBody []byte) {
 		if g.t.cfg.Inspect != nil && obs != nil {
