@@ -3,6 +3,8 @@ package apis_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/internal/benchratio"
 )
@@ -149,4 +152,34 @@ func BenchmarkGitHubDescriptionKinOpenAPI(b *testing.B) {
 		kinT += time.Since(start)
 	}
 	b.ReportMetric(float64(kinT)/float64(jsonT), "kin/json")
+}
+
+// BenchmarkSend measures an API call through Client.Send (the signed-request pipeline with the
+// API's own work: Idempotency-Key, the body read, the Result) against the baseline of the
+// pipeline's Do for the same signed-out GET, over loopback TLS to the reference Company.
+func BenchmarkSend(b *testing.B) {
+	f := newFixture(b)
+	sess := f.session(b, "", nil)
+	c := f.client(b, sess)
+	sc, err := f.tr.Session(transport.SessionConfig{Signer: sess, Destinations: f.dest, Version: f.company.Version})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	u := f.s.URL(refcompany.ShopHost, "/api/products")
+	benchratio.Run(b, "apis.Send", "transport.SessionClient", func(b *testing.B) {
+		res, err := c.Send(ctx, &apis.Request{Method: http.MethodGet, URL: u})
+		if err != nil || res.Status != http.StatusOK {
+			b.Fatal(res, err)
+		}
+		f.s.ResetRequests()
+	}, func(b *testing.B) {
+		resp, err := sc.Do(ctx, &transport.Request{Method: http.MethodGet, URL: u})
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		f.s.ResetRequests()
+	})
 }

@@ -230,10 +230,11 @@ func (c *SessionClient) Do(ctx context.Context, req *Request) (*Response, error)
 // it): an API's 403 approval_required carries the operation there. A request that went signed
 // out and then failed gets a *SignedOutError around its error.
 func (c *SessionClient) Send(ctx context.Context, req *Request) (*Response, error) {
-	a, err := c.destination(ctx, req)
+	u, err := c.destination(ctx, req)
 	if err != nil {
 		return nil, &NotSentError{Err: err}
 	}
+	a := &attempt{req: req, u: u, token: req.AccessToken}
 	if err := c.token(ctx, a); err != nil {
 		return nil, &NotSentError{Err: err}
 	}
@@ -276,7 +277,7 @@ func (a *attempt) failed(err error) error {
 }
 
 // destination is step 1: the URL may carry the Session header (spec 3, 5.2, 5.6).
-func (c *SessionClient) destination(ctx context.Context, req *Request) (*attempt, error) {
+func (c *SessionClient) destination(ctx context.Context, req *Request) (*url.URL, error) {
 	u, err := CheckURL(req.URL)
 	if err != nil {
 		return nil, err
@@ -287,7 +288,7 @@ func (c *SessionClient) destination(ctx context.Context, req *Request) (*attempt
 	if u.RawQuery != "" && u.Query().Has("access_token") {
 		return nil, errors.New("transport: refused a URL with access_token in its query: spec 5.6 forbids tokens in URLs")
 	}
-	return &attempt{req: req, u: u, token: req.AccessToken}, nil
+	return u, nil
 }
 
 // token is step 2: the account's token for the URL's service (spec 4.5), or signed out.
