@@ -10,32 +10,35 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/operations"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
-	"github.com/poppydesk/poppydesk/app"
-	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
 const account = "alice"
 
-// fixture: the Host of app/apptest over the reference Company (its state database on disk, one
-// clock), with account "alice" signed in through the window's Sign-in service, and the Host's
-// engine and approval queue. It records the queue's changes as the window hears them, and every
-// wait of the Host (Tuning.Sleep: transport, queue and sign-in), without waiting.
+// fixture: an engine over the reference Company as the Host builds one (poppytest.NewEngine: its
+// state database on disk, one clock), with account "alice" signed in, and the approval queue and
+// conversation manager over it, wired to each other as the Host wires them. It records the
+// queue's changes, and every wait of the transport and the queue, without waiting.
 type fixture struct {
-	*apptest.Fixture
 	s       *refcompany.Server
 	clk     *refcompany.Clock
+	eng     *poppytest.Engine
 	store   *vault.State
 	company string // identifier
 	openapi string // apis[].url of the OpenAPI description
 	mcp     string // apis[].url of the MCP server
 	token   string // the account's access token (the default one) after the sign-in
 
-	e *engine.Engine
-	q *approvals.Queue
+	e           *engine.Engine
+	q           *approvals.Queue
+	m           *conversation.Manager
+	maxAttempts int
 
 	mu     sync.Mutex
 	events []approvals.Event
@@ -54,30 +57,14 @@ type fixtureOptions struct {
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
-	f := &fixture{}
-	f.Fixture = apptest.Start(t, apptest.Options{Faults: o.faults, Edit: func(c *app.Config) {
-		c.Tuning.ApprovalAttempts = o.maxAttempts
-		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error {
-			f.mu.Lock()
-			f.sleeps = append(f.sleeps, d)
-			f.mu.Unlock()
-			return ctx.Err()
-		}
-		c.Tuning.Observer = func(ex transport.Exchange) {
-			f.mu.Lock()
-			fn := f.onExchange
-			f.mu.Unlock()
-			if fn != nil {
-				fn(ex)
-			}
-		}
-	}})
-	f.s, f.clk = f.Company, f.Clock
+	f := &fixture{clk: &refcompany.Clock{}, maxAttempts: o.maxAttempts}
+	f.s = poppytest.Start(t, refcompany.Options{Faults: o.faults, Now: f.clk.Now})
 	if o.edit != nil {
 		f.s.EditPoppyJSON(o.edit)
 	}
-	f.SignIn(t, account, "orders:read", "orders:write")
-	c := f.Discover(t)
+	f.open(t, poppytest.EngineOptions{})
+	f.eng.SignIn(t, f.s, account, "orders:read", "orders:write")
+	c := f.eng.Discover(t, f.s)
 	f.company = c.Identifier
 	for _, a := range c.Document.APIs {
 		switch a.Type {
@@ -88,50 +75,92 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		}
 	}
 	f.token = f.accessToken(t)
-	f.attach()
 	f.mu.Lock()
 	f.sleeps = nil // the sign-in's, if any
 	f.mu.Unlock()
 	return f
 }
 
-// attach takes the Host's engine, queue and state database, and listens to the queue's changes
-// as the window does (app.EventApprovalsChanged, emitted inside the queue's OnChange).
-func (f *fixture) attach() {
-	f.e, f.q, f.store = f.Host.Engine(), f.Host.Queue(), f.Host.State()
-	f.Host.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
-		if name != app.EventApprovalsChanged || len(data) == 0 {
-			return
-		}
-		c, ok := data[0].(app.ApprovalChange)
-		if !ok {
-			return
-		}
-		ev := approvals.Event{Kind: c.Kind, ApprovalID: c.ID, State: c.State}
-		f.mu.Lock()
-		f.events = append(f.events, ev)
-		fn := f.onChange
-		f.mu.Unlock()
-		if fn != nil {
-			fn(ev)
-		}
-	}))
+// open builds the engine (over the state database and secrets of o, a restart's), and the queue
+// and the conversation manager over it as the Host composes them: the manager hands the
+// operations it finds to the queue, and the queue sends approvals in conversations through it.
+func (f *fixture) open(t testing.TB, o poppytest.EngineOptions) {
+	t.Helper()
+	o.Clock = f.clk
+	o.Transport = func(c *transport.Config) { c.Sleep, c.Observer = f.sleep, f.observe }
+	f.eng = poppytest.NewEngine(t, f.s, o)
+	f.e, f.store = f.eng.Engine, f.eng.State
+	q, err := approvals.New(approvals.Config{Engine: f.e, Store: f.store, Now: f.clk.Now, Sleep: f.sleep, MaxAttempts: f.maxAttempts,
+		OnChange: f.changed, Conversations: conversationSender{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	m, err := conversation.New(conversation.Config{Engine: f.e, Store: f.store, Now: f.clk.Now, Sleep: f.sleep,
+		OnOperation: func(ctx context.Context, found conversation.OperationFound) {
+			if _, err := q.ProposeFromConversation(ctx, found); err != nil {
+				t.Errorf("the queue refused the conversation's operation: %v", err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.q, f.m = q, m
 }
 
-// restart closes the Host and builds a new one over the same folders, state database and
-// keyring, sending each approval up to maxAttempts times (0: the default): what a restart of
-// Poppydesk does (new Sessions; the start-up work recovers the queue).
+// conversationSender sends the queue's approvals in conversations through the fixture's
+// current manager, as the Host's does.
+type conversationSender struct{ f *fixture }
+
+func (s conversationSender) SendApproval(ctx context.Context, company, id, messageID string, a operations.Approval, wait time.Duration) (*conversation.View, error) {
+	return s.f.m.SendApproval(ctx, company, id, messageID, a, wait)
+}
+
+// sleep records a wait of the transport or the queue and returns at once.
+func (f *fixture) sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	f.sleeps = append(f.sleeps, d)
+	f.mu.Unlock()
+	return ctx.Err()
+}
+
+func (f *fixture) observe(ex transport.Exchange) {
+	f.mu.Lock()
+	fn := f.onExchange
+	f.mu.Unlock()
+	if fn != nil {
+		fn(ex)
+	}
+}
+
+func (f *fixture) changed(ev approvals.Event) {
+	f.mu.Lock()
+	f.events = append(f.events, ev)
+	fn := f.onChange
+	f.mu.Unlock()
+	if fn != nil {
+		fn(ev)
+	}
+}
+
+// restart closes the queue and the engine and builds new ones over the same state database and
+// keyring, sending each approval up to maxAttempts times (0: the default), and recovers the
+// queue as the Host's start-up work does: what a restart of Poppydesk does (new Sessions).
 func (f *fixture) restart(t testing.TB, maxAttempts int) {
 	t.Helper()
-	f.Config.Tuning.ApprovalAttempts = maxAttempts
-	f.Restart(t)
-	f.attach()
+	f.q.Close()
+	f.eng.Close()
+	f.maxAttempts = maxAttempts
+	f.open(t, poppytest.EngineOptions{Path: f.eng.Path, Secrets: f.eng.Secrets})
+	if err := f.q.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // accessToken is the account's default access token in the keyring.
 func (f *fixture) accessToken(t testing.TB) string {
 	t.Helper()
-	b, err := f.Host.Secrets().LoadCompany(context.Background(), f.company, account)
+	b, err := f.eng.Secrets.LoadCompany(context.Background(), f.company, account)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,25 +61,7 @@ func TestApprovalNamesTheRequestSeen(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{})
 			ctx := context.Background()
-			var mu sync.Mutex
-			var answer []byte
-			f.onExchange = func(ex transport.Exchange) {
-				if ex.Status == http.StatusForbidden && strings.HasSuffix(ex.URL, "/exchanges") {
-					mu.Lock()
-					answer = append([]byte(nil), ex.ResponseBody...)
-					mu.Unlock()
-				}
-			}
-			a := f.exchange("stormline-insulated-m", nil)
-			id := mustWaiting(t)(f.q.CallAPI(ctx, a))
-			seen := f.get(t, id) // the dialog shows request A with this digest
-			mu.Lock()
-			raw := answer
-			mu.Unlock()
-			if !bytes.Contains(raw, []byte(seen.Current.OperationID)) {
-				t.Fatalf("the Company's approval_required answer was not captured: %q", raw)
-			}
-
+			id, seen, raw := askAndCapture(t, f, f.exchange("stormline-insulated-m", nil))
 			restore := sameOperationCompany(t, f, raw)
 			b := tc.b(f)
 			o, err := f.q.CallAPI(ctx, b)
@@ -88,39 +70,8 @@ func TestApprovalNamesTheRequestSeen(t *testing.T) {
 				t.Fatalf("a second item for the same operation: %+v", o)
 			}
 			it := f.get(t, id)
-			if it.Current.Revision != seen.Current.Revision || it.Current.OperationID != seen.Current.OperationID || it.Changes == nil || it.Changes.Any() {
-				t.Fatalf("the Company's operation should be unchanged: current %+v changes %+v", it.Current, it.Changes)
-			}
-			if it.Current.Digest == seen.Current.Digest {
-				t.Fatal("the digest did not change although the request did")
-			}
-			if it.Previous == nil || it.Previous.Digest != seen.Current.Digest {
-				t.Fatalf("previous = %+v, want the digest the user saw", it.Previous)
-			}
-			if len(it.Warnings) == 0 || it.Warnings[0].Code != approvals.WarnRequestChanged || !strings.Contains(it.Warnings[0].Message, "request changed") {
-				t.Fatalf("warnings = %+v, want %s first", it.Warnings, approvals.WarnRequestChanged)
-			}
-			if !bytes.Equal(it.Request.Body, b.Input.Body) {
-				t.Fatalf("request shown = %s, want B %s", it.Request.Body, b.Input.Body)
-			}
-
-			// The approval of what the user saw (A) is refused; nothing is sent.
-			_, err = f.q.Approve(ctx, id, seen.Current.Revision, seen.Current.Digest)
-			if !errors.Is(err, approvals.ErrRequestChanged) || !errors.Is(err, operations.ErrDigestMismatch) {
-				t.Fatalf("approve with A's digest: err = %v, want ErrRequestChanged", err)
-			}
-			if n := len(f.approvalRequests()); n != 0 || len(f.s.Ledger()) != 0 {
-				t.Fatalf("%d approval requests, ledger %v after a refused approval", n, f.s.Ledger())
-			}
-			if st := f.get(t, id).State; st != "pending" {
-				t.Fatalf("state = %s, want pending", st)
-			}
-			// Neither is the bare operation digest (the operation alone) accepted.
-			op := &operations.Operation{OperationID: it.Current.OperationID, Revision: it.Current.Revision, Summary: it.Current.SummaryText,
-				Terms: it.Current.Terms, ExpiresAt: it.Current.ExpiresAt}
-			if _, err := f.q.Approve(ctx, id, it.Current.Revision, operations.Digest(op)); !errors.Is(err, operations.ErrDigestMismatch) {
-				t.Fatalf("approve with the operation's digest alone: err = %v", err)
-			}
+			checkRequestChanged(t, it, seen, b)
+			checkSeenRefused(t, f, id, seen, it)
 
 			// The user reviewed B: approving it sends B, exactly.
 			o, err = f.q.Approve(ctx, id, it.Current.Revision, it.Current.Digest)
@@ -131,16 +82,82 @@ func TestApprovalNamesTheRequestSeen(t *testing.T) {
 			if len(reqs) != 1 || canonical(t, reqs[0].Body) != canonical(t, b.Input.Body) {
 				t.Fatalf("approval requests = %d, body %q, want B %s", len(reqs), firstBody(reqs), b.Input.Body)
 			}
+			want, wantLedger := approvals.StatusWaitingForUser, 0
 			if tc.performed {
-				if o.Status != approvals.StatusDone || len(f.s.Ledger()) != 1 {
-					t.Fatalf("outcome = %+v, ledger %v", o, f.s.Ledger())
-				}
-			} else if o.Status != approvals.StatusWaitingForUser || len(f.s.Ledger()) != 0 {
-				// B asks another exchange than the revision the Company issued for A: the Company
-				// does not perform it and asks again (Operations 6 check 3).
+				want, wantLedger = approvals.StatusDone, 1
+			}
+			// B asks another exchange than the revision the Company issued for A: the Company
+			// does not perform it and asks again (Operations 6 check 3).
+			if o.Status != want || len(f.s.Ledger()) != wantLedger {
 				t.Fatalf("outcome = %+v, ledger %v", o, f.s.Ledger())
 			}
 		})
+	}
+}
+
+// askAndCapture makes the model's call a, which the Company answers with an operation, and
+// returns the item, the dialog the user saw for it, and the Company's answer byte for byte.
+func askAndCapture(t *testing.T, f *fixture, a approvals.APICall) (string, *approvals.Item, []byte) {
+	t.Helper()
+	var mu sync.Mutex
+	var answer []byte
+	f.onExchange = func(ex transport.Exchange) {
+		if ex.Status == http.StatusForbidden && strings.HasSuffix(ex.URL, "/exchanges") {
+			mu.Lock()
+			answer = append([]byte(nil), ex.ResponseBody...)
+			mu.Unlock()
+		}
+	}
+	id := mustWaiting(t)(f.q.CallAPI(context.Background(), a))
+	seen := f.get(t, id) // the dialog shows request A with this digest
+	mu.Lock()
+	defer mu.Unlock()
+	if !bytes.Contains(answer, []byte(seen.Current.OperationID)) {
+		t.Fatalf("the Company's approval_required answer was not captured: %q", answer)
+	}
+	return id, seen, answer
+}
+
+// checkRequestChanged: the item keeps the Company's operation, shows request B with a new
+// digest, the earlier one as what the user saw, and the request_changed warning first.
+func checkRequestChanged(t *testing.T, it, seen *approvals.Item, b approvals.APICall) {
+	t.Helper()
+	if it.Current.Revision != seen.Current.Revision || it.Current.OperationID != seen.Current.OperationID || it.Changes == nil || it.Changes.Any() {
+		t.Fatalf("the Company's operation should be unchanged: current %+v changes %+v", it.Current, it.Changes)
+	}
+	if it.Current.Digest == seen.Current.Digest {
+		t.Fatal("the digest did not change although the request did")
+	}
+	if it.Previous == nil || it.Previous.Digest != seen.Current.Digest {
+		t.Fatalf("previous = %+v, want the digest the user saw", it.Previous)
+	}
+	if len(it.Warnings) == 0 || it.Warnings[0].Code != approvals.WarnRequestChanged || !strings.Contains(it.Warnings[0].Message, "request changed") {
+		t.Fatalf("warnings = %+v, want %s first", it.Warnings, approvals.WarnRequestChanged)
+	}
+	if !bytes.Equal(it.Request.Body, b.Input.Body) {
+		t.Fatalf("request shown = %s, want B %s", it.Request.Body, b.Input.Body)
+	}
+}
+
+// checkSeenRefused: the approval of what the user saw (A), and of the operation alone, are
+// refused, and nothing is sent.
+func checkSeenRefused(t *testing.T, f *fixture, id string, seen, it *approvals.Item) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := f.q.Approve(ctx, id, seen.Current.Revision, seen.Current.Digest)
+	if !errors.Is(err, approvals.ErrRequestChanged) || !errors.Is(err, operations.ErrDigestMismatch) {
+		t.Fatalf("approve with A's digest: err = %v, want ErrRequestChanged", err)
+	}
+	if n := len(f.approvalRequests()); n != 0 || len(f.s.Ledger()) != 0 {
+		t.Fatalf("%d approval requests, ledger %v after a refused approval", n, f.s.Ledger())
+	}
+	if st := f.get(t, id).State; st != "pending" {
+		t.Fatalf("state = %s, want pending", st)
+	}
+	op := &operations.Operation{OperationID: it.Current.OperationID, Revision: it.Current.Revision, Summary: it.Current.SummaryText,
+		Terms: it.Current.Terms, ExpiresAt: it.Current.ExpiresAt}
+	if _, err := f.q.Approve(ctx, id, it.Current.Revision, operations.Digest(op)); !errors.Is(err, operations.ErrDigestMismatch) {
+		t.Fatalf("approve with the operation's digest alone: err = %v", err)
 	}
 }
 

@@ -46,52 +46,62 @@ func FuzzToolResultOutcome(f *testing.F) {
 		if n := boolCount(v.op != nil, v.err != nil, v.outcome != nil); n != 1 {
 			t.Fatalf("%d of proposal, error and outcome set: %+v", n, v)
 		}
-		if !isError {
+		switch {
+		case !isError:
 			if v.outcome == nil || v.outcome.Status != StatusDone || !bytes.Equal(v.outcome.Body, structured) || v.outcome.Text != text {
 				t.Fatalf("a successful result is not the Company's data verbatim: %+v", v)
 			}
-			return
-		}
-		if v.op != nil {
-			if !declared {
-				t.Fatal("an operation was proposed for a call that did not declare the extension (Operations 2)")
-			}
-			if !hasOp || !bytes.Equal(v.raw, opMember) {
-				t.Fatalf("the proposed operation is not the structuredContent's operation member: %s vs %s", v.raw, opMember)
-			}
-			var want struct {
-				OperationID string `json:"operation_id"`
-				Revision    string `json:"revision"`
-				Summary     string `json:"summary"`
-			}
-			if err := json.Unmarshal(opMember, &want); err != nil || want.OperationID != v.op.OperationID || want.Revision != v.op.Revision || want.Summary != v.op.Summary {
-				t.Fatalf("proposed %+v from %s", v.op, opMember)
-			}
-			if !idChars.MatchString(v.op.OperationID) || !idChars.MatchString(v.op.Revision) || strings.TrimSpace(v.op.Summary) == "" || v.op.ExpiresAt.IsZero() {
-				t.Fatalf("proposed an operation that breaks Operations 3: %+v", v.op)
-			}
-			return
-		}
-		if v.err != nil {
+		case v.op != nil:
+			checkProposed(t, v, declared, hasOp, opMember)
+		case v.err != nil:
 			if !declared || !hasOp {
 				t.Fatalf("a malformed-operation error without a declared call and an operation member: %v", v.err)
 			}
-			return
-		}
-		o := v.outcome
-		switch {
-		case hasOp && !declared:
-			if o.Status != StatusCompanyError || o.Message != MessageUndeclaredOperation || o.ApprovalID != "" {
-				t.Fatalf("an undeclared operation is not the Company's error: %+v", o)
-			}
-		case hasOp:
-			t.Fatalf("an operation member of a declared call became neither a proposal nor an error: %+v", o)
 		default:
-			if o.Status != StatusFailed || !bytes.Equal(o.Body, structured) || o.Text != text {
-				t.Fatalf("an error result without an operation is not a failure with the data verbatim: %+v", o)
-			}
+			checkErrorOutcome(t, v.outcome, declared, hasOp, structured, text)
 		}
 	})
+}
+
+// checkProposed: an operation is proposed only for a call that declared the extension, and it
+// is exactly the structuredContent's operation member, valid by Operations 3.
+func checkProposed(t *testing.T, v toolVerdict, declared, hasOp bool, opMember json.RawMessage) {
+	t.Helper()
+	if !declared {
+		t.Fatal("an operation was proposed for a call that did not declare the extension (Operations 2)")
+	}
+	if !hasOp || !bytes.Equal(v.raw, opMember) {
+		t.Fatalf("the proposed operation is not the structuredContent's operation member: %s vs %s", v.raw, opMember)
+	}
+	var want struct {
+		OperationID string `json:"operation_id"`
+		Revision    string `json:"revision"`
+		Summary     string `json:"summary"`
+	}
+	if err := json.Unmarshal(opMember, &want); err != nil || want.OperationID != v.op.OperationID || want.Revision != v.op.Revision || want.Summary != v.op.Summary {
+		t.Fatalf("proposed %+v from %s", v.op, opMember)
+	}
+	if !idChars.MatchString(v.op.OperationID) || !idChars.MatchString(v.op.Revision) || strings.TrimSpace(v.op.Summary) == "" || v.op.ExpiresAt.IsZero() {
+		t.Fatalf("proposed an operation that breaks Operations 3: %+v", v.op)
+	}
+}
+
+// checkErrorOutcome: an error result that proposes nothing is the Company's error when it
+// carries an operation the call did not declare, and otherwise a failure with its data verbatim.
+func checkErrorOutcome(t *testing.T, o *Outcome, declared, hasOp bool, structured json.RawMessage, text string) {
+	t.Helper()
+	switch {
+	case hasOp && !declared:
+		if o.Status != StatusCompanyError || o.Message != MessageUndeclaredOperation || o.ApprovalID != "" {
+			t.Fatalf("an undeclared operation is not the Company's error: %+v", o)
+		}
+	case hasOp:
+		t.Fatalf("an operation member of a declared call became neither a proposal nor an error: %+v", o)
+	default:
+		if o.Status != StatusFailed || !bytes.Equal(o.Body, structured) || o.Text != text {
+			t.Fatalf("an error result without an operation is not a failure with the data verbatim: %+v", o)
+		}
+	}
 }
 
 func boolCount(bs ...bool) int {

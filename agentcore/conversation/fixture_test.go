@@ -11,26 +11,27 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
-	"github.com/poppydesk/poppydesk/app"
-	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
 const account = "alice"
 
-// fixture: the Host of app/apptest over the reference Company (its state database on disk, one
-// clock), and the conversation Manager under test: the Host's own, which hands operations to
-// the Host's approval queue, or, with fixtureOptions.newID or context, one built over the
-// Host's engine and state database with those knobs. Updates are recorded as the window hears
-// them (app.EventConversationsChanged), or from the built Manager's OnUpdate.
+// fixture: an engine over the reference Company as the Host builds one (poppytest.NewEngine: its
+// state database on disk, one clock), and the conversation Manager under test over it, wired to
+// an approval queue as the Host wires them (the operations it finds go to the queue). Waits pass
+// at once, and the Manager's updates are recorded.
 type fixture struct {
-	*apptest.Fixture
 	s       *refcompany.Server
+	clk     *refcompany.Clock
+	eng     *poppytest.Engine
 	store   *vault.State
 	company string
 	e       *engine.Engine
 	m       *conversation.Manager
+	q       *approvals.Queue
 
 	mu      sync.Mutex
 	updates []conversation.Update
@@ -40,7 +41,7 @@ type fixture struct {
 
 type fixtureOptions struct {
 	noOperations bool
-	// newID and context, when set, make the fixture build its own Manager with them.
+	// newID and context, when set, are the Manager's NewMessageID and the device's context.
 	newID   func() string
 	context map[string]any
 	// editPoppy edits poppy.json before the engine discovers the Company.
@@ -49,49 +50,45 @@ type fixtureOptions struct {
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
-	f := &fixture{context: o.context, newID: o.newID}
-	f.Fixture = apptest.Start(t, apptest.Options{Edit: func(c *app.Config) {
-		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	}})
-	f.s = f.Company
+	f := &fixture{clk: &refcompany.Clock{}, context: o.context, newID: o.newID}
+	f.s = poppytest.Start(t, refcompany.Options{Now: f.clk.Now})
+	f.open(t, poppytest.EngineOptions{})
 	if o.noOperations {
 		f.s.EditPoppyJSON(func(doc map[string]any) { delete(doc["extensions"].(map[string]any), "operations") })
 	}
 	if o.editPoppy != nil {
 		f.s.EditPoppyJSON(func(doc map[string]any) { o.editPoppy(f.s, doc) })
 	}
-	f.company = f.Discover(t).Identifier
-	f.attach(t)
+	f.company = f.eng.Discover(t, f.s).Identifier
 	return f
 }
 
-// attach takes the Host's engine, state database and Manager (or builds the fixture's own),
-// and records the Manager's updates.
-func (f *fixture) attach(t testing.TB) {
-	t.Helper()
-	f.e, f.store, f.m = f.Host.Engine(), f.Host.State(), f.Host.Conversations()
-	if f.newID != nil || f.context != nil {
-		m, err := conversation.New(conversation.Config{Engine: f.e, Store: f.store, Logger: f.Host.Logger(), NewMessageID: f.newID,
-			Sleep:   func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-			Context: f.contextNow, OnUpdate: f.record})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.m = m
-		return
-	}
-	f.Host.Relay().Attach(app.EmitterFunc(func(name string, data ...any) {
-		if c, ok := first(data).(app.ConversationChange); ok && name == app.EventConversationsChanged {
-			f.record(conversation.Update{Kind: c.Kind, Company: c.Company, ConversationID: c.ConversationID, MessageID: c.MessageID, Text: c.Text})
-		}
-	}))
-}
+func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
-func first(data []any) any {
-	if len(data) == 0 {
-		return nil
+// open builds the engine (over the state database and secrets of o, a restart's), the approval
+// queue and the Manager under test.
+func (f *fixture) open(t testing.TB, o poppytest.EngineOptions) {
+	t.Helper()
+	o.Clock = f.clk
+	o.Transport = func(c *transport.Config) { c.Sleep = noWait }
+	f.eng = poppytest.NewEngine(t, f.s, o)
+	f.e, f.store = f.eng.Engine, f.eng.State
+	q, err := approvals.New(approvals.Config{Engine: f.e, Store: f.store, Now: f.clk.Now, Sleep: noWait})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return data[0]
+	t.Cleanup(func() { q.Close() })
+	m, err := conversation.New(conversation.Config{Engine: f.e, Store: f.store, Now: f.clk.Now, NewMessageID: f.newID, Sleep: noWait,
+		Context: f.contextNow, OnUpdate: f.record,
+		OnOperation: func(ctx context.Context, found conversation.OperationFound) {
+			if _, err := q.ProposeFromConversation(ctx, found); err != nil {
+				t.Errorf("the queue refused the conversation's operation: %v", err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.q, f.m = q, m
 }
 
 func (f *fixture) record(u conversation.Update) {
@@ -114,29 +111,30 @@ func (f *fixture) contextNow() map[string]any {
 	return out
 }
 
-// restart closes the Host and builds a new one over the same folders, state database and
-// keyring: new engine, new Manager (the start-up work resends what was persisted but not
-// accepted, spec 8.3).
+// restart closes the engine and builds a new one over the same state database and keyring, with
+// a new queue and Manager: what a restart of Poppydesk does (new Sessions; what was persisted
+// but not accepted is sent again by Resume, spec 8.3).
 func (f *fixture) restart(t testing.TB) {
 	t.Helper()
-	f.Restart(t)
-	f.attach(t)
+	f.q.Close()
+	f.eng.Close()
+	f.open(t, poppytest.EngineOptions{Path: f.eng.Path, Secrets: f.eng.Secrets})
 }
 
-// queued are the Host's approval queue items (the operations the Host's Manager found).
+// queued are the approval queue's items (the operations the Manager found).
 func (f *fixture) queued(t testing.TB) []approvals.Item {
 	t.Helper()
-	items, err := f.Host.Queue().List(context.Background())
+	items, err := f.q.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return items
 }
 
-// signIn signs account in through the window's Sign-in service.
+// signIn signs account in with Direct Sign-In, the Company approving as the user would.
 func (f *fixture) signIn(t testing.TB) {
 	t.Helper()
-	f.SignIn(t, account, "orders:read", "orders:write")
+	f.eng.SignIn(t, f.s, account, "orders:read", "orders:write")
 }
 
 func (f *fixture) updateList() []conversation.Update {

@@ -83,10 +83,19 @@ type OperationFound struct {
 	Raw                   json.RawMessage // the operation object as sent
 }
 
+// Engine is what the manager needs of agentcore/engine's *Engine: the Companies it discovered,
+// and the Client of one Session per (Company, account), which sends through the one
+// signed-request pipeline.
+type Engine interface {
+	Company(ctx context.Context, identifier string) (*discovery.Company, error)
+	Client(ctx context.Context, company, account string) (*engine.Client, error)
+	Logger() *slog.Logger
+}
+
 // Config configures a Manager. Engine and Store are required. Store is *vault.State in the app
 // (a store.Transcripts, so transcripts are kept), or store.NewMemoryConversations in tests.
 type Config struct {
-	Engine *engine.Engine
+	Engine Engine
 	Store  store.Conversations
 	Now    func() time.Time
 	Logger *slog.Logger

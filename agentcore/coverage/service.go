@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -17,10 +18,19 @@ import (
 // its value is "off". Any other value, or none, leaves them on.
 const SettingFeedbackReports = "coverage.feedback_reports"
 
+// Engine is what task coverage needs of agentcore/engine's *Engine: public documents through the
+// discovery cache, the Client of one Session per (Company, account) to send reports and list
+// what a Company's APIs offer, and the exchange log written out.
+type Engine interface {
+	FetchPublic(ctx context.Context, rawURL, accept string, limit int, opts ...discovery.Option) (discovery.Public, error)
+	Client(ctx context.Context, company, account string) (*engine.Client, error)
+	FlushExchanges(ctx context.Context) error
+}
+
 // Config configures a [Service].
 type Config struct {
-	// Engine fetches public documents and sends reports in a Session. Required.
-	Engine *engine.Engine
+	// Engine fetches public documents and sends reports in a Session (*engine.Engine). Required.
+	Engine Engine
 	// Reports remembers the reports sent (the state database). Required.
 	Reports store.FeedbackReports
 	// Settings holds SettingFeedbackReports. Required.
@@ -106,10 +116,19 @@ func (s *Service) Reports(ctx context.Context, company string) ([]store.Feedback
 
 // engineLister is the Lister over the engine: an OpenAPI description fetched without
 // credentials (agentcore/apis), an MCP server's tools listed in the signed-out Session.
-type engineLister struct{ e *engine.Engine }
+type engineLister struct{ e Engine }
+
+// apis is the agentcore/apis Client of the Company's signed-out Session.
+func (l engineLister) apis(ctx context.Context, co *discovery.Company) (*apis.Client, error) {
+	cl, err := l.e.Client(ctx, co.Identifier, "")
+	if err != nil {
+		return nil, err
+	}
+	return cl.APIs()
+}
 
 func (l engineLister) OperationIDs(ctx context.Context, co *discovery.Company, api discovery.API) ([]string, error) {
-	ac, err := l.e.APIClient(ctx, co.Identifier, "")
+	ac, err := l.apis(ctx, co)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +144,7 @@ func (l engineLister) OperationIDs(ctx context.Context, co *discovery.Company, a
 }
 
 func (l engineLister) ToolNames(ctx context.Context, co *discovery.Company, api discovery.API) ([]string, error) {
-	ac, err := l.e.APIClient(ctx, co.Identifier, "")
+	ac, err := l.apis(ctx, co)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
-	"github.com/poppydesk/poppydesk/app/apptest"
 	"github.com/poppydesk/poppydesk/vault"
 )
 
@@ -38,7 +37,7 @@ type fixture struct {
 	statePath string
 	secrets   store.Secrets
 	clock     *refcompany.Clock
-	logs      *apptest.Buffer
+	logs      *poppytest.Buffer
 
 	mu      sync.Mutex
 	onExchg func(transport.Exchange)
@@ -54,7 +53,7 @@ type options struct {
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	f := &fixture{logs: &apptest.Buffer{}}
+	f := &fixture{logs: &poppytest.Buffer{}}
 	if r := o.restart; r != nil {
 		f.s, f.clock, f.statePath, f.secrets = r.s, r.clock, r.statePath, r.secrets
 	} else {

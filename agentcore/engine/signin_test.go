@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,24 +17,37 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
-	"github.com/poppydesk/poppydesk/app/apptest"
 )
 
-// signInFixture is the Host of app/apptest over the reference Company (state database on disk,
-// one clock): its engine with the sign-in layer engine.New builds, and the discovered Company.
-// SignIn signs an account in through the window's Sign-in service, the reference Company
-// playing the User's browser.
+// signInFixture is an engine over the reference Company as the Host builds one
+// (poppytest.NewEngine: state database on disk, one clock), with the sign-in layer engine.New
+// builds, and the discovered Company. SignIn signs an account in with Direct Sign-In, the
+// reference Company approving as the User would. Logs holds the engine's log lines (a JSON
+// handler without redaction of its own: the engine redacts).
 type signInFixture struct {
-	*apptest.Fixture
-	s  *refcompany.Server
-	e  *engine.Engine
-	co *discovery.Company
+	s       *refcompany.Server
+	eng     *poppytest.Engine
+	e       *engine.Engine
+	co      *discovery.Company
+	Logs    *poppytest.Buffer
+	secrets store.Secrets
 }
 
 func newSignInFixture(t testing.TB, dpop bool, faults ...string) *signInFixture {
 	t.Helper()
-	a := apptest.Start(t, apptest.Options{DPoP: dpop, Faults: faults})
-	return &signInFixture{Fixture: a, s: a.Company, e: a.Host.Engine(), co: a.Discover(t)}
+	clk := &refcompany.Clock{}
+	s := poppytest.Start(t, refcompany.Options{Faults: faults, Now: clk.Now})
+	s.SetDPoP(dpop)
+	logs := &poppytest.Buffer{}
+	eng := poppytest.NewEngine(t, s, poppytest.EngineOptions{Clock: clk,
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	return &signInFixture{s: s, eng: eng, e: eng.Engine, co: eng.Discover(t, s), Logs: logs, secrets: eng.Secrets}
+}
+
+// SignIn signs account in with scopes.
+func (f *signInFixture) SignIn(t testing.TB, account string, scopes ...string) {
+	t.Helper()
+	f.eng.SignIn(t, f.s, account, scopes...)
 }
 
 func (f *signInFixture) get(t testing.TB, c *engine.Client, path string) (*transport.Response, error) {
@@ -113,7 +127,7 @@ func TestSignedInRequest(t *testing.T) {
 // accessToken is the account's default access token in the keyring bundle.
 func (f *signInFixture) accessToken(t testing.TB, account string) string {
 	t.Helper()
-	b, err := f.Host.Secrets().LoadCompany(context.Background(), f.co.Identifier, account)
+	b, err := f.secrets.LoadCompany(context.Background(), f.co.Identifier, account)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +144,7 @@ func (f *signInFixture) accessToken(t testing.TB, account string) string {
 // its refresh token.
 func (f *signInFixture) setAccessToken(t testing.TB, account, token string) {
 	t.Helper()
-	if _, err := f.Host.Secrets().UpdateCompany(context.Background(), f.co.Identifier, account, func(b *store.CompanyBundle) error {
+	if _, err := f.secrets.UpdateCompany(context.Background(), f.co.Identifier, account, func(b *store.CompanyBundle) error {
 		for i := range b.Tokens {
 			if b.Tokens[i].Resource == "" {
 				b.Tokens[i].AccessToken = token

@@ -17,13 +17,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi/relay"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/store"
-	"github.com/poppydesk/poppydesk/app"
-	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // Environment variables that turn the test binary into a helper process.
@@ -76,12 +77,13 @@ const (
 	account       = "alice"
 )
 
-// fixture: the Host of app/apptest over the reference Company (its engine, approval queue,
-// conversations and model interface; state database on disk; one clock), the model's MCP
-// server on its Unix socket, and an SDK client connected to it.
+// fixture: an engine over the reference Company as the Host builds one (poppytest.NewEngine:
+// state database on disk, one clock), the approval queue and conversation manager over it, the
+// model's MCP server over them (modelapi.NewServer with EngineActions, as the Host builds it) on
+// its Unix socket, and an SDK client connected to it.
 type fixture struct {
-	*apptest.Fixture
 	s       *refcompany.Server
+	eng     *poppytest.Engine
 	e       *engine.Engine
 	q       *approvals.Queue
 	secrets store.Secrets
@@ -96,8 +98,8 @@ type fixture struct {
 
 type fopts struct {
 	faults []string
-	// signedIn signs account "alice" in through the window's Sign-in service, with scopes
-	// (default orders:read and orders:write).
+	// signedIn signs account "alice" in with Direct Sign-In, with scopes (default orders:read
+	// and orders:write).
 	signedIn bool
 	scopes   []string
 	// canary signs the account in with the markers instead: the keyring gets what a sign-in
@@ -107,6 +109,17 @@ type fopts struct {
 	// discovery faults too.
 	canary bool
 }
+
+// actions are the model's tools' Actions over the fixture: the engine's and the queue's, and the
+// conversation manager (ConversationProvider), as the Host gives them.
+type actions struct {
+	*modelapi.EngineActions
+	m *conversation.Manager
+}
+
+func (a actions) Conversations() (*conversation.Manager, error) { return a.m, nil }
+
+func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 func newFixture(t testing.TB, o fopts) *fixture {
 	t.Helper()
@@ -119,18 +132,24 @@ func newFixture(t testing.TB, o fopts) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	f := &fixture{}
-	f.Fixture = apptest.Start(t, apptest.Options{Faults: o.faults, Edit: func(c *app.Config) {
-		c.Socket = filepath.Join(dir, "run", "mcp.sock")
-		c.Tuning.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	}})
-	f.s, f.e, f.q, f.secrets, f.signins = f.Company, f.Host.Engine(), f.Host.Queue(), f.Host.Secrets(), f.Host.SignInRequests()
-	if f.socket = f.Host.Socket(); f.socket == "" {
-		t.Fatal("the Host does not serve the model's socket")
+	clk := &refcompany.Clock{}
+	f := &fixture{s: poppytest.Start(t, refcompany.Options{Faults: o.faults, Now: clk.Now})}
+	f.eng = poppytest.NewEngine(t, f.s, poppytest.EngineOptions{Clock: clk, Transport: func(c *transport.Config) { c.Sleep = noWait }})
+	f.e, f.secrets = f.eng.Engine, f.eng.Secrets
+	if f.q, err = approvals.New(approvals.Config{Engine: f.e, Store: f.eng.State, Now: clk.Now, Sleep: noWait}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.q.Close() })
+	m, err := conversation.New(conversation.Config{Engine: f.e, Store: f.eng.State, Now: clk.Now, Sleep: noWait,
+		OnOperation: func(ctx context.Context, found conversation.OperationFound) { f.q.ProposeFromConversation(ctx, found) }})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if f.actions, err = modelapi.NewEngineActions(f.e, f.q); err != nil {
 		t.Fatal(err)
 	}
+	f.signins = modelapi.NewMemorySignInRequests(nil)
+	f.serve(t, ctx, filepath.Join(dir, "run", "mcp.sock"), actions{EngineActions: f.actions.ListFrom(f.eng.State), m: m}, clk)
 	if o.signedIn {
 		scopes := o.scopes
 		if len(scopes) == 0 {
@@ -139,12 +158,32 @@ func newFixture(t testing.TB, o fopts) *fixture {
 		if o.canary {
 			f.plantMarkers(t, scopes)
 		} else {
-			f.SignIn(t, account, scopes...)
+			f.eng.SignIn(t, f.s, account, scopes...)
 			f.s.ResetRequests() // what the tests look at starts after the sign-in
 		}
 	}
 	f.cs = f.connect(t, ctx)
 	return f
+}
+
+// serve serves the model's MCP server over a on the Unix socket path until the test ends.
+func (f *fixture) serve(t testing.TB, ctx context.Context, path string, a modelapi.Actions, clk *refcompany.Clock) {
+	t.Helper()
+	srv, err := modelapi.NewServer(modelapi.Deps{Actions: a, SignIns: f.signins, Now: clk.Now, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := modelapi.Listen(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		modelapi.Serve(ctx, ln, srv, nil)
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	f.socket = path
 }
 
 // plantMarkers puts the account's secrets in the keyring as a sign-in leaves them, each one a

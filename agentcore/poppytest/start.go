@@ -1,31 +1,35 @@
 // Package poppytest holds the test helpers around the reference Company (agentcore/refcompany):
 // Start serves one for a test and stops it at the test's end, Transport builds a client transport
-// that trusts it, Claims reads a recorded JWS, BlockedIn waits for a goroutine to block,
-// NeedGitHubDescription gives a test the large real API description or skips it (and
-// NeedGraphSizedDescription one of Microsoft Graph v1.0's size made from it), and StartPostgres
-// runs a throwaway PostgreSQL cluster. Only tests import it; the product links refcompany alone
-// (the demo and `poppydesk company serve`).
+// that trusts it, NewEngine builds an engine over it as the Host does (state database on disk,
+// its identity published, Direct Sign-In approved at the Company), Claims reads a recorded JWS,
+// BlockedIn waits for a goroutine to block, NeedGitHubDescription gives a test the large real API
+// description or skips it (and NeedGraphSizedDescription one of Microsoft Graph v1.0's size made
+// from it), and StartPostgres runs a throwaway PostgreSQL cluster. Only tests import it; the
+// product links refcompany alone (the demo and `poppydesk company serve`).
 package poppytest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// TB is the part of testing.TB that Start uses. *testing.T, *testing.B and *testing.F satisfy
-// it.
+// TB is the part of testing.TB that the helpers use. *testing.T, *testing.B and *testing.F
+// satisfy it.
 type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
 	Cleanup(func())
+	TempDir() string
 }
 
 // Start builds the reference Company with opts, serves it on loopback and stops it at the end of
@@ -115,4 +119,23 @@ func NeedGitHubDescription(tb interface {
 		tb.Skip(err)
 	}
 	return data
+}
+
+// Buffer is a goroutine-safe buffer for logs a test reads while they are written.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -10,7 +10,6 @@
 package apptest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -248,24 +246,8 @@ func (f *Fixture) approveAsUser(authURL string) error {
 	return nil
 }
 
-// Buffer is a goroutine-safe log buffer.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// String returns what was written.
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+// Buffer is a goroutine-safe log buffer (poppytest's).
+type Buffer = poppytest.Buffer
 
 // shortDir is a temporary folder with a short path, for Unix sockets.
 func shortDir(t testing.TB) string {
