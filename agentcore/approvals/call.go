@@ -50,7 +50,10 @@ type Outcome struct {
 	Body       json.RawMessage // the Company's response body / tool structured content, as DATA (untrusted)
 	Text       string          // the Company's own words (tool text content, error_description), verbatim, untrusted
 	Content    []apis.Content  // the content blocks of an MCP tool result (images, audio, resources), untrusted
-	Message    string          // Poppydesk's plain-language status
+	Message    string          // Poppydesk's plain-language status, in its own words: it never quotes the Company
+	// Detail is Poppydesk's description of what the Company answered (a malformed operation, an
+	// error it wrote), which may quote the Company: untrusted, like Text.
+	Detail string
 }
 
 // ErrRefused matches the errors of model requests Poppydesk refuses before sending anything
@@ -84,7 +87,7 @@ func (q *Queue) CallAPI(ctx context.Context, c APICall) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	ac, err := q.cfg.Engine.APIClient(ctx, comp.Identifier, c.Account)
+	ac, err := cl.APIs()
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +156,10 @@ func plainAPIOutcome(res *apis.Result) *Outcome {
 		o.Text = e.Description
 	}
 	o.Status = StatusFailed
-	o.Message = fmt.Sprintf("the Company refused the request (HTTP %d", res.Status)
+	o.Message = fmt.Sprintf("the Company refused the request (HTTP %d)", res.Status)
 	if e.Error != "" {
-		o.Message += " " + e.Error
+		o.Detail = "the Company's error code: " + e.Error
 	}
-	o.Message += ")"
 	return o
 }
 
@@ -319,15 +321,15 @@ func (q *Queue) mcpConnOf(cl *engine.Client, server string) *mcpConn {
 
 // callTool calls a tool on a cached MCP connection, reconnecting once when the connection fails.
 func (q *Queue) callTool(ctx context.Context, cl *engine.Client, api discovery.API, call apis.ToolCall) (*apis.ToolResult, error) {
+	ac, err := cl.APIs()
+	if err != nil {
+		return nil, err
+	}
 	mc := q.mcpConnOf(cl, api.URL)
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if mc.sess == nil {
-			ac, err := q.cfg.Engine.APIClient(ctx, cl.Identifier(), cl.Account())
-			if err != nil {
-				return nil, err
-			}
 			s, err := ac.ConnectMCP(ctx, api) // the MCP server's own token, from the engine's pipeline (spec 7)
 			if err != nil {
 				return nil, err
@@ -455,34 +457,15 @@ func (q *Queue) propose(ctx context.Context, p proposal) (*Outcome, error) {
 	if o, handled, err := q.checkReused(ctx, recs, p.company, p.op, env); handled {
 		return o, err
 	}
-	var others []operations.State
-	for i := range recs {
-		r := &recs[i]
-		if r.Company != p.company {
-			continue
+	// The same operation_id already in the queue: the Company counts this as the same action.
+	if r, latest, err := sameOperation(recs, p); err != nil || r != nil {
+		if err != nil {
+			return nil, err
 		}
-		if bytes.Contains(r.Revisions[len(r.Revisions)-1].Operation, []byte(`"`+p.op.OperationID+`"`)) {
-			latest, err := revisionOp(r, len(r.Revisions)-1)
-			if err != nil {
-				return nil, err
-			}
-			if latest.OperationID == p.op.OperationID && !finalNotPerformed(r.State) {
-				return q.newRevision(ctx, r, latest, p, env)
-			}
-		}
-		if hasTarget(r, p.req.Target) {
-			others = append(others, operations.State(r.State))
-		}
+		return q.newRevision(ctx, r, latest, p, env)
 	}
-	if err := operations.CanAsk(others); err != nil && errors.Is(err, operations.ErrOutcomeUnknown) {
-		// Another operation for the same action has an unknown outcome: do not ask.
-		for i := range recs {
-			if hasTarget(&recs[i], p.req.Target) && isUnresolved(recs[i].State) {
-				q.log.InfoContext(ctx, "approvals: a new operation for an action whose approval has an unknown outcome was held, not shown (Operations 7)",
-					"company", p.company, "operation_id", p.op.OperationID, "held_by", recs[i].ID)
-				return heldOutcome(recs[i].ID, recs[i].State), nil
-			}
-		}
+	if held := q.heldByTarget(ctx, recs, p); held != nil {
+		return held, nil
 	}
 	now := q.now()
 	firstReq, _ := json.Marshal(p.req)
@@ -495,6 +478,48 @@ func (q *Queue) propose(ctx context.Context, p proposal) (*Outcome, error) {
 	q.log.InfoContext(ctx, "approvals: operation waiting for the user's decision", "approval", rec.ID, "company", p.company,
 		"operation_id", p.op.OperationID, "revision", p.op.Revision, "interface", p.iface, "stored_in", q.now().Sub(p.start))
 	return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: MessageWaitingForUser}, nil
+}
+
+// sameOperation finds the Company's item whose latest revision has p's operation_id and that is
+// not finished without being performed (declined, expired, failed, superseded).
+func sameOperation(recs []store.Approval, p proposal) (*store.Approval, *operations.Operation, error) {
+	quoted := []byte(`"` + p.op.OperationID + `"`)
+	for i := range recs {
+		r := &recs[i]
+		if r.Company != p.company || finalNotPerformed(r.State) || !bytes.Contains(r.Revisions[len(r.Revisions)-1].Operation, quoted) {
+			continue
+		}
+		latest, err := revisionOp(r, len(r.Revisions)-1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if latest.OperationID == p.op.OperationID {
+			return r, latest, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// heldByTarget is the held outcome when an approval for the same action target (another
+// operation) has an unknown outcome: the user is not asked (Operations 7); nil otherwise.
+func (q *Queue) heldByTarget(ctx context.Context, recs []store.Approval, p proposal) *Outcome {
+	var others []operations.State
+	for i := range recs {
+		if recs[i].Company == p.company && hasTarget(&recs[i], p.req.Target) {
+			others = append(others, operations.State(recs[i].State))
+		}
+	}
+	if err := operations.CanAsk(others); err == nil || !errors.Is(err, operations.ErrOutcomeUnknown) {
+		return nil
+	}
+	for i := range recs {
+		if hasTarget(&recs[i], p.req.Target) && isUnresolved(recs[i].State) {
+			q.log.InfoContext(ctx, "approvals: a new operation for an action whose approval has an unknown outcome was held, not shown (Operations 7)",
+				"company", p.company, "operation_id", p.op.OperationID, "held_by", recs[i].ID)
+			return heldOutcome(recs[i].ID, recs[i].State)
+		}
+	}
+	return nil
 }
 
 func finalNotPerformed(state string) bool {
@@ -514,7 +539,12 @@ func isUnresolved(state string) bool {
 	return false
 }
 
-// newRevision handles an operation whose operation_id is already in the queue.
+// newRevision handles an operation whose operation_id is already in the queue: the Company
+// counts the request as the same action (Operations 3 "New terms": it decides which requests are
+// for the same action, from its own records). While the item waits for the user, its terms
+// become a new revision of the item, with the request that returned them, and that request is
+// what an approval sends, through its interface (Operations 6); the model hears which request the
+// user now decides about. Otherwise the action is decided or under way, and nothing new is asked.
 func (q *Queue) newRevision(ctx context.Context, r *store.Approval, latest *operations.Operation, p proposal, env json.RawMessage) (*Outcome, error) {
 	unlock := q.lock("item:" + r.ID)
 	defer unlock()
@@ -524,31 +554,54 @@ func (q *Queue) newRevision(ctx context.Context, r *store.Approval, latest *oper
 	}
 	switch operations.State(rec.State) {
 	case operations.StatePending:
-		last := rec.Revisions[len(rec.Revisions)-1]
-		prevEnv, _ := decodeEnvelope(last.Operation)
-		if operations.Digest(latest) == operations.Digest(p.op) && prevEnv != nil && prevEnv.Request.Target == p.req.Target &&
-			canonicalJSON(prevEnv.Request.Body) == canonicalJSON(p.req.Body) && canonicalJSON(prevEnv.Request.Arguments) == canonicalJSON(p.req.Arguments) {
-			// The same terms for the same request: nothing new to decide.
-			return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: MessageWaitingForUser}, nil
-		}
-		now := q.now()
-		if err := q.cfg.Store.AddRevision(ctx, rec.ID, store.Revision{Revision: last.Revision + 1, Operation: env, Received: now}, string(operations.StatePending)); err != nil {
-			return nil, fmt.Errorf("approvals: storing the new revision failed: %w", err)
-		}
-		q.emit(EventRevision, rec.ID, rec.State)
-		msg := "not performed; the Company sent new terms for this action, waiting for the user's decision in Poppydesk"
-		if operations.Digest(latest) == operations.Digest(p.op) {
-			// The same operation for another request: the user must see the new request, and an
-			// approval of the earlier one is refused (approvalDigest covers the request).
-			msg = "not performed; the request changed, so the user must review it again in Poppydesk; waiting for the user's decision"
-		}
-		return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: msg}, nil
+		return q.pendingRevision(ctx, &rec, latest, p, env)
 	case operations.StateSucceeded:
 		return &Outcome{Status: StatusFailed, ApprovalID: rec.ID,
 			Message: "not asked: the Company returned an operation that was already performed; Poppydesk does not ask the user again (Operations 7)"}, nil
 	default:
 		return heldOutcome(rec.ID, rec.State), nil
 	}
+}
+
+// pendingRevision stores the Company's terms for p as the new revision of the pending item rec.
+func (q *Queue) pendingRevision(ctx context.Context, rec *store.Approval, latest *operations.Operation, p proposal, env json.RawMessage) (*Outcome, error) {
+	last := rec.Revisions[len(rec.Revisions)-1]
+	prevEnv, _ := decodeEnvelope(last.Operation)
+	sameTerms := operations.Digest(latest) == operations.Digest(p.op)
+	if sameTerms && prevEnv != nil && requestChanged(prevEnv.Request, p.req) == "" {
+		// The same terms for the same request: nothing new to decide.
+		return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: MessageWaitingForUser}, nil
+	}
+	if err := q.cfg.Store.AddRevision(ctx, rec.ID, store.Revision{Revision: last.Revision + 1, Operation: env, Received: q.now()}, string(operations.StatePending)); err != nil {
+		return nil, fmt.Errorf("approvals: storing the new revision failed: %w", err)
+	}
+	q.emit(EventRevision, rec.ID, rec.State)
+	msg := "not performed; the Company sent new terms for this action, waiting for the user's decision in Poppydesk"
+	switch {
+	case prevEnv != nil && interfaceOf(prevEnv.Request) != interfaceOf(p.req) || prevEnv != nil && prevEnv.Request.Target != p.req.Target:
+		// Another request (here through another interface) that the Company counts as the same
+		// action: the approval now answers this request, and the model must know that.
+		msg = fmt.Sprintf("not performed; the Company counts this %s as the same action as approval %s, which was asked through %s and is still waiting: "+
+			"the user now decides in that approval about the Company's terms for this %s, and an approval sends this %s, not the earlier request; waiting for the user's decision in Poppydesk",
+			requestWords(p.req), rec.ID, requestWords(prevEnv.Request), requestWords(p.req), requestWords(p.req))
+	case sameTerms:
+		// The same operation for another body or other arguments: the user must see the new
+		// request, and an approval of the earlier one is refused (approvalDigest covers the request).
+		msg = "not performed; the request changed, so the user must review it again in Poppydesk; waiting for the user's decision"
+	}
+	return &Outcome{Status: StatusWaitingForUser, ApprovalID: rec.ID, Message: msg}, nil
+}
+
+// requestWords names a request's kind for the model: "MCP tool call", "API request" or
+// "conversation".
+func requestWords(r *request) string {
+	switch interfaceOf(r) {
+	case InterfaceMCP:
+		return "MCP tool call"
+	case InterfaceConversation:
+		return "conversation"
+	}
+	return "API request"
 }
 
 // httpHeader turns the stored header map back into an http.Header.

@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // ConversationSender sends an approval as a conversation message (Operations 6,
@@ -57,25 +57,29 @@ func conversationMessageID(approvalID string, op *operations.Operation) string {
 	return "msg_apr_" + base64.RawURLEncoding.EncodeToString(h[:18])
 }
 
-// sendConversation sends the approval in the conversation that returned the operation. The
-// Company Agent says how it went in a later message (Operations 6), which the window and the
-// model read in the conversation; the queue records that the Company accepted the approval.
+// sendConversation sends the approval in the conversation that returned the operation
+// (Operations 6 "Conversations"). The Company Agent says how it went in a later message, which
+// the window and the model read in the conversation; the queue records that the Company accepted
+// the approval.
 func (q *Queue) sendConversation(ctx context.Context, rec *store.Approval, req *request, op *operations.Operation) sendResult {
 	if q.cfg.Conversations == nil {
-		return sendResult{kind: sentNoAnswer, cause: "conversations are not running in this Poppydesk"}
+		return notSentResult(errors.New("conversations are not running in this Poppydesk"))
 	}
 	_, err := q.cfg.Conversations.SendApproval(ctx, rec.Company, req.Conversation, conversationMessageID(rec.ID, op),
 		operations.Approval{OperationID: op.OperationID, Revision: op.Revision}, 0)
 	if err == nil {
-		return sendResult{kind: sentPerformed, note: resultNote{Message: "the Company accepted the user's approval in the conversation; its agent says how it went in a later message there"}}
+		return sendResult{answer: operations.AnswerPerformed, note: resultNote{Message: "the Company accepted the user's approval in the conversation; its agent says how it went in a later message there"}}
 	}
 	var ce *conversation.Error
-	if !errors.As(err, &ce) {
-		return sendResult{kind: sentNoAnswer, cause: err.Error()}
+	if errors.Is(err, transport.ErrNotSent) || !errors.As(err, &ce) {
+		return errorResult(err)
 	}
 	switch ce.Code {
-	case "network", "bad_response", "sign_in_needed", "invalid_session", "session_ended", "version_unsupported", "invalid_token", "rate_limited":
-		return sendResult{kind: sentNoAnswer, cause: ce.Error()}
+	case "network", "bad_response", "rate_limited":
+		return sendResult{answer: operations.AnswerNone, note: resultNote{Detail: ce.Error()}, why: "no usable answer from the conversation endpoint"}
+	case "sign_in_needed", "invalid_session", "session_ended", "version_unsupported", "invalid_token", "insufficient_scope", "extension_required":
+		return sendResult{answer: operations.AnswerTurnedAway, note: resultNote{Detail: ce.Error()}, why: "the Company refused the message at its door, before handling it"}
 	}
-	return sendResult{kind: sentRefused, note: resultNote{Message: fmt.Sprintf("not performed: the approval could not be delivered in the conversation: %s", ce.Msg), Text: ce.Code}}
+	return sendResult{answer: operations.AnswerRefused, note: resultNote{Detail: ce.Error(), Text: ce.Code,
+		Message: "not performed: the Company did not accept the approval in the conversation"}}
 }

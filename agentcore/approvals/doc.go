@@ -42,15 +42,25 @@
 //   - Operations 6: the approval re-sends the SAME method, URL and body with Poppy-Approval, or
 //     the SAME tool and arguments with _meta "personalagentprotocol.org/approval". Each revision
 //     keeps the request that returned it, so a new revision from a changed request re-sends that
-//     request. Idempotency-Key: the approved request has its OWN key (the first request's key does
+//     request, through the interface it went through: when the Company answers an MCP tool call
+//     with the operation_id of an item asked through its API (the same action, by its records),
+//     the item's new revision is the tool call's, the model is told so, and an approval calls
+//     the tool (Item.Interface is the current revision's). Idempotency-Key: the approved request has its OWN key (the first request's key does
 //     not carry over), derived from the approval ID, operation_id and revision, so every retry of
 //     one approval — also after a restart — carries the same key, as the Idempotency-Key draft
 //     expects of retries; the operation ID is what identifies retries for the Company.
 //   - Operations 7: write-before-send (TransitionApproval with the decision log, durable before the
-//     request leaves). Network errors, timeouts, 5xx and Session/token refusals of an attempt are
-//     "outcome unknown": the SAME approval is sent again, with bounded attempts and exponential
-//     backoff through the injected Sleep, then the item stays outcome_unknown and offers
-//     CheckOutcome. 503 (with Retry-After) and a tool's "in_progress" are polled, never counted as
+//     request leaves). The steps before each send and after each answer are operations.BeforeSend
+//     and operations.AfterSend (pure, with their tables); sendApproved persists each before it
+//     acts on it, in one engine Client per round. Network errors, timeouts and 5xx are "outcome
+//     unknown": the SAME approval is sent again, with bounded attempts and exponential backoff
+//     through the injected Sleep, then the item stays outcome_unknown and offers CheckOutcome. A
+//     refusal at the Company's door (invalid_session, a token or scope challenge,
+//     extension_required: transport.ProtocolError.Refused) or a send Poppydesk could not make
+//     performed nothing: after the first send the item fails; after a retry it says nothing of
+//     the earlier send, so the outcome stays unknown. Poppydesk's own words (Outcome.Message)
+//     never quote the Company; what may quote it is Outcome.Detail, which the model gets inside
+//     the untrusted Company content. 503 (with Retry-After) and a tool's "in_progress" are polled, never counted as
 //     failures. While an approval's outcome is unknown, a model request for the same action (same
 //     Company and request target: method + URL, or server + tool + arguments) is held — not sent,
 //     nobody asked — and a new operation for the same operation_id is not shown. An answer with a

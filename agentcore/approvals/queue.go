@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
@@ -70,9 +71,19 @@ const (
 	maxResultNote = 64 << 10
 )
 
+// Engine is what the queue needs of agentcore/engine's *Engine: the Companies it discovered, and
+// the Client of one Session per (Company, account), which sends through the one signed-request
+// pipeline.
+type Engine interface {
+	Company(ctx context.Context, identifier string) (*discovery.Company, error)
+	CompanyNames(ctx context.Context, ids []string) (map[string]store.CompanyName, error)
+	Client(ctx context.Context, company, account string) (*engine.Client, error)
+	Logger() *slog.Logger
+}
+
 // Config configures a Queue. Engine, Store are required.
 type Config struct {
-	Engine *engine.Engine  // discovery, Session-bound clients (agentcore/engine)
+	Engine Engine          // discovery, Session-bound clients (*engine.Engine)
 	Store  store.Approvals // persistence: *vault.State, or store.NewMemoryApprovals in tests
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -289,14 +300,16 @@ type Item struct {
 	CompanyDomain string // organization.domain from discovery
 	Account       string
 	SID           string
-	Interface     string // "api" | "mcp"
-	State         string // operations.State values
-	Current       OperationView
-	Previous      *OperationView       // the revision before, if any
-	Changes       *operations.Changes  // Current vs Previous
-	Warnings      []operations.Warning // terms vs the request and the model's intent
-	Request       RequestView          // what was sent: method + URL + body, or tool + arguments (as data)
-	Result        *Outcome             // after a decision: the Company's response, verbatim
+	// Interface is the one the current revision came through, which an approval is sent through
+	// (Operations 6): "api", "mcp" or "conversation".
+	Interface string
+	State     string // operations.State values
+	Current   OperationView
+	Previous  *OperationView       // the revision before, if any
+	Changes   *operations.Changes  // Current vs Previous
+	Warnings  []operations.Warning // terms vs the request and the model's intent
+	Request   RequestView          // what was sent: method + URL + body, or tool + arguments (as data)
+	Result    *Outcome             // after a decision: the Company's response, verbatim
 	// ApprovedRevision is the revision that was approved and is (re)sent, when one was.
 	ApprovedRevision string
 	// CanCheckOutcome is true when CheckOutcome applies (approved, being sent, outcome unknown).
@@ -498,11 +511,15 @@ func (q *Queue) ListRows(ctx context.Context, states, notStates []string, cursor
 				Summary   string `json:"summary"`
 				ExpiresAt string `json:"expires_at"`
 			} `json:"operation"`
+			Request struct {
+				Tool         string `json:"tool"`
+				Conversation string `json:"conversation"`
+			} `json:"request"`
 		}
 		if err := json.Unmarshal(rec.Revisions[len(rec.Revisions)-1].Operation, &cur); err != nil {
 			return nil, "", fmt.Errorf("approvals: stored revision of approval %s: %w", rec.ID, err)
 		}
-		r := Row{ID: rec.ID, Company: rec.Company, Account: rec.Account, Interface: rec.Interface, State: rec.State,
+		r := Row{ID: rec.ID, Company: rec.Company, Account: rec.Account, Interface: interfaceOf(&request{Tool: cur.Request.Tool, Conversation: cur.Request.Conversation}), State: rec.State,
 			SummaryText: cur.Operation.Summary, Created: rec.Created, Updated: rec.Updated}
 		r.ExpiresAt, _ = operations.ParseRFC3339(cur.Operation.ExpiresAt)
 		org := names[rec.Company]
@@ -629,36 +646,15 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: rec.Interface,
+	it := &Item{ID: rec.ID, Company: rec.Company, Account: rec.Account, SID: rec.SID, Interface: interfaceOf(req),
 		State: rec.State, Current: view(cur, req), Created: rec.Created, Updated: rec.Updated,
 		Request:  RequestView{Method: req.Method, URL: req.URL, Body: req.Body, Tool: req.Tool, Arguments: req.Arguments, Conversation: req.Conversation, Requester: req.Requester},
 		Warnings: operations.CheckTerms(cur, req.facts())}
 	if c, err := q.cfg.Engine.Company(ctx, rec.Company); err == nil {
 		it.CompanyName, it.CompanyDomain = c.Organization.Name, c.Organization.Domain
 	}
-	if n := len(rec.Revisions); n > 1 {
-		prev, err := revisionOp(rec, n-2)
-		if err != nil {
-			return nil, err
-		}
-		prevEnv, err := decodeEnvelope(rec.Revisions[n-2].Operation)
-		if err != nil {
-			return nil, err
-		}
-		pv := view(prev, prevEnv.Request)
-		it.Previous = &pv
-		ch := operations.Diff(prev, cur)
-		it.Changes = &ch
-		if what := requestChanged(prevEnv.Request, req); what != "" {
-			// Changes covers the Company's terms only; the request is what an approval sends.
-			msg := "The request changed since the previous version: " + what + " of what Poppydesk would send is different now"
-			if !ch.Any() {
-				msg += ", while the Company's summary and terms stayed the same"
-			}
-			msg += ". Review what will be sent (below) before you approve; an approval always sends exactly the request shown."
-			it.Warnings = append([]operations.Warning{{Code: WarnRequestChanged, Message: msg, Where: what,
-				RequestValue: requestValue(req)}}, it.Warnings...)
-		}
+	if err := it.comparePrevious(rec, cur, req); err != nil {
+		return nil, err
 	}
 	switch operations.State(rec.State) {
 	case operations.StateApproved, operations.StateSending, operations.StateRetrying, operations.StateOutcomeUnknown:
@@ -668,6 +664,48 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the decision log of %s: %w", rec.ID, err)
 	}
+	it.readDecisions(rec, cur, decs)
+	return it, nil
+}
+
+// comparePrevious sets what the item shows of the revision before the current one cur (with its
+// request req): the earlier revision, what changed in the terms, and whether the request an
+// approval sends changed (Operations 3 "New terms", 5).
+func (it *Item) comparePrevious(rec *store.Approval, cur *operations.Operation, req *request) error {
+	n := len(rec.Revisions)
+	if n < 2 {
+		return nil
+	}
+	prev, err := revisionOp(rec, n-2)
+	if err != nil {
+		return err
+	}
+	prevEnv, err := decodeEnvelope(rec.Revisions[n-2].Operation)
+	if err != nil {
+		return err
+	}
+	pv := view(prev, prevEnv.Request)
+	it.Previous = &pv
+	ch := operations.Diff(prev, cur)
+	it.Changes = &ch
+	what := requestChanged(prevEnv.Request, req)
+	if what == "" {
+		return nil
+	}
+	// Changes covers the Company's terms only; the request is what an approval sends.
+	msg := "The request changed since the previous version: " + what + " of what Poppydesk would send is different now"
+	if !ch.Any() {
+		msg += ", while the Company's summary and terms stayed the same"
+	}
+	msg += ". Review what will be sent (below) before you approve; an approval always sends exactly the request shown."
+	it.Warnings = append([]operations.Warning{{Code: WarnRequestChanged, Message: msg, Where: what,
+		RequestValue: requestValue(req)}}, it.Warnings...)
+	return nil
+}
+
+// readDecisions sets what the item shows from its decision log: when the user decided, a
+// revision the Company reused (Operations 3), the approved revision, and the Company's answer.
+func (it *Item) readDecisions(rec *store.Approval, cur *operations.Operation, decs []store.Decision) {
 	reused, decided := decisionFacts(decs)
 	it.Decided = decided
 	if reused {
@@ -684,10 +722,11 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	}
 	if n, ok := approvedRevision(decs); ok {
 		for i := range rec.Revisions {
-			if rec.Revisions[i].Revision == n {
-				if op, err := revisionOp(rec, i); err == nil {
-					it.ApprovedRevision = op.Revision
-				}
+			if rec.Revisions[i].Revision != n {
+				continue
+			}
+			if op, err := revisionOp(rec, i); err == nil {
+				it.ApprovedRevision = op.Revision
 			}
 		}
 	}
@@ -695,7 +734,6 @@ func (q *Queue) item(ctx context.Context, rec *store.Approval) (*Item, error) {
 	if o.Status == StatusDone || o.Status == StatusFailed || o.HTTPStatus != 0 || len(o.Body) > 0 {
 		it.Result = o
 	}
-	return it, nil
 }
 
 // requestValue is the changed request's body or arguments, as data for the warning.
@@ -716,30 +754,34 @@ func approvedRevision(decs []store.Decision) (int, bool) {
 	return 0, false
 }
 
-// Decision names in the log.
+// Decision names in the log: the user's, and those of the way to the wire (operations.BeforeSend,
+// AfterSend).
 const (
 	decisionApprove     = "approve"
 	decisionDecline     = "decline"
-	decisionExpire      = "expire"
-	decisionSend        = "send"
-	decisionResend      = "resend"
-	decisionSucceeded   = "succeeded"
-	decisionFailed      = "failed"
-	decisionNoAnswer    = "no_answer"
-	decisionInProgress  = "in_progress"
-	decisionNewRevision = "new_revision"
+	decisionExpire      = operations.LogExpire
+	decisionSend        = operations.LogSend
+	decisionResend      = operations.LogResend
+	decisionSucceeded   = operations.LogSucceeded
+	decisionFailed      = operations.LogFailed
+	decisionNoAnswer    = operations.LogNoAnswer
+	decisionInProgress  = operations.LogInProgress
+	decisionNewRevision = operations.LogNewRevision
 	// decisionNotSendable: an approved item that was never sent can't be sent from the current
 	// Session (Operations 3); nothing was performed.
-	decisionNotSendable = "not_sendable"
+	decisionNotSendable = operations.LogNotSendable
 )
 
 // resultNote is the Company's answer as kept in the decision log (note of the final decision).
+// Message is Poppydesk's words and never quotes the Company; Detail is Poppydesk's description of
+// what the Company answered, which may quote it (an error code, a value it sent).
 type resultNote struct {
 	HTTPStatus int             `json:"http_status,omitempty"`
 	Body       json.RawMessage `json:"body,omitempty"`
 	Text       string          `json:"text,omitempty"`
 	Content    []apis.Content  `json:"content,omitempty"`
 	Message    string          `json:"message,omitempty"`
+	Detail     string          `json:"detail,omitempty"`
 }
 
 func (n resultNote) encode() string {
@@ -760,6 +802,9 @@ func (n resultNote) encode() string {
 	if len(n.Text) > maxResultNote {
 		n.Text = n.Text[:maxResultNote] + "…"
 	}
+	if len(n.Detail) > maxResultNote {
+		n.Detail = n.Detail[:maxResultNote] + "…"
+	}
 	b, _ := json.Marshal(n)
 	return string(b)
 }
@@ -772,7 +817,7 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		last = &decs[len(decs)-1]
 		var n resultNote
 		if json.Unmarshal([]byte(last.Note), &n) == nil {
-			o.HTTPStatus, o.Body, o.Text, o.Content, o.Message = n.HTTPStatus, n.Body, n.Text, n.Content, n.Message
+			o.HTTPStatus, o.Body, o.Text, o.Content, o.Message, o.Detail = n.HTTPStatus, n.Body, n.Text, n.Content, n.Message, n.Detail
 		}
 	}
 	switch operations.State(rec.State) {
@@ -781,7 +826,7 @@ func outcomeOf(rec *store.Approval, decs []store.Decision) *Outcome {
 		if len(rec.Revisions) > 1 {
 			o.Message = "not performed; the Company sent new terms, waiting for the user's decision in Poppydesk"
 		}
-		o.HTTPStatus, o.Body, o.Text, o.Content = 0, nil, "", nil
+		o.HTTPStatus, o.Body, o.Text, o.Content, o.Detail = 0, nil, "", nil, ""
 	case operations.StateApproved, operations.StateSending, operations.StateRetrying:
 		o.Status, o.Message = StatusInProgress, "the user approved; Poppydesk is sending the approval to the Company"
 	case operations.StateOutcomeUnknown:

@@ -46,7 +46,7 @@ func TestExtensionDeclaredOnlyForV2(t *testing.T) {
 				t.Fatalf("Poppy-Extensions = %q, want %q", reqs[0].Header.Get("Poppy-Extensions"), tc.wantHeader)
 			}
 			if tc.wantStatus == approvals.StatusFailed {
-				if o.HTTPStatus != http.StatusForbidden || !strings.Contains(o.Message, "extension_required") {
+				if o.HTTPStatus != http.StatusForbidden || !strings.Contains(o.Detail, "extension_required") || strings.Contains(o.Message, "extension_required") {
 					t.Fatalf("outcome = %+v", o)
 				}
 				if items, _ := f.q.List(context.Background()); len(items) != 0 {

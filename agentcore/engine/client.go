@@ -61,7 +61,7 @@ func (e *Engine) Client(ctx context.Context, companyIdentifier, account string) 
 	}
 	if cl := e.clients[key]; cl != nil {
 		cl.mu.Lock()
-		same := cl.company == c || cl.sess.Version == c.Version && sameExtensions(cl.sess.Extensions, exts)
+		same := cl.company == c
 		old = cl.sess
 		cl.mu.Unlock()
 		if same {
@@ -71,12 +71,14 @@ func (e *Engine) Client(ctx context.Context, companyIdentifier, account string) 
 	}
 	e.mu.Unlock()
 
+	// The Company as last discovered decides the Session destinations (spec 5.2): an API it no
+	// longer lists gets no more signed requests.
 	dest, err := c.SessionDestinations()
 	if err != nil {
 		return nil, fmt.Errorf("engine: the Session destinations of %s: %w", c.Identifier, err)
 	}
-	// A new version or set of extensions needs a new Session (spec 3.4); session.Manager
-	// replaces the old one, which is recorded as ended.
+	// The same version and extensions continue the same Session; new ones need a new Session
+	// (spec 3.4), and session.Manager replaces the old one, which is recorded as ended.
 	s, err := e.openSession(ctx, c.Identifier, account, c.Version, exts, old)
 	if err != nil {
 		return nil, err
@@ -508,18 +510,6 @@ func extensionsFor(c *discovery.Company) []session.Extension {
 		}
 	}
 	return out
-}
-
-func sameExtensions(a, b []session.Extension) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // extensionStrings are the extensions as stored with a Session: each one list member of

@@ -86,7 +86,10 @@ type Outcome struct {
 	// Content are the content blocks of a Company MCP tool result (untrusted), within the
 	// budget of apis.MaxToolContentBytes.
 	Content []apis.Content
-	Message string // Poppydesk's plain-language status
+	Message string // Poppydesk's plain-language status, in its own words (it never quotes the Company)
+	// Detail is Poppydesk's description of what the Company answered, which may quote it:
+	// untrusted, shown inside the Company content.
+	Detail string
 }
 
 // ApprovalView is one approval as the model may see it: no sid, User ID, account secret or

@@ -283,11 +283,15 @@ func outcomeReply(o *Outcome, c *discovery.Company, fields map[string]any) *Repl
 		return Failed(StatusError, "Poppydesk got no outcome for this request; call get_approval or recent_activity to see where it stands")
 	}
 	status := outcomeStatus(o.Status)
-	// The queue's words are used as they are only for statuses whose messages are fixed; for the
-	// others (failed, outcome_unknown, ...) they can quote the Company (an error code, an error
-	// text), so they go into the envelope as data and Poppydesk's fixed words are the message.
+	// The queue's message is Poppydesk's own words (it never quotes the Company): the message
+	// itself for the statuses whose messages are fixed, else Poppydesk's detail under the status's
+	// meaning. What the queue says of the Company's answer that may quote it (Detail) goes into
+	// the envelope as data.
 	msg := StatusMeanings[status]
-	detail := ""
+	r := &Reply{Status: status, Message: msg, ApprovalID: o.ApprovalID, Fields: fields, IsError: status == StatusFailed || status == StatusError || status == StatusCompanyError}
+	if fields == nil {
+		r.Fields = map[string]any{}
+	}
 	switch {
 	case o.Message != "" && fixedMessageStatuses[status]:
 		msg = o.Message
@@ -297,12 +301,9 @@ func outcomeReply(o *Outcome, c *discovery.Company, fields map[string]any) *Repl
 		if status == StatusPerformed {
 			msg += "; the Company's response is in the untrusted Company content"
 		}
+		r.Message = msg
 	case o.Message != "":
-		detail = o.Message
-	}
-	r := &Reply{Status: status, Message: msg, ApprovalID: o.ApprovalID, Fields: fields, IsError: status == StatusFailed || status == StatusError || status == StatusCompanyError}
-	if fields == nil {
-		r.Fields = map[string]any{}
+		r.Fields["detail"] = o.Message
 	}
 	if o.HTTPStatus != 0 {
 		r.Fields["http_status"] = o.HTTPStatus
@@ -329,8 +330,8 @@ func outcomeReply(o *Outcome, c *discovery.Company, fields map[string]any) *Repl
 		data["content"] = blocks
 		r.Parts = parts
 	}
-	if detail != "" {
-		data["queue_detail_may_quote_company"] = detail
+	if o.Detail != "" {
+		data["queue_detail_may_quote_company"] = o.Detail
 	}
 	if len(data) > 0 && c != nil {
 		r.Company, r.CompanyName, r.Data = c.Identifier, c.Organization.Name, data

@@ -172,5 +172,5 @@ func outcome(o *approvals.Outcome) *Outcome {
 	if o == nil {
 		return nil
 	}
-	return &Outcome{Status: o.Status, ApprovalID: o.ApprovalID, HTTPStatus: o.HTTPStatus, Body: o.Body, Text: o.Text, Content: o.Content, Message: o.Message}
+	return &Outcome{Status: o.Status, ApprovalID: o.ApprovalID, HTTPStatus: o.HTTPStatus, Body: o.Body, Text: o.Text, Content: o.Content, Message: o.Message, Detail: o.Detail}
 }

@@ -68,7 +68,7 @@ func outcomeData() js {
 		"body_text":                      str("The Company's response body when it is not JSON."),
 		"text":                           str("The Company's words: the text of its tool result or error."),
 		"content":                        arrayOf(contentBlock(), "The content blocks of the Company's MCP tool result other than text, in order; images, audio and binary resources follow as content parts of the result."),
-		"queue_detail_may_quote_company": str("Poppydesk's queue note about this outcome, which can quote the Company."),
+		"queue_detail_may_quote_company": str("Poppydesk's description of the Company's answer (a malformed operation, an error it wrote), which can quote the Company."),
 	}
 }
 
