@@ -144,6 +144,9 @@ type Tuning struct {
 	// DocumentTimeout bounds each discovery, metadata and OAuth request (default
 	// transport.DefaultDocumentTimeout).
 	DocumentTimeout time.Duration
+	// ExchangeTimeout bounds each signed exchange with a Company, and each Company MCP tool call
+	// (default 30 s, transport.Config.Timeout).
+	ExchangeTimeout time.Duration
 }
 
 // Problem says why the window's services and the model cannot act: the engine does not run (no
@@ -507,7 +510,7 @@ func (h *Host) transportConfig() transport.Config {
 		dev = h.demo.developer()
 	}
 	return transport.Config{DevHosts: dev.Hosts, DevRootCAs: dev.RootCAs, Sleep: h.cfg.Tuning.Sleep, Observer: h.cfg.Tuning.Observer,
-		DocumentTimeout: h.cfg.Tuning.DocumentTimeout}
+		DocumentTimeout: h.cfg.Tuning.DocumentTimeout, Timeout: h.cfg.Tuning.ExchangeTimeout}
 }
 
 func (h *Host) openEngine(ctx context.Context) error {

@@ -1,10 +1,13 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +181,79 @@ func TestRefusedApprovalIsFailed(t *testing.T) {
 	}
 	if l := f.Company.Ledger(); len(l) != 0 {
 		t.Fatalf("the Company performed %+v", l)
+	}
+}
+
+// TestMCPToolCallBoundOnce: a Company MCP tool call that reached the Company is sent once, and
+// the model's answer comes within Poppydesk's one bound. A tool slower than the bound ends the
+// model's call with Poppydesk's timeout; an answer that breaks off after the call reached the
+// server is not sent again on a new connection. In both, the model's answer does not wait for
+// Poppydesk's goodbye to the server (the MCP session's DELETE, which this server holds until the
+// model has its answer).
+func TestMCPToolCallBoundOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		broken bool   // the server drops the connection instead of answering the tool call
+		status string // what the model is told ("": not checked here)
+	}{
+		{name: "slower than the bound", status: modelapi.StatusTimeout},
+		{name: "answer broke off", broken: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32 // tools/call requests that reached the server
+			srv := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+			srv.AddTool(&mcp.Tool{Name: "slow_tool", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				})
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+			answered := make(chan struct{}) // the model has its answer
+			deleted := make(chan bool, 1)   // the DELETE was held until the model's answer (true), or Poppydesk gave it up before (false)
+			f := apptest.Start(t, apptest.Options{Socket: true, Edit: func(c *app.Config) { c.Tuning.ExchangeTimeout = 500 * time.Millisecond }})
+			f.Company.AddHost(refcompany.OtherHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.Method {
+				case http.MethodDelete:
+					select {
+					case <-answered:
+						deleted <- true
+					case <-r.Context().Done():
+						deleted <- false
+						return
+					}
+				case http.MethodPost:
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					if bytes.Contains(body, []byte(`"tools/call"`)) {
+						calls.Add(1)
+						if tc.broken {
+							panic(http.ErrAbortHandler)
+						}
+					}
+				}
+				h.ServeHTTP(w, r)
+			}))
+			slowURL := f.Company.URL(refcompany.OtherHost, "/mcp")
+			f.Company.EditPoppyJSON(func(doc map[string]any) {
+				doc["apis"] = append(doc["apis"].([]any), map[string]any{"type": "mcp", "url": slowURL, "description": "A slow MCP server"})
+			})
+			cs := modelClient(t, f.Host)
+			out, _ := callToolRaw(t, cs, modelapi.ToolCallMCPTool, map[string]any{"company": f.Company.Domain, "server": slowURL, "tool": "slow_tool"})
+			close(answered)
+			if tc.status != "" && out["status"] != tc.status || out["status"] == modelapi.StatusOK || out["status"] == modelapi.StatusPerformed {
+				t.Fatalf("call_mcp_tool = %v; want %q, and never a result", out, tc.status)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Fatalf("the tool call reached the Company %d times; want once", n)
+			}
+			select {
+			case held := <-deleted:
+				if !held {
+					t.Fatal("the model's answer waited for the close of the MCP session, which Poppydesk gave up before the answer")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Poppydesk never ended the MCP session whose call failed")
+			}
+		})
 	}
 }

@@ -84,6 +84,15 @@ func (c *Client) ConnectMCP(ctx context.Context, api discovery.API) (*MCPSession
 	return m, nil
 }
 
+// BoundMCP is ctx limited to one exchange with the MCP server at url: timeout when given (> 0),
+// else the transport's exchange timeout (30 s by default), never later than ctx's own deadline.
+// An exchange that passes it ends with an *MCPTimeoutError. A caller that connects and calls
+// within one BoundMCP keeps the whole call to one bound: the bounds of ConnectMCP and CallTool
+// inside it end no later.
+func (c *Client) BoundMCP(ctx context.Context, url string, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return (&MCPSession{URL: url, timeout: c.tr.Timeout()}).bound(ctx, timeout)
+}
+
 // bound is ctx limited to one exchange: the caller's timeout when given (> 0), else the
 // transport's exchange timeout (30 s by default), and never later than ctx's own deadline. The
 // transport's ResponseHeaderTimeout alone does not bound an MCP call: a Streamable HTTP server

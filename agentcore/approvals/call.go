@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
@@ -319,12 +320,19 @@ func (q *Queue) mcpConnOf(cl *engine.Client, server string) *mcpConn {
 	return mc
 }
 
-// callTool calls a tool on a cached MCP connection, reconnecting once when the connection fails.
+// callTool calls a tool on the cached MCP connection of cl's Session, within one time bound for
+// the whole call, connecting included (apis.Client.BoundMCP: 30 s, the README's promise). A
+// connection that fails is closed, so the next call connects again. The call is made again at
+// once on a new connection only when the server said it no longer knows the MCP session
+// (mcp.ErrSessionMissing: it handled nothing of the call); after any other failure — a timeout,
+// a broken stream — the call may have reached the Company, and it is not sent again.
 func (q *Queue) callTool(ctx context.Context, cl *engine.Client, api discovery.API, call apis.ToolCall) (*apis.ToolResult, error) {
 	ac, err := cl.APIs()
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := ac.BoundMCP(ctx, api.URL, call.Timeout)
+	defer cancel()
 	mc := q.mcpConnOf(cl, api.URL)
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
@@ -340,12 +348,21 @@ func (q *Queue) callTool(ctx context.Context, cl *engine.Client, api discovery.A
 		if err == nil {
 			return res, nil
 		}
-		mc.sess.Close()
+		q.dropMCP(mc.sess)
 		mc.sess = nil
-		if attempt > 0 || ctx.Err() != nil {
+		if attempt > 0 || !errors.Is(err, mcp.ErrSessionMissing) || ctx.Err() != nil {
 			return nil, err
 		}
 	}
+}
+
+// dropMCP closes a failed MCP connection in the background: the close asks the server to end
+// the MCP session (an HTTP DELETE, MCP Streamable HTTP), which a server busy with the abandoned
+// call may leave unanswered until the SDK gives up on it after 5 s. Neither the failed call nor
+// Close waits for that, so a Company's server never holds up the model's answer or Poppydesk's
+// shutdown; the close ends on its own within that bound.
+func (q *Queue) dropMCP(s *apis.MCPSession) {
+	go s.Close()
 }
 
 // Close ends the queue's MCP connections. The Queue must not be used afterwards.
