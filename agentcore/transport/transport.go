@@ -98,10 +98,15 @@ func (e *TimeoutError) Is(target error) bool {
 func (e *TimeoutError) Timeout() bool { return true }
 
 // deadlineWords turns the end of a request's deadline into a *TimeoutError naming its URL, for
-// the document clients. Their http.Client.Timeout bounds the whole request, redirects included,
-// through the request's context deadline; deadlineWords ends each exchange a moment before that
-// deadline, so the error it reports is the one the caller gets (not the http.Client's own
-// "request canceled"), typed and in words.
+// the document clients. Their http.Client.Timeout (the limit plus documentBackstop) bounds the
+// whole request, redirects included, through the request's context deadline; deadlineWords ends
+// a request documentBackstop before that deadline, at the limit, so the error the caller gets
+// is its own, typed and in words: were the http.Client's timer to fire first, it would flatten
+// the error into a string ("Client.Timeout exceeded"), and a second's margin keeps it from
+// firing first however loaded the machine is.
+// documentBackstop is how long after the document limit the http.Client's own timeout fires.
+const documentBackstop = time.Second
+
 type deadlineWords struct {
 	rt    http.RoundTripper
 	limit time.Duration
@@ -113,7 +118,13 @@ func (d *deadlineWords) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return d.rt.RoundTrip(req)
 	}
-	ctx, cancel := context.WithDeadline(outer, dl.Add(-min(50*time.Millisecond, d.limit/10)))
+	// The http.Client's deadline is documentBackstop after the limit; a caller's own earlier
+	// deadline (or a later hop of redirects) keeps a small margin instead.
+	margin := min(50*time.Millisecond, d.limit/10)
+	if time.Until(dl) > d.limit {
+		margin = documentBackstop
+	}
+	ctx, cancel := context.WithDeadline(outer, dl.Add(-margin))
 	resp, err := d.rt.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
@@ -230,8 +241,8 @@ func New(cfg Config) (*Transport, error) {
 	t.guard = &guard{t: t}
 	docs := &deadlineWords{rt: t.guard, limit: t.cfg.DocumentTimeout}
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	t.noRedirect = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout, CheckRedirect: noFollow}
-	t.followHTTPS = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout, CheckRedirect: checkDiscoveryRedirect}
+	t.noRedirect = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout + documentBackstop, CheckRedirect: noFollow}
+	t.followHTTPS = &http.Client{Transport: docs, Timeout: t.cfg.DocumentTimeout + documentBackstop, CheckRedirect: checkDiscoveryRedirect}
 	return t, nil
 }
 
