@@ -1,4 +1,4 @@
-package modelapi_test
+package app_test
 
 import (
 	"context"
