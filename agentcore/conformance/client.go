@@ -88,6 +88,8 @@ type call struct {
 	// signed).
 	signed  bool
 	version string
+	// session signs in this Session instead of the run's flow Sessions (signed only).
+	session *probeSession
 	// token sends the sign-in's access token (with its DPoP proof when bound).
 	token bool
 	// extensions is Poppy-Extensions ("": none); approval is Poppy-Approval.
@@ -264,7 +266,11 @@ func (r *run) once(ctx context.Context, c call) answer {
 		}
 	}
 	if c.signed && r.dlg != nil {
-		cl := r.claimsIn(r.sessionFor(c.extensions), c.method, u)
+		ps := r.sessionFor(c.extensions)
+		if c.session != nil {
+			ps = *c.session
+		}
+		cl := r.claimsIn(ps, c.method, u)
 		if token != "" {
 			sum := sha256.Sum256([]byte(token))
 			cl.Ath = base64.RawURLEncoding.EncodeToString(sum[:])

@@ -36,6 +36,8 @@ const (
 	convResume  = "conversations: a resumed stream sends only later events"
 	convUnknown = "conversations: event types and values of this version"
 	convFields  = "conversations: responses and messages carry their fields"
+	convOwner   = "conversations: another User gets conversation_not_found"
+	convInvite  = "conversations: a made-up user_requested_event_id is refused"
 
 	// slowGap is the median gap between text-delta pieces above which the pace is noted.
 	slowGap = 20 * time.Millisecond
@@ -43,7 +45,8 @@ const (
 
 var convProbes = [][2]string{{convRetry, inspect.RuleConvRetrySameID}, {convSSE, inspect.RuleConvNoSSE}, {convCut, inspect.RuleConvStreamCut},
 	{convSlow, inspect.RuleConvSlowStream}, {convCursor, inspect.RuleConvCursorExpired}, {convResume, inspect.RuleConvDuplicateEvents},
-	{convUnknown, inspect.RuleConvUnknownValues}, {convFields, inspect.RuleConvFields}}
+	{convUnknown, inspect.RuleConvUnknownValues}, {convFields, inspect.RuleConvFields}, {convInvite, inspect.RuleConvUserRequested},
+	{convOwner, inspect.RuleConvOwner}}
 
 // fieldProblems says which fields a conversation response lacks (spec 8.5, 8.7): a read's
 // conversation_id, events, cursor, has_more, status and responder, or a POST answer's status
@@ -330,6 +333,52 @@ func (r *run) conversationProbes(ctx context.Context) {
 		}
 	}
 	r.check(convUnknown, inspect.RuleConvUnknownValues, joinBad(odd, "a Personal Agent of this version skips them (spec 8.5, 8.7)"), fmt.Sprintf("%d event(s), each of a type and with values of version %s", len(seen), r.co.Version))
+	r.inviteProbe(ctx, endpoint, started.ID, ext)
+	r.ownerProbe(ctx, endpoint, base, started.ID, ext)
+}
+
+// inviteProbe starts a Direct Conversation under the run's conversation naming an event it
+// does not have as its user_requested_event_id: spec 8.10 says the Company MUST reject it with
+// invalid_request.
+func (r *run) inviteProbe(ctx context.Context, endpoint, parent, ext string) {
+	made := "evt_" + identity.NewID(12)
+	b, _ := json.Marshal(map[string]any{"parent_conversation_id": parent, "user_requested_event_id": made,
+		"message": map[string]any{"id": "msg_" + identity.NewID(12), "author": map[string]any{"type": "human"}, "text": "This is poppydesk check; the event this names does not exist."}})
+	a := r.do(ctx, call{method: http.MethodPost, url: endpoint, body: b, contentType: "application/json", signed: true, extensions: ext, noRetry: true})
+	if a.status == http.StatusBadRequest && a.code == "invalid_request" {
+		r.addSaid(convInvite, inspect.RuleConvUserRequested, Pass, a.words(), a.said())
+		return
+	}
+	r.addSaid(convInvite, inspect.RuleConvUserRequested, Fail, fmt.Sprintf("a start with parent_conversation_id %s and user_requested_event_id %s, an event that conversation does not have, got %s; it must get HTTP 400 invalid_request (spec 8.10)", parent, made, a.words()), a.said())
+}
+
+// ownerProbe sends, in a Session of another User of the same Personal Agent, a read of the
+// run's conversation and a start of a Direct Conversation under it: spec 8.2 and 8.10 say the
+// Company MUST answer both with conversation_not_found.
+func (r *run) ownerProbe(ctx context.Context, endpoint, base, id, ext string) {
+	other := newProbeSession()
+	read := r.do(ctx, call{method: http.MethodGet, url: base + "/events", signed: true, session: &other, extensions: ext, noRetry: true})
+	b, _ := json.Marshal(map[string]any{"parent_conversation_id": id,
+		"message": map[string]any{"id": "msg_" + identity.NewID(12), "author": map[string]any{"type": "human"}, "text": "This is poppydesk check, as another User."}})
+	direct := r.do(ctx, call{method: http.MethodPost, url: endpoint, body: b, contentType: "application/json", signed: true, session: &other, extensions: ext, noRetry: true})
+	var bad []string
+	for _, x := range []struct {
+		what string
+		a    answer
+	}{{"a read of its events", read}, {"a Direct Conversation started under it", direct}} {
+		if x.a.status != http.StatusNotFound || x.a.code != "conversation_not_found" {
+			bad = append(bad, fmt.Sprintf("%s got %s", x.what, x.a.words()))
+		}
+	}
+	if len(bad) > 0 {
+		said := read.said()
+		if read.status == http.StatusNotFound && read.code == "conversation_not_found" {
+			said = direct.said()
+		}
+		r.addSaid(convOwner, inspect.RuleConvOwner, Fail, fmt.Sprintf("in a Session of another User (%s) of the same Personal Agent, conversation %s (of %s): %s; both must get HTTP 404 conversation_not_found (spec 8.2, 8.10)", other.sub, id, r.flow.sub, strings.Join(bad, "; ")), said)
+		return
+	}
+	r.addSaid(convOwner, inspect.RuleConvOwner, Pass, "another User's read and Direct Conversation start: "+read.words(), read.said())
 }
 
 // ask sends messages that ask for a long answer and reads the reply from s (nil: by JSON reads

@@ -24,13 +24,15 @@ func (r *run) coverageProbes(ctx context.Context) {
 		digest  = "coverage: skills match their digests"
 		archive = "coverage: skill archives stay in their folder"
 		altRef  = "coverage: alternatives reference listed APIs"
+		altSay  = "coverage: alternatives have instructions or references"
 	)
+	alt := [][2]string{{altRef, inspect.RuleAlternativeReference}, {altSay, inspect.RuleAlternativeContent}}
 	if why := r.need(false); why != "" {
-		r.skipAll(why, [2]string{digest, inspect.RuleSkillDigest}, [2]string{archive, inspect.RuleSkillArchive}, [2]string{altRef, inspect.RuleAlternativeReference})
+		r.skipAll(why, append(alt, [2]string{digest, inspect.RuleSkillDigest}, [2]string{archive, inspect.RuleSkillArchive})...)
 		return
 	}
 	r.skillProbes(ctx, digest, archive)
-	r.alternativeProbe(ctx, altRef)
+	r.alternativeProbe(ctx, alt)
 }
 
 func (r *run) skillProbes(ctx context.Context, digest, archive string) {
@@ -89,17 +91,18 @@ func joinBad(bad []string, tail string) string {
 	return strings.Join(bad, "; ") + "; " + tail
 }
 
-// alternativeProbe checks every openapi and mcp reference of the excluded tasks' alternatives
-// names an API poppy.json lists with that type (spec 9.2: MUST).
-func (r *run) alternativeProbe(ctx context.Context, probe string) {
+// alternativeProbe reads the excluded tasks' alternatives (spec 9.1, 9.2): every openapi and
+// mcp reference names an API poppy.json lists with that type (probes[0]), and every alternative
+// has instructions or references (probes[1]); both are MUSTs of spec 9.2.
+func (r *run) alternativeProbe(ctx context.Context, probes [][2]string) {
 	x := r.co.Channels.ExcludedTasks
 	if x == nil || x.URL == "" {
-		r.add(probe, inspect.RuleAlternativeReference, Skip, "poppy.json lists no excluded_tasks")
+		r.skipAll("poppy.json lists no excluded_tasks", probes...)
 		return
 	}
 	a := r.do(ctx, call{method: http.MethodGet, url: x.URL})
 	if a.status != http.StatusOK {
-		r.add(probe, inspect.RuleAlternativeReference, Skip, "the excluded tasks could not be read: "+a.words())
+		r.skipAll("the excluded tasks could not be read: "+a.words(), probes...)
 		return
 	}
 	var doc struct {
@@ -109,20 +112,30 @@ func (r *run) alternativeProbe(ctx context.Context, probe string) {
 		} `json:"tasks"`
 	}
 	if err := json.Unmarshal(a.body, &doc); err != nil {
-		r.add(probe, inspect.RuleAlternativeReference, Skip, "the excluded tasks document is not JSON: "+err.Error())
+		r.skipAll("the excluded tasks document is not JSON: "+err.Error(), probes...)
 		return
 	}
-	bad, refs := []string{}, 0
+	bad, empty, refs, alts := []string{}, []string{}, 0, 0
 	for _, t := range doc.Tasks {
-		if t.Alternative == nil {
+		if t.Alternative == nil || string(*t.Alternative) == "null" {
 			continue
 		}
+		alts++
 		for _, ref := range r.unlisted(*t.Alternative, &refs) {
 			bad = append(bad, fmt.Sprintf("the alternative of %q names %s", trim(t.Task), ref))
 		}
+		var says struct {
+			Instructions string            `json:"instructions"`
+			References   []json.RawMessage `json:"references"`
+		}
+		if json.Unmarshal(*t.Alternative, &says) != nil || strings.TrimSpace(says.Instructions) == "" && len(says.References) == 0 {
+			empty = append(empty, fmt.Sprintf("the alternative of %q is %s", trim(t.Task), trim(string(*t.Alternative))))
+		}
 	}
-	r.check(probe, inspect.RuleAlternativeReference, joinBad(bad, "an openapi or mcp reference must be the url of an apis entry of that type in poppy.json"),
+	r.check(probes[0][0], probes[0][1], joinBad(bad, "an openapi or mcp reference must be the url of an apis entry of that type in poppy.json"),
 		fmt.Sprintf("%d openapi or mcp reference(s), each names a listed API", refs))
+	r.check(probes[1][0], probes[1][1], joinBad(empty, "an alternative must have instructions or references, or both (spec 9.2)"),
+		fmt.Sprintf("%d alternative(s), each with instructions or references", alts))
 }
 
 // unlisted returns the openapi and mcp references of an alternative whose url is no apis entry

@@ -14,12 +14,15 @@
 //     mismatched htu and htm must each get HTTP 400 invalid_session; versions (spec 3.4): no
 //     Poppy-Version and an incompatible one get version_unsupported, the served one works; the
 //     correct request (spec 3, 5.5): no redirect with credentials, a new Session not ended;
+//     a Session continued with a new delegated key works (5.2), a known sid with another User
+//     ID gets invalid_session (5.3), and an unknown extension and claim are ignored (3.3);
 //   - Session destinations (spec 5.2): an OpenAPI description listing the origin's root,
 //     /.well-known/ documents, OAuth endpoints or pages poppy.json names fails; one served at
 //     the origin's root is noted;
 //   - task coverage (spec 9.4, 9.2): each skill artifact against its digest, each archive
 //     through the proposal's extraction checks (agentcore/coverage's Extract), each openapi and
-//     mcp reference of the excluded tasks' alternatives against poppy.json's apis;
+//     mcp reference of the excluded tasks' alternatives against poppy.json's apis, and each
+//     alternative for instructions or references;
 //   - the browser-session page (spec 6): its headers (no-store, frame-ancestors, COOP), its join
 //     cookie (__Host-, Secure, SameSite), step 2 for a code fresh from the page, step 3 from
 //     the same client with the page's cookies, and the same code a second time;
@@ -47,8 +50,10 @@
 //   - ActionConversation (spec 8): a first message sent twice gets the original response
 //     (8.3); a stream is a stream (SHOULD), its cut before the reply, the pace of its pieces,
 //     a read from a cursor just given and a stream resumed with Last-Event-ID are noted when
-//     they do what 8.5 and 8.6 allow; every event's type and values are of this version; the
-//     conversation is closed at the end;
+//     they do what 8.5 and 8.6 allow; every event's type and values are of this version; a
+//     Direct Conversation naming a made-up user_requested_event_id gets invalid_request
+//     (8.10); another User's read and Direct Conversation start get conversation_not_found
+//     (8.2, 8.10); the conversation is closed at the end;
 //   - ActionFeedback (spec 9.3): one report that says it comes from a check: 202, or 200 with
 //     an alternative (noted), or 429 (noted).
 //

@@ -99,6 +99,14 @@ var FaultRules = map[string]FaultRule{
 	"auth-issuer-unlisted":             {inspect.RuleDiscoveryIssuerSelect, "MUST: auth.issuer names the listed authorization server (spec 3.1)"},
 	"sign-in-without-issuer":           {inspect.RuleDiscoverySignInConfig, "MUST: a Company that lists signed_in access has an issuer (spec 3.2)"},
 	"version-document-redirect":        {inspect.RuleDiscoveryVersionDoc, "MUST: a supported_versions document is served without redirects (spec 3.4)"},
+
+	// A Company that refuses what it must accept, or keys its state too loosely.
+	"session-key-pinned":             {inspect.RuleSessionNewKey, "MUST: a new delegated key in a known Session is accepted (spec 5.2)"},
+	"session-sid-any-user":           {inspect.RuleSessionSidOwner, "MUST: a known sid with another User ID gets invalid_session (spec 5.3)"},
+	"unknown-extension-refused":      {inspect.RuleUnknownIgnored, "MUST: an extension the Company does not know is ignored (spec 3.3)"},
+	"alternative-empty":              {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
+	"agent-conversation-any-user":    {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
+	"agent-user-requested-unchecked": {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
 }
 
 // Rules lists every rule a run reports: the discovery checks a single run can see (not
@@ -114,7 +122,8 @@ func Rules() []string {
 
 		inspect.RuleSessionVerify, inspect.RuleSessionEndedFresh, inspect.RuleVersionChecked, inspect.RuleVersionListedRefused,
 		inspect.RuleRateLimited, inspect.RuleRedirectCredentials, inspect.RuleResourceDPoPNonce, inspect.RuleDestinationsDescribed,
-		inspect.RuleDescriptionAtRoot, inspect.RuleAnswersInTime,
+		inspect.RuleDescriptionAtRoot, inspect.RuleAnswersInTime, inspect.RuleSessionNewKey, inspect.RuleSessionSidOwner,
+		inspect.RuleUnknownIgnored,
 
 		inspect.RuleOAuthClientMetadata, inspect.RuleOAuthAssertionAud, inspect.RuleOAuthPKCE, inspect.RuleOAuthRedirectExact,
 		inspect.RuleOAuthIss, inspect.RuleOAuthIssWrong, inspect.RuleOAuthScopeWider, inspect.RuleOAuthNoScope,
@@ -130,8 +139,10 @@ func Rules() []string {
 
 		inspect.RuleConvRetrySameID, inspect.RuleConvNoSSE, inspect.RuleConvStreamCut, inspect.RuleConvSlowStream,
 		inspect.RuleConvCursorExpired, inspect.RuleConvDuplicateEvents, inspect.RuleConvUnknownValues, inspect.RuleConvFields,
+		inspect.RuleConvOwner, inspect.RuleConvUserRequested,
 
-		inspect.RuleSkillDigest, inspect.RuleSkillArchive, inspect.RuleAlternativeReference, inspect.RuleFeedbackAlternative,
+		inspect.RuleSkillDigest, inspect.RuleSkillArchive, inspect.RuleAlternativeReference, inspect.RuleAlternativeContent,
+		inspect.RuleFeedbackAlternative,
 		inspect.RuleFeedbackRateLimit,
 	}
 }

@@ -58,7 +58,8 @@ func (r *run) sessionProbes(ctx context.Context) {
 		{"session: no delegation", inspect.RuleSessionVerify}, {"session: delegation key not in jwks_uri", inspect.RuleSessionVerify},
 		{"session: wrong typ", inspect.RuleSessionVerify}, {"session: ath without a token", inspect.RuleSessionVerify},
 		{"session: htu mismatch", inspect.RuleSessionVerify}, {"session: htm mismatch", inspect.RuleSessionVerify},
-		{"version: no Poppy-Version", inspect.RuleVersionChecked}, {"version: incompatible Poppy-Version", inspect.RuleVersionChecked}}
+		{"version: no Poppy-Version", inspect.RuleVersionChecked}, {"version: incompatible Poppy-Version", inspect.RuleVersionChecked},
+		{probeNewKey, inspect.RuleSessionNewKey}, {probeSidOwner, inspect.RuleSessionSidOwner}, {probeUnknown, inspect.RuleUnknownIgnored}}
 	probes := append(checks[:len(checks):len(checks)], [2]string{"version: the served version is accepted", inspect.RuleVersionListedRefused},
 		[2]string{"request: no redirect with credentials", inspect.RuleRedirectCredentials},
 		[2]string{"request: a new Session is not ended", inspect.RuleSessionEndedFresh})
@@ -184,6 +185,63 @@ func (r *run) sessionProbes(ctx context.Context) {
 			r.addSaid(vc.name, inspect.RuleVersionChecked, Fail, fmt.Sprintf("Poppy-Version %q got %s; it must get HTTP 400 version_unsupported", vc.version, a.words()), a.said())
 		}
 	}
+	r.continuityProbes(ctx, pu)
+	r.unknownProbe(ctx, pu)
+}
+
+const (
+	probeNewKey   = "session: a new delegated key in the same Session"
+	probeSidOwner = "session: a known sid with another User ID"
+	probeUnknown  = "request: an unknown extension and claim are ignored"
+)
+
+// continuityProbes send three requests in one new Session to pu: the first with the run's
+// delegated key, the second with a new one (spec 5.2: a Company MUST NOT treat a new delegated
+// key as a reason to reject a request), the third with the first's key and another User ID
+// (spec 5.3: a known sid continues its Session only with that Session's User ID).
+func (r *run) continuityProbes(ctx context.Context, pu *url.URL) {
+	s := newProbeSession()
+	first := r.send(ctx, pu, r.dlg.sign(r.claimsIn(s, http.MethodGet, pu), sessionHeader()), r.co.Version)
+	if first.status/100 != 2 {
+		r.skipAll("the first request of a new Session got "+first.words()+", so what the Session's later requests get proves nothing",
+			[2]string{probeNewKey, inspect.RuleSessionNewKey}, [2]string{probeSidOwner, inspect.RuleSessionSidOwner})
+		return
+	}
+	if other, err := newDelegated(ctx, r.cfg.Agent, r.now); err != nil {
+		r.add(probeNewKey, inspect.RuleSessionNewKey, Skip, "could not get a second delegation from the identity: "+err.Error())
+	} else {
+		a := r.send(ctx, pu, other.sign(r.claimsIn(s, http.MethodGet, pu), sessionHeader()), r.co.Version)
+		if a.status/100 == 2 {
+			r.addSaid(probeNewKey, inspect.RuleSessionNewKey, Pass, a.words(), a.said())
+		} else {
+			r.addSaid(probeNewKey, inspect.RuleSessionNewKey, Fail, fmt.Sprintf("the second request of a Session, signed with a new delegated key of the same Personal Agent, got %s after the first got %s; a Personal Agent may change its delegated key at any time (spec 5.2)", a.words(), first.words()), a.said())
+		}
+	}
+	a := r.send(ctx, pu, r.dlg.sign(r.claimsIn(probeSession{sid: s.sid, sub: "usr_" + identity.NewID(12)}, http.MethodGet, pu), sessionHeader()), r.co.Version)
+	if a.status == http.StatusBadRequest && a.code == "invalid_session" {
+		r.addSaid(probeSidOwner, inspect.RuleSessionSidOwner, Pass, a.words(), a.said())
+	} else {
+		r.addSaid(probeSidOwner, inspect.RuleSessionSidOwner, Fail, fmt.Sprintf("a Session JWT with the sid of a Session of %s and the User ID of another User got %s; it must get HTTP 400 invalid_session (spec 5.3)", s.sub, a.words()), a.said())
+	}
+}
+
+// unknownExtension is an extension no Company knows, in a domain the run's author controls
+// (spec 3.3: names of others' extensions start with their domain).
+const unknownExtension = `"poppydesk.dev/check-unknown";v="1"`
+
+// unknownProbe sends the correct request in a new Session declaring an extension the Company
+// cannot know and with a claim no version defines: spec 3.3 says a Company MUST ignore both,
+// so it must be handled as the correct request was.
+func (r *run) unknownProbe(ctx context.Context, pu *url.URL) {
+	c := r.claims(http.MethodGet, pu)
+	c.Unknown = "a claim no version of the protocol defines (spec 3.3)"
+	a := r.do(ctx, call{method: http.MethodGet, url: pu.String(), header: http.Header{
+		"Poppy-Session": {r.dlg.sign(c, sessionHeader())}, "Poppy-Version": {r.co.Version}, "Poppy-Extensions": {unknownExtension}}})
+	if a.status/100 == 2 {
+		r.addSaid(probeUnknown, inspect.RuleUnknownIgnored, Pass, a.words(), a.said())
+		return
+	}
+	r.addSaid(probeUnknown, inspect.RuleUnknownIgnored, Fail, fmt.Sprintf("the correct request with Poppy-Extensions: %s and an unknown claim in its Session JWT got %s; the same request without them was accepted, and a Company ignores extensions and fields it does not know (spec 3.3)", unknownExtension, a.words()), a.said())
 }
 
 // companyHost reports whether host is one of the Company's own hosts.
@@ -235,6 +293,8 @@ type sessionClaims struct {
 	Iat int64  `json:"iat"`
 	Jti string `json:"jti"`
 	Ath string `json:"ath,omitempty"`
+	// Unknown is a claim no version defines, for the probe that it is ignored (spec 3.3).
+	Unknown string `json:"poppydesk_check,omitempty"`
 }
 
 func sessionHeader() map[string]any {

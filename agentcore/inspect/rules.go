@@ -30,6 +30,9 @@ const (
 	RuleRateLimited          = "rate.limited"
 	RuleRedirectCredentials  = "redirect.with-credentials"
 	RuleResourceDPoPNonce    = "dpop.resource-nonce"
+	RuleSessionNewKey        = "session.new-delegated-key"
+	RuleSessionSidOwner      = "session.sid-owner"
+	RuleUnknownIgnored       = "request.unknown-ignored"
 
 	// The authorization server (spec 4).
 	RuleOAuthIss            = "oauth.iss"
@@ -68,6 +71,7 @@ const (
 	RuleAlternativeReference = "coverage.alternative-reference"
 	RuleFeedbackAlternative  = "coverage.feedback-alternative"
 	RuleFeedbackRateLimit    = "coverage.feedback-rate-limit"
+	RuleAlternativeContent   = "coverage.alternative-content"
 
 	// Web browsing (spec 6).
 	RuleJoinPageHeaders  = "join.page-headers"
@@ -86,6 +90,8 @@ const (
 	RuleConvSlowStream      = "conversation.slow-stream"
 	RuleConvNoSSE           = "conversation.no-sse"
 	RuleConvFields          = "conversation.fields"
+	RuleConvOwner           = "conversation.owner-only"
+	RuleConvUserRequested   = "conversation.user-requested-checked"
 )
 
 var catalog = []Rule{
@@ -112,6 +118,9 @@ var catalog = []Rule{
 	{RuleVersionDeprecation, NOTE, "spec 3.4", "Deprecation and Sunset", "a version in use is not deprecated", "none needed; Personal Agents should move to a newer version before the Sunset date"},
 	{RuleRateLimited, NOTE, "spec 5.6", "rate limits", "requests within limits are answered; a 429 carries Retry-After", "check the rate limit; a 429 must carry Retry-After"},
 	{RuleRedirectCredentials, MUST, "spec 3", "no redirects on credentialed requests", "API and protocol endpoints answer requests with credentials without a redirect", "serve the endpoint at the URL poppy.json names instead of redirecting"},
+	{RuleSessionNewKey, MUST, "spec 5.2", "a new delegated key in a Session", "a request in a known Session signed with a new delegated key is handled like the first", "verify each Session JWT with the delegation it carries; never pin a Session to its first delegated key"},
+	{RuleSessionSidOwner, MUST, "spec 5.3", "a Session belongs to its User", "a Session JWT with a known sid and another User ID gets HTTP 400 invalid_session", "key Sessions by client_id and sid, and refuse a known sid whose sub or agent_id differs"},
+	{RuleUnknownIgnored, MUST, "spec 3.3", "unknown extensions and fields are ignored", "a correct request that also declares an unknown extension and carries an unknown claim is handled as without them", "ignore extensions, versions and fields you do not support instead of refusing the request"},
 	{RuleResourceDPoPNonce, NOTE, "spec 4.5, RFC 9449 §9", "resource DPoP nonces", "a DPoP proof without a nonce is accepted, or use_dpop_nonce comes with DPoP-Nonce", "none needed if intended; every nonce costs one extra round trip"},
 
 	{RuleOAuthIss, MUST, "spec 4.2, RFC 9207", "iss on authorization responses", "the authorization response carries iss = the issuer", "add iss (the issuer) to the redirect back to the Personal Agent, for success and error responses"},
@@ -144,6 +153,7 @@ var catalog = []Rule{
 	{RuleSkillDigest, MUST, "spec 9.4", "a skill matches its digest", "the artifact's SHA-256 equals the index's digest", "publish the digest of the artifact as it is served"},
 	{RuleSkillArchive, MUST, "spec 9.4", "a skill archive stays in its folder", "no absolute path, no .., no links", "build the archive with relative paths inside one folder"},
 	{RuleAlternativeReference, MUST, "spec 9.2", "an alternative names what poppy.json lists", "openapi and mcp references name a listed API and its operation or tool", "reference only APIs listed in poppy.json"},
+	{RuleAlternativeContent, MUST, "spec 9.2", "an alternative says what to do", "every alternative has instructions or references", "give each alternative instructions, references, or both"},
 	{RuleFeedbackAlternative, NOTE, "spec 9.3", "feedback answered with an alternative", "202, or 200 with a valid alternative", "none needed when the alternative is valid"},
 	{RuleFeedbackRateLimit, NOTE, "spec 9.3, 5.6", "feedback rate-limited", "reports are accepted, or 429 with Retry-After", "none needed; Personal Agents wait"},
 
@@ -161,6 +171,8 @@ var catalog = []Rule{
 	{RuleConvUnknownValues, NOTE, "spec 8.5", "unknown event types and values", "events use types and values of the version in use", "none needed; Personal Agents ignore unknown values"},
 	{RuleConvSlowStream, NOTE, "spec 8.6", "stream pace", "text deltas arrive promptly", "none needed if intended"},
 	{RuleConvFields, MUST, "spec 8.5, 8.7", "conversation responses carry their fields", "every read has conversation_id, events, cursor, has_more, status and responder; every POST answer status and responder; every Company message author.type agent or human", "add the missing fields; a Personal Agent must not guess them"},
+	{RuleConvOwner, MUST, "spec 8.2", "a conversation belongs to its owner", "a read of the conversation by another User of the same Personal Agent, or a Direct Conversation started under it, gets HTTP 404 conversation_not_found", "check the client_id and User ID (and the account) of every request on a conversation before anything else"},
+	{RuleConvUserRequested, MUST, "spec 8.10", "user_requested_event_id names a user_requested event", "a start naming an event the parent does not have as user_requested gets HTTP 400 invalid_request", "look the event up in the parent conversation and refuse one that is not a user_requested event"},
 	{RuleConvNoSSE, SHOULD, "spec 8.6", "streaming", "a read asking for text/event-stream is answered as a stream", "serve text/event-stream when the Accept header asks for it"},
 }
 

@@ -280,6 +280,10 @@ func (s *Server) serveProtected(w http.ResponseWriter, r *http.Request) {
 		perr.write(w)
 		return
 	}
+	if s.refusesExtensions(r) {
+		writeError(w, http.StatusBadRequest, "invalid_request", "Poppy-Extensions declares an extension this Company does not know")
+		return
+	}
 	if s.fault(FaultVersionUnsupported) {
 		writeError(w, http.StatusBadRequest, "version_unsupported", "this Company no longer serves the version in Poppy-Version")
 		return

@@ -45,7 +45,8 @@ const (
 
 // AgentFaults lists the Company Agent's faults.
 var AgentFaults = []string{AgentFaultDuplicateEvents, AgentFaultStreamCut, AgentFaultCursorExpired, AgentFaultUnknownValues,
-	AgentFaultSlowStream, AgentFaultNoSSE, AgentFaultRetryNewConversation, AgentFaultMissingFields}
+	AgentFaultSlowStream, AgentFaultNoSSE, AgentFaultRetryNewConversation, AgentFaultMissingFields, AgentFaultAnyUser,
+	AgentFaultUserRequestedUnchecked}
 
 // AgentPerson is the simulated person a handoff reaches (spec 8.9) and who talks in Direct
 // Conversations (spec 8.10).
@@ -209,6 +210,15 @@ func (s *Server) AgentCloseConversation(id string) {
 
 func (a *agentStore) fault(n string) bool { return a.faults[n] }
 
+// ownedBy reports whether a request of caller may use a conversation of owner (locked): the
+// same client_id and User ID (spec 8.2), or under AgentFaultAnyUser the same client_id.
+func (a *agentStore) ownedBy(owner, caller agentOwner) bool {
+	if a.fault(AgentFaultAnyUser) {
+		return owner.clientID == caller.clientID
+	}
+	return owner == caller
+}
+
 func (a *agentStore) newID(prefix string) string {
 	a.seq++
 	return prefix + "_" + strconv.Itoa(a.seq) + randomID(3)
@@ -297,7 +307,7 @@ func (s *Server) serveConversations(w http.ResponseWriter, r *http.Request) {
 // other failures it returns the status and code.
 func (a *agentStore) owned(id string, p *protected, w http.ResponseWriter) (*agentConv, int, string) {
 	c := a.convs[id]
-	if c == nil || c.owner != (agentOwner{p.Caller.ClientID, p.Caller.UserID}) {
+	if c == nil || !a.ownedBy(c.owner, agentOwner{p.Caller.ClientID, p.Caller.UserID}) {
 		return nil, http.StatusNotFound, "conversation_not_found"
 	}
 	switch {
@@ -444,7 +454,7 @@ func (a *agentStore) start(w http.ResponseWriter, r *http.Request, p *protected)
 	if b.ParentConversationID != nil {
 		parent = a.convs[*b.ParentConversationID]
 		switch {
-		case parent == nil || parent.owner != owner || parent.account != "" && parent.account != p.Caller.Account:
+		case parent == nil || !a.ownedBy(parent.owner, owner) || parent.account != "" && parent.account != p.Caller.Account:
 			a.mu.Unlock()
 			writeError(w, http.StatusNotFound, "conversation_not_found", "the parent conversation is unknown (spec 8.10)")
 			return
@@ -464,7 +474,7 @@ func (a *agentStore) start(w http.ResponseWriter, r *http.Request, p *protected)
 		}
 		if b.UserRequestedEventID != nil {
 			i, ok := parent.index[*b.UserRequestedEventID]
-			if !ok || parent.events[i]["type"] != "user_requested" {
+			if (!ok || parent.events[i]["type"] != "user_requested") && !a.fault(AgentFaultUserRequestedUnchecked) {
 				a.mu.Unlock()
 				writeError(w, http.StatusBadRequest, "invalid_request", "user_requested_event_id does not name a user_requested event of the parent (spec 8.10)")
 				return

@@ -35,6 +35,9 @@ const (
 	// FaultAlternativeUnlistedAPI: alternatives name an openapi API that poppy.json does not list
 	// (on other.shop.localhost), which a Personal Agent must ignore (spec 9.2).
 	FaultAlternativeUnlistedAPI = "alternative-unlisted-api"
+	// FaultAlternativeEmpty: an excluded task's alternative has neither instructions nor
+	// references (spec 9.2: an alternative MUST have at least one of them).
+	FaultAlternativeEmpty = "alternative-empty"
 	// FaultFeedbackAlternative: the feedback endpoint answers 200 with an alternative instead of
 	// 202 (spec 9.3).
 	FaultFeedbackAlternative = "feedback-alternative"
@@ -44,7 +47,7 @@ const (
 )
 
 // coverageFaults break task coverage (spec 9).
-var coverageFaults = []string{FaultSkillDigestMismatch, FaultSkillArchiveEscape, FaultAlternativeUnlistedAPI,
+var coverageFaults = []string{FaultSkillDigestMismatch, FaultSkillArchiveEscape, FaultAlternativeUnlistedAPI, FaultAlternativeEmpty,
 	FaultFeedbackAlternative, FaultFeedback429}
 
 // Paths of task coverage on the shop host.
@@ -107,6 +110,9 @@ func (s *Server) excludedTasksDoc() map[string]any {
 		unlisted := map[string]any{"type": "openapi", "url": s.URL(OtherHost, "/api/openapi.json"), "operation_id": "buyGiftCard"}
 		gift["references"] = append(gift["references"].([]any), unlisted)
 		tasks = append(tasks, map[string]any{"task": "Buy a gift card", "alternative": map[string]any{"references": []any{unlisted}}})
+	}
+	if s.fault(FaultAlternativeEmpty) {
+		tasks = append(tasks, map[string]any{"task": "Split a payment", "alternative": map[string]any{"note": "ask us"}})
 	}
 	return map[string]any{"tasks": tasks}
 }

@@ -121,7 +121,9 @@ type Server struct {
 	// verifierLenient is the verifier of FaultSessionIatUnchecked, for verifierLenientFor (lenient.go).
 	verifierLenient    sessionVerifier
 	verifierLenientFor string
-	client             *transport.Transport
+	// unkept is the state of the faults of unkept.go.
+	unkept unkeptState
+	client *transport.Transport
 	// stopped is closed by Close, so requests a fault holds open end with the Server.
 	stopped   chan struct{}
 	closeOnce sync.Once
@@ -494,7 +496,7 @@ var operationFaults = []string{FaultSummaryHostile, FaultTermsMismatch, FaultNew
 	FaultLoseResponse, FaultReusedRevision}
 
 // Faults lists every fault name: SetFault, Options.Faults and `company serve` accept these.
-var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, pageFaults, coverageFaults, hostileFaults, lenientFaults)
+var Faults = slices.Concat(discoveryFaults, oauthFaults, operationFaults, JoinFaults, pageFaults, coverageFaults, hostileFaults, lenientFaults, unkeptFaults)
 
 // SetFault switches a fault on or off (also at run time).
 func (s *Server) SetFault(name string, on bool) error {

@@ -50,7 +50,15 @@ func (s *Server) verifierFor() *sessioncheck.Verifier {
 }
 
 func (s *Server) verifySession(r *http.Request, token, tokenClientID string) (verifiedSession, *sessionError) {
-	sess, err := s.verifierFor().Verify(r.Context(), r, token, tokenClientID)
+	v := s.verifierFor()
+	if u := s.unkeptVerifier(r); u != nil {
+		v = u
+	}
+	sess, err := v.Verify(r.Context(), r, token, tokenClientID)
+	if err == nil && s.keyPinned(r, sess.ClientID, sess.SID) {
+		err = &sessioncheck.Error{Status: http.StatusBadRequest, Code: sessioncheck.CodeInvalidSession,
+			Description: "this Session's requests must be signed with the delegated key of its first request"}
+	}
 	if err != nil {
 		var se *sessioncheck.Error
 		if !errors.As(err, &se) {

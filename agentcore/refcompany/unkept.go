@@ -1,0 +1,131 @@
+package refcompany
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/dunglas/httpsfv"
+
+	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
+)
+
+// Faults of a Company that refuses what the specification says it must accept, or that keys
+// its state more loosely than the specification says: each breaks one rule `poppydesk check`
+// probes (agentcore/conformance's TestEveryRuleFails). The Company Agent's are in AgentFaults.
+const (
+	// FaultSessionKeyPinned: a Session is pinned to the delegated key of its first request, and
+	// a later request signed with another delegated key gets invalid_session (spec 5.2: a
+	// Company MUST NOT treat a new delegated key as a reason to reject a request).
+	FaultSessionKeyPinned = "session-key-pinned"
+	// FaultSessionSidAnyUser: Sessions are kept by sid and User ID, so a known sid with another
+	// User ID starts another Session instead of getting invalid_session (spec 5.3: a known sid
+	// continues its Session, and the JWT MUST have that Session's User ID).
+	FaultSessionSidAnyUser = "session-sid-any-user"
+	// FaultUnknownExtensionRefused: a Session request declaring an extension the Company does
+	// not know gets 400 invalid_request (spec 3.3: Companies MUST ignore extensions they don't
+	// support).
+	FaultUnknownExtensionRefused = "unknown-extension-refused"
+	// AgentFaultAnyUser: a conversation belongs to the Personal Agent alone, so any User of it
+	// reads the conversation and starts Direct Conversations under it (spec 8.2: a request
+	// continues a conversation only when the client_id and User ID match).
+	AgentFaultAnyUser = "agent-conversation-any-user"
+	// AgentFaultUserRequestedUnchecked: a Direct Conversation's start is accepted whatever its
+	// user_requested_event_id names (spec 8.10: invalid_request when it names no
+	// user_requested event of the parent).
+	AgentFaultUserRequestedUnchecked = "agent-user-requested-unchecked"
+)
+
+// unkeptFaults are the faults of this file that Faults lists.
+var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused}
+
+// unkeptState is the state of this file's faults: the verifiers per User ID of
+// FaultSessionSidAnyUser and the delegated key of each Session under FaultSessionKeyPinned.
+type unkeptState struct {
+	mu      sync.Mutex
+	perUser map[string]*sessioncheck.Verifier // identifier|sub → its verifier
+	keys    map[string]string                 // client_id|sid → the kid of its first request
+}
+
+// unkeptVerifier is the verifier under FaultSessionSidAnyUser (nil when it is off): one per
+// User ID the Session JWT names, unverified, so each User has Sessions of its own per sid.
+func (s *Server) unkeptVerifier(r *http.Request) *sessioncheck.Verifier {
+	if !s.fault(FaultSessionSidAnyUser) {
+		return nil
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	jwtPart(r.Header.Get("Poppy-Session"), 1, &claims)
+	identifier := s.Identifier()
+	u := &s.unkept
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.perUser == nil {
+		u.perUser = map[string]*sessioncheck.Verifier{}
+	}
+	k := identifier + "|" + claims.Sub
+	if u.perUser[k] == nil {
+		u.perUser[k] = sessioncheck.New(sessioncheck.Config{Identifier: identifier, HTTPClient: s.client.NoRedirectClient(),
+			Now: s.now, Versions: []string{ProtocolVersion}, Logger: s.log})
+	}
+	return u.perUser[k]
+}
+
+// keyPinned reports, under FaultSessionKeyPinned, whether a verified request of the Session
+// (clientID, sid) is signed with another delegated key than the Session's first request.
+func (s *Server) keyPinned(r *http.Request, clientID, sid string) bool {
+	if !s.fault(FaultSessionKeyPinned) {
+		return false
+	}
+	var hdr struct {
+		Kid string `json:"kid"`
+	}
+	jwtPart(r.Header.Get("Poppy-Session"), 0, &hdr)
+	u := &s.unkept
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.keys == nil {
+		u.keys = map[string]string{}
+	}
+	k := clientID + "|" + sid
+	if first, ok := u.keys[k]; ok {
+		return first != hdr.Kid
+	}
+	u.keys[k] = hdr.Kid
+	return false
+}
+
+// refusesExtensions reports, under FaultUnknownExtensionRefused, whether r declares an
+// extension other than operations.
+func (s *Server) refusesExtensions(r *http.Request) bool {
+	vals := r.Header.Values("Poppy-Extensions")
+	if !s.fault(FaultUnknownExtensionRefused) || len(vals) == 0 {
+		return false
+	}
+	l, err := httpsfv.UnmarshalList(vals)
+	if err != nil {
+		return false
+	}
+	for _, m := range l {
+		if it, ok := m.(httpsfv.Item); ok && it.Value != "operations" {
+			return true
+		}
+	}
+	return false
+}
+
+// jwtPart decodes part i (0 the header, 1 the claims) of a compact JWS into v, unverified;
+// the faults above read what a verified request carries.
+func jwtPart(raw string, i int, v any) {
+	parts := strings.Split(strings.TrimSpace(raw), ".")
+	if len(parts) != 3 {
+		return
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[i])
+	if err == nil {
+		json.Unmarshal(b, v)
+	}
+}
