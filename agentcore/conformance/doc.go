@@ -8,7 +8,8 @@
 // Probes without the User, in order:
 //
 //   - discovery, every check (agentcore/discovery CollectAll): spec 3, 3.1, 3.2, 3.4; and
-//     whether every document answered within Config.Timeout (spec 3, bounded waits);
+//     whether every document answered within Config.Timeout (spec 3, bounded waits); the
+//     documents of the other versions poppy.json serves name the same domain and issuer (3.4);
 //   - the Session header (spec 5.2, 5.3): a wrong aud, a stale iat, no delegation, a
 //     delegation signed by a key not in jwks_uri, a wrong typ, ath without a token, a
 //     mismatched htu and htm must each get HTTP 400 invalid_session; versions (spec 3.4): no
@@ -19,6 +20,8 @@
 //   - Session destinations (spec 5.2): an OpenAPI description listing the origin's root,
 //     /.well-known/ documents, OAuth endpoints or pages poppy.json names fails; one served at
 //     the origin's root is noted;
+//   - each MCP server's protected resource metadata (spec 7): its resource is the server's url
+//     and its authorization_servers list the Company's issuer;
 //   - task coverage (spec 9.4, 9.2): each skill artifact against its digest, each archive
 //     through the proposal's extraction checks (agentcore/coverage's Extract), each openapi and
 //     mcp reference of the excluded tasks' alternatives against poppy.json's apis, and each

@@ -20,6 +20,7 @@ const (
 	RuleDiscoveryProtectedRes  = "discovery.protected-resources"
 	RuleDiscoverySignInConfig  = "discovery.sign-in-configuration"
 	RuleDiscoveryRedirectOther = "discovery.redirect-other-path"
+	RuleDiscoveryVersionsAgree = "discovery.versions-agree"
 
 	// Sessions and versions (spec 3.4, 5.2–5.6).
 	RuleSessionVerify        = "session.verify"
@@ -64,6 +65,7 @@ const (
 	RuleDescriptionAtRoot     = "session.description-at-root"
 	RuleOAuthNoScope          = "oauth.no-scope-granted"
 	RuleAnswersInTime         = "transport.answers-in-time"
+	RuleMCPResourceMetadata   = "mcp.resource-metadata"
 
 	// Task coverage (spec 9).
 	RuleSkillDigest          = "coverage.skill-digest"
@@ -109,6 +111,7 @@ var catalog = []Rule{
 	{RuleDiscoveryIssuerMatch, MUST, "spec 3.2", "issuer match", "the metadata's issuer equals the issuer URL character for character", "set issuer in the authorization server metadata to exactly the URL it is served under"},
 	{RuleDiscoveryProtectedRes, MUST, "spec 3.2", "protected_resources lists the domain", "the issuer's protected_resources lists https://{organization.domain}", "add https://{organization.domain} to protected_resources in the authorization server metadata"},
 	{RuleDiscoverySignInConfig, MUST, "spec 3.2", "sign-in configuration", "a Company that offers sign-in has an issuer", "publish an issuer, or set auth.disabled"},
+	{RuleDiscoveryVersionsAgree, MUST, "spec 3.4", "every served version names one Company", "poppy.json and each supported_versions document have the same organization.domain and select the same issuer", "keep organization.domain and auth.issuer the same in every document you serve"},
 	{RuleDiscoveryRedirectOther, MUST, "spec 3", "poppy.json redirect target", "a redirect keeps the path /.well-known/poppy.json", "redirect to https://{host}/.well-known/poppy.json"},
 
 	{RuleSessionVerify, MUST, "spec 5.3", "Session header verification", "a Session JWT that fails a check of 5.2/5.3 gets HTTP 400 invalid_session", "verify the delegation, typ, aud, iat, htm/htu and ath before using Session claims; answer 400 {\"error\":\"invalid_session\"}"},
@@ -149,6 +152,7 @@ var catalog = []Rule{
 	{RuleDestinationsDescribed, MUST, "spec 5.2", "Session destinations are the described request URLs", "an OpenAPI description's servers and paths name only the API's own request URLs", "serve the description's servers and paths for the API only, not the origin's root or the protocol's documents"},
 	{RuleDescriptionAtRoot, NOTE, "spec 5.2", "a description at the origin's root", "an OpenAPI description is served below the API it describes, not at the origin's root", "none needed; Personal Agents take Session destinations from the description's servers and paths, never from where it is served, but serving it under the API's own path keeps careless clients from signing every URL of the origin"},
 	{RuleOAuthNoScope, NOTE, "spec 4.7", "a sign-in grants a scope", "a token response grants at least one requested scope", "answer access_denied when the user grants nothing"},
+	{RuleMCPResourceMetadata, MUST, "spec 7", "an MCP server's protected resource metadata", "resource equals the mcp entry's url and authorization_servers lists the Company's issuer", "serve RFC 9728 metadata at /.well-known/oauth-protected-resource{path} with resource = the url in poppy.json and the issuer in authorization_servers"},
 	{RuleAnswersInTime, SHOULD, "spec 3", "documents and tokens are answered promptly", "discovery, metadata and token requests answer within seconds", "answer discovery and token requests without waiting on slow work"},
 	{RuleSkillDigest, MUST, "spec 9.4", "a skill matches its digest", "the artifact's SHA-256 equals the index's digest", "publish the digest of the artifact as it is served"},
 	{RuleSkillArchive, MUST, "spec 9.4", "a skill archive stays in its folder", "no absolute path, no .., no links", "build the archive with relative paths inside one folder"},

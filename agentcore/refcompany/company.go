@@ -33,7 +33,7 @@ func writeError(w http.ResponseWriter, status int, code, desc string) {
 func (s *Server) poppyDoc(ver string, main bool) map[string]any {
 	o := s.Origin()
 	domain := s.Domain
-	if s.fault(FaultDomainMismatch) {
+	if s.fault(FaultDomainMismatch) || !main && ver == "0.3" && s.fault(FaultVersionDocumentOtherDomain) {
 		domain = s.authority(OtherHost)
 	}
 	doc := map[string]any{
@@ -187,8 +187,7 @@ func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 		s.serveMCP(w, r) // mcpserver.go
 	case p == "/.well-known/oauth-protected-resource"+MCPPath:
 		// The MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728).
-		s.serveDoc(w, r, map[string]any{"resource": s.MCPURL(), "authorization_servers": []any{s.Issuer()},
-			"scopes_supported": []any{"orders:read", "orders:write"}, "bearer_methods_supported": []any{"header"}})
+		s.serveDoc(w, r, s.mcpMetadata()) // unkept.go
 	case p == ExcludedTasksPath:
 		s.serveDoc(w, r, s.excludedTasksDoc()) // coverage.go: excluded tasks and alternatives (spec 9.1, 9.2)
 	case p == FeedbackPath:

@@ -28,6 +28,16 @@ const (
 	// not know gets 400 invalid_request (spec 3.3: Companies MUST ignore extensions they don't
 	// support).
 	FaultUnknownExtensionRefused = "unknown-extension-refused"
+	// FaultMCPMetadataWrongResource: the MCP server's protected resource metadata names the
+	// domain's origin as its resource (spec 7: it MUST equal the MCP server's url).
+	FaultMCPMetadataWrongResource = "mcp-metadata-wrong-resource"
+	// FaultMCPMetadataOtherIssuer: the MCP server's protected resource metadata lists another
+	// authorization server than the Company's issuer (spec 7: it MUST include the issuer).
+	FaultMCPMetadataOtherIssuer = "mcp-metadata-other-issuer"
+	// FaultVersionDocumentOtherDomain: the 0.3 document supported_versions lists names another
+	// organization.domain (spec 3.4: every document served at the same time MUST have the
+	// same organization.domain).
+	FaultVersionDocumentOtherDomain = "version-document-other-domain"
 	// AgentFaultAnyUser: a conversation belongs to the Personal Agent alone, so any User of it
 	// reads the conversation and starts Direct Conversations under it (spec 8.2: a request
 	// continues a conversation only when the client_id and User ID match).
@@ -39,7 +49,22 @@ const (
 )
 
 // unkeptFaults are the faults of this file that Faults lists.
-var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused}
+var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused,
+	FaultMCPMetadataWrongResource, FaultMCPMetadataOtherIssuer, FaultVersionDocumentOtherDomain}
+
+// mcpMetadata is the MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728),
+// with the MCP metadata faults of this file applied.
+func (s *Server) mcpMetadata() map[string]any {
+	doc := map[string]any{"resource": s.MCPURL(), "authorization_servers": []any{s.Issuer()},
+		"scopes_supported": []any{"orders:read", "orders:write"}, "bearer_methods_supported": []any{"header"}}
+	if s.fault(FaultMCPMetadataWrongResource) {
+		doc["resource"] = s.Origin()
+	}
+	if s.fault(FaultMCPMetadataOtherIssuer) {
+		doc["authorization_servers"] = []any{s.URL(OtherHost, "")}
+	}
+	return doc
+}
 
 // unkeptState is the state of this file's faults: the verifiers per User ID of
 // FaultSessionSidAnyUser and the delegated key of each Session under FaultSessionKeyPinned.
