@@ -9,6 +9,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/approvals"
+	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app/apptest"
@@ -103,5 +104,54 @@ func TestReusedRevisionFinding(t *testing.T) {
 	fs := findingsOf(t, f, inspect.RuleOpsReusedRevision)
 	if len(fs) == 0 || fs[0].Company != co.Identifier || fs[0].Section != "Operations 3" || !strings.Contains(fs[0].Seen, "under revision") {
 		t.Fatalf("findings: %+v", fs)
+	}
+}
+
+// TestMissingFieldsFindings: a Company answer without a field the specification requires is a
+// finding in the Inspector, with its section, although Poppydesk reads past it: a conversation
+// read without has_more and a Company message without author.type (spec 8.5, 8.7), and a
+// scope hint without personal_data (spec 4.7), which Poppydesk then shows as unknown, never as
+// "no personal data".
+func TestMissingFieldsFindings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := apptest.Start(t, apptest.Options{Faults: []string{refcompany.FaultScopeHintPartial}})
+	f.Company.SetAgentFault(refcompany.AgentFaultMissingFields, true)
+	co := f.Discover(t)
+	for _, s := range co.Scopes {
+		if s.Name == "orders:write" && s.PersonalData != nil {
+			t.Errorf("orders:write's hint has no personal_data, yet discovery says personal_data=%v", *s.PersonalData)
+		}
+	}
+	m := f.Host.Conversations()
+	v, err := m.Start(ctx, conversation.Start{Company: co.Identifier, Text: "Which jacket is the warmest?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reads until the Company Agent's reply has been read (it answers within the read's wait).
+	for i := 0; i < 10; i++ {
+		replied := len(f.Company.AgentMessageIDs(v.ConversationID)) > 0
+		if _, err := m.Read(ctx, co.Identifier, v.ConversationID, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if replied {
+			break
+		}
+	}
+	if err := f.Host.Engine().FlushExchanges(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ rule, section, words string }{
+		{inspect.RuleConvFields, "spec 8.5, 8.7", "has no has_more"},
+		{inspect.RuleConvFields, "spec 8.5, 8.7", `has author.type "", not agent or human`},
+		{inspect.RuleScopeHints, "spec 4.7", `the scope hint of "orders:write" has no personal_data`},
+	} {
+		found := false
+		for _, x := range findingsOf(t, f, tc.rule) {
+			found = found || x.Company != "" && x.Section == tc.section && x.Level == inspect.MUST && strings.Contains(x.Seen, tc.words) && x.Exchange != 0
+		}
+		if !found {
+			t.Errorf("no %s finding (%s) that says %q: %#v", tc.rule, tc.section, tc.words, findingsOf(t, f, tc.rule))
+		}
 	}
 }

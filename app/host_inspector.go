@@ -26,7 +26,10 @@ func (h *Host) exchangeRecorded(ex store.Exchange) {
 	h.identifiers.Observe(ex)
 	if d, err := inspect.ParseDetails(ex.Details); err == nil {
 		for _, f := range d.Findings {
-			f.Exchange, f.Company, f.At = ex.ID, ex.Company, ex.At
+			f.Exchange, f.At = ex.ID, ex.At
+			if ex.Company != "" || f.Company == "" {
+				f.Company = ex.Company
+			}
 			h.findings.Add(f)
 		}
 	}

@@ -48,30 +48,6 @@ var convProbes = [][2]string{{convRetry, inspect.RuleConvRetrySameID}, {convSSE,
 	{convUnknown, inspect.RuleConvUnknownValues}, {convFields, inspect.RuleConvFields}, {convInvite, inspect.RuleConvUserRequested},
 	{convOwner, inspect.RuleConvOwner}}
 
-// fieldProblems says which fields a conversation response lacks (spec 8.5, 8.7): a read's
-// conversation_id, events, cursor, has_more, status and responder, or a POST answer's status
-// and responder; what names the response.
-func fieldProblems(what string, body []byte, read bool) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return what + " is not a JSON object"
-	}
-	need := []string{"status", "responder"}
-	if read {
-		need = []string{"conversation_id", "events", "cursor", "has_more", "status", "responder"}
-	}
-	var missing []string
-	for _, f := range need {
-		if v, ok := m[f]; !ok || string(v) == "null" {
-			missing = append(missing, f)
-		}
-	}
-	if len(missing) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s has no %s", what, strings.Join(missing, ", "))
-}
-
 // sseEvent is one event of a stream: its SSE id and type, data, and when it arrived.
 type sseEvent struct {
 	id, typ string
@@ -229,9 +205,7 @@ func (r *run) conversationProbes(ctx context.Context) {
 		return
 	}
 	var missing []string // fields the Company left out (spec 8.5, 8.7)
-	if p := fieldProblems("the answer that started the conversation", a.body, false); p != "" {
-		missing = append(missing, p)
-	}
+	missing = append(missing, inspect.ConversationProblems("the answer that started the conversation", a.body, false)...)
 	base := strings.TrimSuffix(endpoint, "/") + "/" + url.PathEscape(started.ID)
 	defer r.do(ctx, call{method: http.MethodPost, url: base + "/close", body: []byte("{}"), contentType: "application/json", signed: true, extensions: ext, noRetry: true})
 	again := post(endpoint, first)
@@ -297,9 +271,7 @@ func (r *run) conversationProbes(ctx context.Context) {
 			r.add(convCursor, inspect.RuleConvCursorExpired, Fail, fmt.Sprintf("a read from the cursor %s, an event just read, got %s: a Personal Agent then reads the whole conversation again", seen[0].ID, c.words()))
 		case c.status == http.StatusOK && json.Unmarshal(c.body, &rd) == nil:
 			r.add(convCursor, inspect.RuleConvCursorExpired, Pass, fmt.Sprintf("HTTP 200 with %d event(s)", len(rd.Events)))
-			if p := fieldProblems("a read from a cursor", c.body, true); p != "" {
-				missing = append(missing, p)
-			}
+			missing = append(missing, inspect.ConversationProblems("a read from a cursor", c.body, true)...)
 			for _, e := range rd.Events {
 				note(e)
 			}
@@ -312,7 +284,10 @@ func (r *run) conversationProbes(ctx context.Context) {
 	}
 	for _, e := range seen {
 		if e.Type == "message" && e.role() == "company" && !slices.Contains(knownResponders, e.authorType()) {
-			missing = append(missing, fmt.Sprintf("the Company message %s has author.type %q, not agent or human", e.ID, e.authorType()))
+			p := fmt.Sprintf("the Company message %s has author.type %q, not agent or human", e.ID, e.authorType())
+			if !slices.Contains(missing, p) { // a JSON read may have named it already
+				missing = append(missing, p)
+			}
 		}
 	}
 	if len(seen) == 0 && len(missing) == 0 {

@@ -107,6 +107,7 @@ var FaultRules = map[string]FaultRule{
 	"mcp-metadata-wrong-resource":    {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata names its url as resource (spec 7)"},
 	"mcp-metadata-other-issuer":      {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata lists the Company's issuer (spec 7)"},
 	"version-document-other-domain":  {inspect.RuleDiscoveryVersionsAgree, "MUST: every served version's document names the same organization.domain (spec 3.4)"},
+	"scope-hint-partial":             {inspect.RuleScopeHints, "MUST: each scope hint has changes and personal_data (spec 4.7)"},
 	"alternative-empty":              {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
 	"agent-conversation-any-user":    {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
 	"agent-user-requested-unchecked": {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
@@ -131,7 +132,7 @@ func Rules() []string {
 		inspect.RuleOAuthClientMetadata, inspect.RuleOAuthAssertionAud, inspect.RuleOAuthPKCE, inspect.RuleOAuthRedirectExact,
 		inspect.RuleOAuthIss, inspect.RuleOAuthIssWrong, inspect.RuleOAuthScopeWider, inspect.RuleOAuthNoScope,
 		inspect.RuleOAuthDeviceHost, inspect.RuleOAuthSlowDown, inspect.RuleOAuthDPoPNonce, inspect.RuleOAuthRefreshRevoked,
-		inspect.RuleOAuthNoRotation,
+		inspect.RuleOAuthNoRotation, inspect.RuleScopeHints,
 
 		inspect.RuleOpsUndeclared, inspect.RuleOpsSummaryFormat, inspect.RuleOpsTermsMatch, inspect.RuleOpsRevisionOnChange,
 		inspect.RuleOpsReusedRevision, inspect.RuleOpsRevisionOnRetry, inspect.RuleOpsInProgress, inspect.RuleOpsLostResponse,

@@ -15,7 +15,10 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 )
 
-const probeVersionsAgree = "discovery: every served version names the same domain and issuer"
+const (
+	probeVersionsAgree = "discovery: every served version names the same domain and issuer"
+	probeScopeHints    = "discovery: every scope hint has changes and personal_data"
+)
 
 // versionDoc is the part of a poppy.json the probe compares.
 type versionDoc struct {
@@ -29,19 +32,35 @@ type versionDoc struct {
 	} `json:"auth"`
 }
 
+// versionsProbe compares the documents of the versions served (spec 3.4) and reads the scope
+// hints of the chosen version's document (spec 4.7: both fields in each entry).
 func (r *run) versionsProbe(ctx context.Context) {
 	if why := r.need(false); why != "" {
-		r.add(probeVersionsAgree, inspect.RuleDiscoveryVersionsAgree, Skip, why)
+		r.skipAll(why, [2]string{probeVersionsAgree, inspect.RuleDiscoveryVersionsAgree}, [2]string{probeScopeHints, inspect.RuleScopeHints})
 		return
 	}
+	var chosen []byte
 	fetch := func(u string) (versionDoc, string) {
 		var d versionDoc
 		a := r.do(ctx, call{method: http.MethodGet, url: u})
 		if a.status != http.StatusOK || json.Unmarshal(a.body, &d) != nil {
 			return d, fmt.Sprintf("%s got %s, not HTTP 200 with a JSON document", u, a.words())
 		}
+		if u == r.co.DocumentURL {
+			chosen = a.body
+		}
 		return d, ""
 	}
+	defer func() {
+		if chosen == nil {
+			if _, why := fetch(r.co.DocumentURL); why != "" {
+				r.add(probeScopeHints, inspect.RuleScopeHints, Skip, "the document of the chosen version could not be read again: "+why)
+				return
+			}
+		}
+		r.check(probeScopeHints, inspect.RuleScopeHints, joinBad(inspect.ScopeHintProblems(chosen), "a Company includes both fields in each entry (spec 4.7); a Personal Agent cannot tell what a scope allows without them"),
+			"every auth.scope_hints entry of the "+r.co.Version+" document has changes and personal_data")
+	}()
 	main, why := fetch(r.co.PoppyJSONURL)
 	if why != "" {
 		r.add(probeVersionsAgree, inspect.RuleDiscoveryVersionsAgree, Skip, "poppy.json could not be read again: "+why)

@@ -571,8 +571,7 @@ func scopes(doc *Document) []Scope {
 			default:
 				s.Changes = "irreversible" // spec 4.7: unknown values are treated as irreversible
 			}
-			pd := h.PersonalData
-			s.PersonalData = &pd
+			s.PersonalData = h.PersonalData
 		}
 		out = append(out, s)
 	}

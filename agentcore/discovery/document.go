@@ -42,11 +42,12 @@ type Auth struct {
 	ScopeHints map[string]ScopeHint `json:"scope_hints,omitempty"`
 }
 
-// ScopeHint is one auth.scope_hints entry (spec 4.7). An unrecognised changes value is treated
-// as "irreversible".
+// ScopeHint is one auth.scope_hints entry (spec 4.7). An unrecognised or missing changes value
+// is treated as "irreversible"; a missing personal_data stays nil (unknown), never false, and
+// the Inspector shows the entry as a finding (agentcore/inspect's ScopeHintProblems).
 type ScopeHint struct {
 	Changes      string `json:"changes"`
-	PersonalData bool   `json:"personal_data"`
+	PersonalData *bool  `json:"personal_data"`
 }
 
 // Agent is poppy.json's agent (spec 3.1, 8).

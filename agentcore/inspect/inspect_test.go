@@ -188,3 +188,41 @@ func TestJoinPageFindings(t *testing.T) {
 		})
 	}
 }
+
+// TestFieldFindings: a conversation answer or a poppy.json without a field it must carry is a
+// finding of one exchange (spec 8.5, 8.7, 4.7); whole answers, error answers, streams and
+// unsigned requests are not.
+func TestFieldFindings(t *testing.T) {
+	const goodRead = `{"conversation_id":"c","events":[{"id":"e1","type":"message","message":{"role":"company","author":{"type":"agent"},"text":"hi"}}],"cursor":"e1","has_more":false,"status":"idle","responder":"agent"}`
+	tests := []struct {
+		name, method, path, ctype, body string
+		signed                          bool
+		rule, words                     string
+	}{
+		{"whole read", "GET", "/poppy/conversations/c/events", "application/json", goodRead, true, "", ""},
+		{"read without has_more", "GET", "/poppy/conversations/c/events", "application/json", strings.Replace(goodRead, `"has_more":false,`, "", 1), true, inspect.RuleConvFields, "has no has_more"},
+		{"Company message without author", "GET", "/poppy/conversations/c/events", "application/json", strings.Replace(goodRead, `"author":{"type":"agent"},`, "", 1), true, inspect.RuleConvFields, `author.type ""`},
+		{"start without responder", "POST", "/poppy/conversations", "application/json", `{"conversation_id":"c","status":"working"}`, true, inspect.RuleConvFields, "has no responder"},
+		{"an error answer", "POST", "/poppy/conversations", "application/json", `{"error":"conversation_not_found","conversation_id":"c"}`, true, "", ""},
+		{"a stream", "GET", "/poppy/conversations/c/events", "text/event-stream", "data: {}\n\n", true, "", ""},
+		{"unsigned", "POST", "/poppy/conversations", "application/json", `{"conversation_id":"c"}`, false, "", ""},
+		{"whole scope hints", "GET", "/.well-known/poppy.json", "application/json", `{"protocol_version":"0.4","organization":{},"auth":{"scope_hints":{"a":{"changes":"none","personal_data":false}}}}`, false, "", ""},
+		{"scope hint without personal_data", "GET", "/.well-known/poppy.json", "application/json", `{"protocol_version":"0.4","organization":{},"auth":{"scope_hints":{"a":{"changes":"none"},"b":{"personal_data":"yes","changes":"none"}}}}`, false, inspect.RuleScopeHints, `"a" has no personal_data (true or false); the scope hint of "b" has no personal_data`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, "https://shop.localhost"+tt.path, nil)
+			if tt.signed {
+				req.Header.Set("Poppy-Session", "x")
+			}
+			got := inspect.ExchangeFindings(req, http.Header{"Content-Type": {tt.ctype}}, []byte(tt.body))
+			switch {
+			case tt.rule == "" && len(got) != 0:
+				t.Fatalf("findings = %+v", got)
+			case tt.rule == "":
+			case len(got) != 1 || got[0].Rule != tt.rule || !strings.Contains(got[0].Seen, tt.words):
+				t.Fatalf("findings = %+v, want one of %s saying %q", got, tt.rule, tt.words)
+			}
+		})
+	}
+}

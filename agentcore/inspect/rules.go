@@ -48,6 +48,7 @@ const (
 	RuleOAuthDPoPNonce      = "oauth.dpop-nonce"
 	RuleOAuthSlowDown       = "oauth.device-slow-down"
 	RuleOAuthClientMetadata = "oauth.client-metadata"
+	RuleScopeHints          = "auth.scope-hints"
 
 	// The Operations extension v2.
 	RuleOpsUndeclared       = "operations.undeclared"
@@ -137,6 +138,7 @@ var catalog = []Rule{
 	{RuleOAuthNoRotation, NOTE, "spec 4.4, RFC 6749 §6", "refresh token rotation", "a refresh answers with a new refresh token (rotation), or the old one keeps working", "none needed; rotation is recommended (RFC 9700 §4.14)"},
 	{RuleOAuthDPoPNonce, NOTE, "spec 4.5, RFC 9449 §8", "token endpoint DPoP nonces", "a DPoP proof without a nonce is accepted, or use_dpop_nonce comes with DPoP-Nonce", "none needed if intended"},
 	{RuleOAuthSlowDown, NOTE, "spec 4.3, RFC 8628 §3.5", "device polling", "polling at the given interval is answered with authorization_pending", "answer slow_down only when the client polls faster than interval"},
+	{RuleScopeHints, MUST, "spec 4.7", "scope hints are whole", "every auth.scope_hints entry has changes and personal_data", "give each scope hint both changes (none, reversible or irreversible) and personal_data (true or false)"},
 	{RuleOAuthClientMetadata, MUST, "spec 4.1", "client metadata is fetched", "the Company fetches the client_id URL and its jwks_uri without redirects", "fetch the client metadata from the client_id URL (developer mode: trust Poppydesk's CA)"},
 
 	{RuleOpsUndeclared, MUST, "Operations 2", "operations only when declared", "a request without Poppy-Extensions \"operations\";v=\"2\" gets no operation", "answer requests that did not declare the extension as if it did not exist (an error or a web alternative)"},

@@ -11,7 +11,8 @@ import (
 
 // ExchangeFindings are the rules one exchange shows broken (package doc): Deprecation and
 // Sunset on a response (spec 3.4), an operation answered to a request that did not declare the
-// Operations extension (Operations 2).
+// Operations extension (Operations 2), a conversation answer or a poppy.json without a field it
+// must carry (spec 8.5, 8.7, 4.7; fields.go).
 func ExchangeFindings(req *http.Request, respHeader http.Header, respBody []byte) []Finding {
 	var out []Finding
 	at := req.URL.Scheme + "://" + req.URL.Host + req.URL.Path
@@ -43,7 +44,7 @@ func ExchangeFindings(req *http.Request, respHeader http.Header, respBody []byte
 			out = append(out, f)
 		}
 	}
-	return out
+	return append(out, fieldFindings(req, at, respHeader, respBody)...)
 }
 
 // JoinPageFindings are the rules the browser-session page's response headers break (spec 6

@@ -157,6 +157,9 @@ func (s *Server) redirectAccepted(registered []string, requested string) bool {
 
 // editLenientPoppy applies the poppy.json faults of this file; main is the well-known document.
 func (s *Server) editLenientPoppy(doc map[string]any, main bool) {
+	if s.fault(FaultScopeHintPartial) {
+		delete(doc["auth"].(map[string]any)["scope_hints"].(map[string]any)["orders:write"].(map[string]any), "personal_data")
+	}
 	if s.fault(FaultOrganizationNameMissing) {
 		delete(doc["organization"].(map[string]any), "name")
 	}

@@ -38,6 +38,9 @@ const (
 	// organization.domain (spec 3.4: every document served at the same time MUST have the
 	// same organization.domain).
 	FaultVersionDocumentOtherDomain = "version-document-other-domain"
+	// FaultScopeHintPartial: poppy.json's scope hint of orders:write has no personal_data
+	// (spec 4.7: a Company MUST include both fields in each entry).
+	FaultScopeHintPartial = "scope-hint-partial"
 	// AgentFaultAnyUser: a conversation belongs to the Personal Agent alone, so any User of it
 	// reads the conversation and starts Direct Conversations under it (spec 8.2: a request
 	// continues a conversation only when the client_id and User ID match).
@@ -50,7 +53,8 @@ const (
 
 // unkeptFaults are the faults of this file that Faults lists.
 var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused,
-	FaultMCPMetadataWrongResource, FaultMCPMetadataOtherIssuer, FaultVersionDocumentOtherDomain}
+	FaultMCPMetadataWrongResource, FaultMCPMetadataOtherIssuer, FaultVersionDocumentOtherDomain,
+	FaultScopeHintPartial}
 
 // mcpMetadata is the MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728),
 // with the MCP metadata faults of this file applied.
