@@ -28,7 +28,8 @@
 //     alternative for instructions or references;
 //   - the browser-session page (spec 6): its headers (no-store, frame-ancestors, COOP), its join
 //     cookie (__Host-, Secure, SameSite), step 2 for a code fresh from the page, step 3 from
-//     the same client with the page's cookies, and the same code a second time;
+//     the same client with the page's cookies, and the same code a second time; no cookie but
+//     the join cookie before step 3;
 //   - the authorization server (spec 4): the correct client assertion with a code never issued
 //     (the client metadata is fetched, the token endpoint answers in time), assertions whose
 //     aud is an array, has a trailing slash or is the token endpoint (invalid_client each),

@@ -108,6 +108,7 @@ var FaultRules = map[string]FaultRule{
 	"mcp-metadata-other-issuer":      {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata lists the Company's issuer (spec 7)"},
 	"version-document-other-domain":  {inspect.RuleDiscoveryVersionsAgree, "MUST: every served version's document names the same organization.domain (spec 3.4)"},
 	"scope-hint-partial":             {inspect.RuleScopeHints, "MUST: each scope hint has changes and personal_data (spec 4.7)"},
+	"join-page-sets-session":         {inspect.RuleJoinOnlyCookie, "MUST: the page sets only the join cookie; the Session cookie comes in step 3 (spec 6)"},
 	"alternative-empty":              {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
 	"agent-conversation-any-user":    {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
 	"agent-user-requested-unchecked": {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
@@ -139,7 +140,7 @@ func Rules() []string {
 		inspect.RuleOpsAtMostOnce,
 
 		inspect.RuleJoinPageHeaders, inspect.RuleJoinCookie, inspect.RuleJoinCodeExpired, inspect.RuleJoinOtherBrowser,
-		inspect.RuleJoinCodeUsed, inspect.RuleJoinTokenRefused,
+		inspect.RuleJoinCodeUsed, inspect.RuleJoinTokenRefused, inspect.RuleJoinOnlyCookie,
 
 		inspect.RuleConvRetrySameID, inspect.RuleConvNoSSE, inspect.RuleConvStreamCut, inspect.RuleConvSlowStream,
 		inspect.RuleConvCursorExpired, inspect.RuleConvDuplicateEvents, inspect.RuleConvUnknownValues, inspect.RuleConvFields,

@@ -27,6 +27,7 @@ const (
 	joinOther      = "join: the page's cookie belongs to its code"
 	joinOnce       = "join: an authorized code is accepted once"
 	joinWithAToken = "join: authorize accepts the access token"
+	joinOnlyCookie = "join: the page sets no cookie but the join cookie, authorize none"
 )
 
 var (
@@ -141,16 +142,21 @@ func (r *run) joinProbes(ctx context.Context) {
 	if why == "" && (r.co.Channels.Web == nil || r.co.Channels.Web.BrowserSessionEndpoint == "") {
 		why = "poppy.json lists no web.browser_session_endpoint"
 	}
+	only := [2]string{joinOnlyCookie, inspect.RuleJoinOnlyCookie}
 	if why != "" {
-		r.skipAll(why, all...)
+		r.skipAll(why, append(all, only)...)
 		return
 	}
 	ep := r.co.Channels.Web.BrowserSessionEndpoint
 	p, a := r.loadJoinPage(ctx, ep)
 	if p == nil {
-		r.skipAll("the browser-session page answered "+a.words()+", not 200 with a page", all...)
+		r.skipAll("the browser-session page answered "+a.words()+", not 200 with a page", append(all, only)...)
 		return
 	}
+	// Spec 6: loading the page changes no cookie but the join cookie, and a Session cookie is
+	// set only in step 3; authorize's answer (step 2) is read below when the run gets there.
+	var authorized *answer
+	defer func() { r.onlyJoinCookie(ep, p.cookies, authorized) }()
 	if missing := inspect.JoinPageProblems(p.header); len(missing) > 0 {
 		r.add(joinHeaders, inspect.RuleJoinPageHeaders, Fail, "the browser-session page "+ep+" was served "+strings.Join(missing, "; "))
 	} else {
@@ -171,6 +177,8 @@ func (r *run) joinProbes(ctx context.Context) {
 		return
 	}
 	a = r.authorizeCode(ctx, ep, p.code, false)
+	step2 := a // a is step 3's answer below
+	authorized = &step2
 	if a.status != http.StatusNoContent && a.status/100 != 2 {
 		bad := fmt.Sprintf("a code the page had just given was refused at %s/authorize: %s; a code must be valid for the join it was issued for", ep, a.words())
 		if a.code == "invalid_session" || a.status == 0 || a.status >= 500 {
@@ -240,6 +248,25 @@ func (r *run) joinTokenProbe(ctx context.Context) {
 	default:
 		r.add(joinWithAToken, inspect.RuleJoinTokenRefused, Skip, "authorizing with the access token got "+a.words())
 	}
+}
+
+// onlyJoinCookie judges the cookies set before step 3 (spec 6): the page sets one cookie, the
+// join cookie, and nothing else (loading it MUST NOT start, end or change a Session or the
+// browser's other cookies), and authorize's answer, when the run got one, sets none (the
+// Session cookie MUST be set only in step 3).
+func (r *run) onlyJoinCookie(ep string, page []*http.Cookie, authorized *answer) {
+	var bad []string
+	if len(page) > 1 {
+		bad = append(bad, fmt.Sprintf("loading the page set %d cookies (%s); it may set only the join cookie", len(page), cookieNames(page)))
+	}
+	good := "the page set " + cookieNames(page)
+	if authorized != nil {
+		if cs := (&http.Response{Header: authorized.header}).Cookies(); len(cs) > 0 {
+			bad = append(bad, fmt.Sprintf("%s/authorize (step 2) answered with Set-Cookie %s", ep, cookieNames(cs)))
+		}
+		good += ", authorize none"
+	}
+	r.check(joinOnlyCookie, inspect.RuleJoinOnlyCookie, joinBad(bad, "a Session starts, and its cookie is set, only when the browser submits its code (spec 6 step 3)"), good)
 }
 
 func cookieNames(cs []*http.Cookie) string {

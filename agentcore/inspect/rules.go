@@ -83,6 +83,7 @@ const (
 	RuleJoinOtherBrowser = "join.code-other-browser"
 	RuleJoinCookie       = "join.cookie-missing"
 	RuleJoinTokenRefused = "join.token-refused"
+	RuleJoinOnlyCookie   = "join.only-join-cookie"
 
 	// Conversations (spec 8).
 	RuleConvRetrySameID     = "conversation.retry-same-id"
@@ -168,6 +169,7 @@ var catalog = []Rule{
 	{RuleJoinCodeUsed, MUST, "spec 6", "one-time codes are accepted once", "a code authorized by the Personal Agent is accepted once from its browser", "mark a code used only when it is submitted"},
 	{RuleJoinOtherBrowser, MUST, "spec 6", "the code belongs to its browser", "the page's cookie binds the code it shows", "set the join cookie for the code on the same page load"},
 	{RuleJoinCookie, MUST, "spec 6", "the join cookie", "the page sets the cookie that ties the code to the browser", "set the join cookie on the browser-session page"},
+	{RuleJoinOnlyCookie, MUST, "spec 6", "no Session cookie before step 3", "the browser-session page sets only the join cookie, and authorize sets none", "set the Session cookie only in the answer to the browser's submission of its code"},
 	{RuleJoinTokenRefused, MUST, "spec 6, 7", "authorize accepts the access token", "{browser_session_endpoint}/authorize accepts the Session's valid access token", "accept the same access tokens the APIs accept"},
 
 	{RuleConvRetrySameID, MUST, "spec 8.3", "a retried message gets the original response", "a message sent again with the same ID is not handled twice and gets the first response", "store the response by message ID and return it for a retry"},

@@ -64,8 +64,13 @@ const (
 // switched with SetFault like the other faults.
 const FaultJoinPageHeaders = "join-page-headers"
 
+// FaultJoinPageSetsSession: loading the browser-session page also starts a web session (its
+// Session cookie, signed out) (spec 6: loading the page MUST NOT start a Session, and the
+// Session cookie is set only in step 3); the join itself works.
+const FaultJoinPageSetsSession = "join-page-sets-session"
+
 // pageFaults are the faults of the browser-session page that do not break a join.
-var pageFaults = []string{FaultJoinPageHeaders}
+var pageFaults = []string{FaultJoinPageHeaders, FaultJoinPageSetsSession}
 
 // JoinBreakingFaults are the join faults that make a join fail (spec 6 step 3: start again at
 // step 1).
@@ -244,6 +249,10 @@ func (s *Server) joinPage(w http.ResponseWriter, r *http.Request) {
 	if setCookie {
 		http.SetCookie(w, &http.Cookie{Name: JoinCookie, Value: cookie, Path: "/", MaxAge: int(lifetime / time.Second),
 			Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	if s.fault(FaultJoinPageSetsSession) {
+		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: randomID(16), Path: "/", MaxAge: int(webSessionLifetime / time.Second),
+			Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	}
 	joinPageTmpl.Execute(w, map[string]string{"Action": s.BrowserSessionEndpoint(), "Code": c.code})
 }
