@@ -50,7 +50,8 @@
 //     operation (Operations 2); with it, the summary's formatting (3) and the terms against
 //     the request (5); the changed request gets other terms under a new revision (3); one
 //     approval, retried after a 503 or a lost response (both noted, 7), is performed, never
-//     answered with a new revision (6), and sent again gets the first response (7);
+//     answered with a new revision (6), carries a member no version defines, which must be
+//     ignored (6), and sent again gets the first response (7);
 //   - ActionConversation (spec 8): a first message sent twice gets the original response
 //     (8.3); a stream is a stream (SHOULD), its cut before the reply, the pace of its pieces,
 //     a read from a cursor just given and a stream resumed with Last-Event-ID are noted when

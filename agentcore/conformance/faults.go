@@ -101,17 +101,18 @@ var FaultRules = map[string]FaultRule{
 	"version-document-redirect":        {inspect.RuleDiscoveryVersionDoc, "MUST: a supported_versions document is served without redirects (spec 3.4)"},
 
 	// A Company that refuses what it must accept, or keys its state too loosely.
-	"session-key-pinned":             {inspect.RuleSessionNewKey, "MUST: a new delegated key in a known Session is accepted (spec 5.2)"},
-	"session-sid-any-user":           {inspect.RuleSessionSidOwner, "MUST: a known sid with another User ID gets invalid_session (spec 5.3)"},
-	"unknown-extension-refused":      {inspect.RuleUnknownIgnored, "MUST: an extension the Company does not know is ignored (spec 3.3)"},
-	"mcp-metadata-wrong-resource":    {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata names its url as resource (spec 7)"},
-	"mcp-metadata-other-issuer":      {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata lists the Company's issuer (spec 7)"},
-	"version-document-other-domain":  {inspect.RuleDiscoveryVersionsAgree, "MUST: every served version's document names the same organization.domain (spec 3.4)"},
-	"scope-hint-partial":             {inspect.RuleScopeHints, "MUST: each scope hint has changes and personal_data (spec 4.7)"},
-	"join-page-sets-session":         {inspect.RuleJoinOnlyCookie, "MUST: the page sets only the join cookie; the Session cookie comes in step 3 (spec 6)"},
-	"alternative-empty":              {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
-	"agent-conversation-any-user":    {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
-	"agent-user-requested-unchecked": {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
+	"session-key-pinned":              {inspect.RuleSessionNewKey, "MUST: a new delegated key in a known Session is accepted (spec 5.2)"},
+	"session-sid-any-user":            {inspect.RuleSessionSidOwner, "MUST: a known sid with another User ID gets invalid_session (spec 5.3)"},
+	"unknown-extension-refused":       {inspect.RuleUnknownIgnored, "MUST: an extension the Company does not know is ignored (spec 3.3)"},
+	"mcp-metadata-wrong-resource":     {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata names its url as resource (spec 7)"},
+	"mcp-metadata-other-issuer":       {inspect.RuleMCPResourceMetadata, "MUST: the MCP server's metadata lists the Company's issuer (spec 7)"},
+	"version-document-other-domain":   {inspect.RuleDiscoveryVersionsAgree, "MUST: every served version's document names the same organization.domain (spec 3.4)"},
+	"scope-hint-partial":              {inspect.RuleScopeHints, "MUST: each scope hint has changes and personal_data (spec 4.7)"},
+	"join-page-sets-session":          {inspect.RuleJoinOnlyCookie, "MUST: the page sets only the join cookie; the Session cookie comes in step 3 (spec 6)"},
+	"approval-unknown-member-refused": {inspect.RuleOpsApprovalMembers, "MUST: a member of Poppy-Approval the Company does not know is ignored (Operations 6)"},
+	"alternative-empty":               {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
+	"agent-conversation-any-user":     {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
+	"agent-user-requested-unchecked":  {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
 }
 
 // Rules lists every rule a run reports: the discovery checks a single run can see (not
@@ -137,7 +138,7 @@ func Rules() []string {
 
 		inspect.RuleOpsUndeclared, inspect.RuleOpsSummaryFormat, inspect.RuleOpsTermsMatch, inspect.RuleOpsRevisionOnChange,
 		inspect.RuleOpsReusedRevision, inspect.RuleOpsRevisionOnRetry, inspect.RuleOpsInProgress, inspect.RuleOpsLostResponse,
-		inspect.RuleOpsAtMostOnce,
+		inspect.RuleOpsAtMostOnce, inspect.RuleOpsApprovalMembers,
 
 		inspect.RuleJoinPageHeaders, inspect.RuleJoinCookie, inspect.RuleJoinCodeExpired, inspect.RuleJoinOtherBrowser,
 		inspect.RuleJoinCodeUsed, inspect.RuleJoinTokenRefused, inspect.RuleJoinOnlyCookie,

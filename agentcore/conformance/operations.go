@@ -33,6 +33,10 @@ const (
 	opsInProgress = "operations: performed promptly"
 	opsLost       = "operations: the response arrives"
 	opsOnce       = "operations: an approval sent twice performs once"
+	opsMember     = "operations: an unknown member of Poppy-Approval is ignored"
+
+	// unknownApprovalMember is a member of Poppy-Approval no version defines (Operations 6).
+	unknownApprovalMember = "poppydesk_check=?1"
 
 	// maxSummary is the longest summary a User can read before deciding, for this probe.
 	maxSummary = 4 << 10
@@ -41,7 +45,7 @@ const (
 var opsProbes = [][2]string{{opsUndeclared, inspect.RuleOpsUndeclared}, {opsSummary, inspect.RuleOpsSummaryFormat},
 	{opsTerms, inspect.RuleOpsTermsMatch}, {opsChange, inspect.RuleOpsRevisionOnChange}, {opsReused, inspect.RuleOpsReusedRevision},
 	{opsPerformed, inspect.RuleOpsRevisionOnRetry}, {opsInProgress, inspect.RuleOpsInProgress}, {opsLost, inspect.RuleOpsLostResponse},
-	{opsOnce, inspect.RuleOpsAtMostOnce}}
+	{opsOnce, inspect.RuleOpsAtMostOnce}, {opsMember, inspect.RuleOpsApprovalMembers}} // opsMember last (operationProbes)
 
 // listsOperations reports whether poppy.json lists the Operations extension version 2.
 func (r *run) listsOperations() bool {
@@ -153,14 +157,31 @@ func (r *run) operationProbes(ctx context.Context) {
 		r.skipAll("the operation's IDs cannot be sent in Poppy-Approval: "+err.Error(), rest[4:]...)
 		return
 	}
+	// Operations 6: a member the Company does not know is ignored; the approval carries one
+	// until the Company has answered it (then, if it was refused for it, the plain approval).
+	sent, member := approval+", "+unknownApprovalMember, false
 	var busy, lost []string
 	var done answer
 	for attempt := 0; ; attempt++ {
 		if attempt == 6 {
-			r.skipAll(fmt.Sprintf("the approval was sent %d times without an answer that says how it went (%s)", attempt, done.words()), rest[4:]...)
+			left := rest[4:]
+			if member { // its result is in
+				left = left[:len(left)-1]
+			}
+			r.skipAll(fmt.Sprintf("the approval was sent %d times without an answer that says how it went (%s)", attempt, done.words()), left...)
 			return
 		}
-		done = send(op.Body, ext, approval)
+		done = send(op.Body, ext, sent)
+		if !member && done.status != 0 && done.status != http.StatusServiceUnavailable {
+			member = true
+			if _, isOp, _ := operations.FromAPIResponse(done.status, done.body); done.status/100 == 4 && !isOp {
+				r.addSaid(opsMember, inspect.RuleOpsApprovalMembers, Fail, fmt.Sprintf("the approval %s got %s; the same approval without the member %s is sent next: a Company ignores members of Poppy-Approval it does not know (Operations 6)", sent, done.words(), unknownApprovalMember), done.said())
+				sent = approval
+				continue
+			}
+			r.addSaid(opsMember, inspect.RuleOpsApprovalMembers, Pass, "an approval with the unknown member "+unknownApprovalMember+" got "+done.words(), done.said())
+			sent = approval
+		}
 		if done.status == http.StatusServiceUnavailable {
 			ra := done.header.Get("Retry-After")
 			busy = append(busy, fmt.Sprintf("HTTP 503 (Retry-After: %q)", ra))

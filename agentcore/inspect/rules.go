@@ -60,6 +60,7 @@ const (
 	RuleOpsReusedRevision   = "operations.reused-revision"
 	RuleOpsAtMostOnce       = "operations.at-most-once"
 	RuleOpsRevisionOnChange = "operations.revision-on-change"
+	RuleOpsApprovalMembers  = "operations.approval-members"
 
 	// Session destinations, operations declared, timely answers (spec 5.2, Operations 2, 4.7).
 	RuleDestinationsDescribed = "session.destinations-described"
@@ -150,6 +151,7 @@ var catalog = []Rule{
 	{RuleOpsLostResponse, NOTE, "Operations 7", "responses arrive", "the response to a performed operation reaches the Personal Agent", "none needed; the retry gets the first response"},
 	{RuleOpsReusedRevision, MUST, "Operations 3", "a revision names one set of terms", "new terms get a new revision", "increase revision whenever the terms change"},
 	{RuleOpsAtMostOnce, MUST, "Operations 7", "at most once", "an approval sent twice performs once, and the second response says the same", "store the outcome by operation and revision, and answer a retry with it"},
+	{RuleOpsApprovalMembers, MUST, "Operations 6", "unknown Poppy-Approval members are ignored", "an approval with a member besides operation_id and revision is handled as without it", "read operation_id and revision from the Dictionary and ignore its other members"},
 	{RuleOpsRevisionOnChange, MUST, "Operations 3", "a changed request gets a new revision", "a request with other parameters gets other terms under a new revision", "derive the revision from the terms"},
 
 	{RuleDestinationsDescribed, MUST, "spec 5.2", "Session destinations are the described request URLs", "an OpenAPI description's servers and paths name only the API's own request URLs", "serve the description's servers and paths for the API only, not the origin's root or the protocol's documents"},

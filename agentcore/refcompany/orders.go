@@ -237,6 +237,9 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, p *protec
 		return
 	}
 	appr, err := parseApprovalHeader(r.Header.Values(headers.Approval))
+	if err == nil && s.refusesApprovalMembers(r) {
+		err = errors.New("Poppy-Approval has a member this Company does not know")
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return

@@ -41,6 +41,10 @@ const (
 	// FaultScopeHintPartial: poppy.json's scope hint of orders:write has no personal_data
 	// (spec 4.7: a Company MUST include both fields in each entry).
 	FaultScopeHintPartial = "scope-hint-partial"
+	// FaultApprovalUnknownMemberRefused: the Orders API refuses a Poppy-Approval with a member
+	// besides operation_id and revision with 400 invalid_request (Operations 6: Companies MUST
+	// ignore members they don't recognize).
+	FaultApprovalUnknownMemberRefused = "approval-unknown-member-refused"
 	// AgentFaultAnyUser: a conversation belongs to the Personal Agent alone, so any User of it
 	// reads the conversation and starts Direct Conversations under it (spec 8.2: a request
 	// continues a conversation only when the client_id and User ID match).
@@ -54,7 +58,7 @@ const (
 // unkeptFaults are the faults of this file that Faults lists.
 var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused,
 	FaultMCPMetadataWrongResource, FaultMCPMetadataOtherIssuer, FaultVersionDocumentOtherDomain,
-	FaultScopeHintPartial}
+	FaultScopeHintPartial, FaultApprovalUnknownMemberRefused}
 
 // mcpMetadata is the MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728),
 // with the MCP metadata faults of this file applied.
@@ -140,6 +144,25 @@ func (s *Server) refusesExtensions(r *http.Request) bool {
 	}
 	for _, m := range l {
 		if it, ok := m.(httpsfv.Item); ok && it.Value != "operations" {
+			return true
+		}
+	}
+	return false
+}
+
+// refusesApprovalMembers reports, under FaultApprovalUnknownMemberRefused, whether r's
+// Poppy-Approval has a member besides operation_id and revision.
+func (s *Server) refusesApprovalMembers(r *http.Request) bool {
+	vals := r.Header.Values("Poppy-Approval")
+	if !s.fault(FaultApprovalUnknownMemberRefused) || len(vals) == 0 {
+		return false
+	}
+	d, err := httpsfv.UnmarshalDictionary(vals)
+	if err != nil {
+		return false
+	}
+	for _, k := range d.Names() {
+		if k != "operation_id" && k != "revision" {
 			return true
 		}
 	}
