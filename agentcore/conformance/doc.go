@@ -34,8 +34,8 @@
 //     (the client metadata is fetched, the token endpoint answers in time), assertions whose
 //     aud is an array, has a trailing slash or is the token endpoint (invalid_client each),
 //     an authorization request without PKCE (refused; its error redirect carries iss), one
-//     with an unregistered redirect_uri (an error page), Device Sign-In's link host and a poll
-//     after the interval (run meanwhile), DPoP nonces at the token endpoint (noted);
+//     with an unregistered redirect_uri (an error page), Device Sign-In's link host, its complete link opened
+//     (which must approve nothing) and a poll after the interval (run meanwhile), DPoP nonces at the token endpoint (noted);
 //   - rate limits (spec 5.6): every 429 of the run is waited out (Retry-After) and noted.
 //
 // Probes that act run only when Config.AllowActions names their action:

@@ -110,6 +110,7 @@ var FaultRules = map[string]FaultRule{
 	"scope-hint-partial":              {inspect.RuleScopeHints, "MUST: each scope hint has changes and personal_data (spec 4.7)"},
 	"join-page-sets-session":          {inspect.RuleJoinOnlyCookie, "MUST: the page sets only the join cookie; the Session cookie comes in step 3 (spec 6)"},
 	"approval-unknown-member-refused": {inspect.RuleOpsApprovalMembers, "MUST: a member of Poppy-Approval the Company does not know is ignored (Operations 6)"},
+	"device-link-approves":            {inspect.RuleOAuthDeviceLink, "MUST: opening verification_uri_complete approves nothing (spec 4.3)"},
 	"alternative-empty":               {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
 	"agent-conversation-any-user":     {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
 	"agent-user-requested-unchecked":  {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
@@ -133,7 +134,7 @@ func Rules() []string {
 
 		inspect.RuleOAuthClientMetadata, inspect.RuleOAuthAssertionAud, inspect.RuleOAuthPKCE, inspect.RuleOAuthRedirectExact,
 		inspect.RuleOAuthIss, inspect.RuleOAuthIssWrong, inspect.RuleOAuthScopeWider, inspect.RuleOAuthNoScope,
-		inspect.RuleOAuthDeviceHost, inspect.RuleOAuthSlowDown, inspect.RuleOAuthDPoPNonce, inspect.RuleOAuthRefreshRevoked,
+		inspect.RuleOAuthDeviceHost, inspect.RuleOAuthDeviceLink, inspect.RuleOAuthSlowDown, inspect.RuleOAuthDPoPNonce, inspect.RuleOAuthRefreshRevoked,
 		inspect.RuleOAuthNoRotation, inspect.RuleScopeHints,
 
 		inspect.RuleOpsUndeclared, inspect.RuleOpsSummaryFormat, inspect.RuleOpsTermsMatch, inspect.RuleOpsRevisionOnChange,

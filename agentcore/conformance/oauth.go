@@ -57,6 +57,7 @@ const (
 	probeIssWrong   = "oauth: iss names the issuer"
 	probeDevHost    = "oauth: the device link is on the Company's hosts"
 	probeSlowDown   = "oauth: device polling at the interval"
+	probeDevLink    = "oauth: opening the device link does not approve"
 	probeDPoPToken  = "oauth: token endpoint DPoP nonce"
 	probeScopeWide  = "oauth: granted scopes are within those asked"
 	probeScopeNone  = "oauth: a sign-in grants a scope"
@@ -441,7 +442,7 @@ func (r *run) prepareDPoP() {
 // startDeviceProbes runs the Device Sign-In probes while the others go on (the poll waits for
 // the interval, 5 s by default); the function returned waits for them.
 func (r *run) startDeviceProbes(ctx context.Context) func() {
-	both := [][2]string{{probeDevHost, inspect.RuleOAuthDeviceHost}, {probeSlowDown, inspect.RuleOAuthSlowDown}}
+	both := [][2]string{{probeDevHost, inspect.RuleOAuthDeviceHost}, {probeSlowDown, inspect.RuleOAuthSlowDown}, {probeDevLink, inspect.RuleOAuthDeviceLink}}
 	why := r.need(true)
 	if why == "" {
 		if _, _, ok := r.as(); !ok {
@@ -466,7 +467,7 @@ func (r *run) deviceProbes(ctx context.Context) {
 	as := r.co.AuthorizationServer
 	ca, err := r.cfg.Agent.ClientAssertion(ctx, as.Issuer)
 	if err != nil {
-		r.skipAll(err.Error(), [2]string{probeDevHost, inspect.RuleOAuthDeviceHost}, [2]string{probeSlowDown, inspect.RuleOAuthSlowDown})
+		r.skipAll(err.Error(), [2]string{probeDevHost, inspect.RuleOAuthDeviceHost}, [2]string{probeSlowDown, inspect.RuleOAuthSlowDown}, [2]string{probeDevLink, inspect.RuleOAuthDeviceLink})
 		return
 	}
 	v := url.Values{"scope": {strings.Join(r.scopes(), " ")}, "client_id": {r.cfg.Agent.ClientID()}, "client_assertion_type": {assertionType}, "client_assertion": {ca}}
@@ -478,7 +479,7 @@ func (r *run) deviceProbes(ctx context.Context) {
 		Interval                int    `json:"interval"`
 	}
 	if a.status != http.StatusOK || json.Unmarshal(a.body, &d) != nil || d.DeviceCode == "" {
-		r.skipAll("the device authorization request got "+a.words(), [2]string{probeDevHost, inspect.RuleOAuthDeviceHost}, [2]string{probeSlowDown, inspect.RuleOAuthSlowDown})
+		r.skipAll("the device authorization request got "+a.words(), [2]string{probeDevHost, inspect.RuleOAuthDeviceHost}, [2]string{probeSlowDown, inspect.RuleOAuthSlowDown}, [2]string{probeDevLink, inspect.RuleOAuthDeviceLink})
 		return
 	}
 	var bad []string
@@ -491,15 +492,45 @@ func (r *run) deviceProbes(ctx context.Context) {
 		}
 	}
 	r.check(probeDevHost, inspect.RuleOAuthDeviceHost, joinBad(bad, "a Personal Agent must not show it: it could be another Company's sign-in page"), "verification_uri "+d.VerificationURI)
+	// Spec 4.3: opening the link MUST NOT approve the request by itself. The run opens
+	// verification_uri_complete as a browser without cookies would, when it is on the
+	// Company's hosts, and the poll below must still be pending.
+	opened := ""
+	switch {
+	case d.VerificationURIComplete == "":
+		r.add(probeDevLink, inspect.RuleOAuthDeviceLink, Skip, "the device authorization gave no verification_uri_complete")
+	case r.deviceHostProblem(d.VerificationURIComplete) != "":
+		r.add(probeDevLink, inspect.RuleOAuthDeviceLink, Skip, "verification_uri_complete is not on the Company's hosts (see "+probeDevHost+"); the run does not open it")
+	default:
+		page := r.do(ctx, call{method: http.MethodGet, url: d.VerificationURIComplete, accept: "text/html", header: http.Header{"Sec-Fetch-Dest": {"document"}, "Sec-Fetch-Mode": {"navigate"}}})
+		got := page.words()
+		if page.status != 0 {
+			got = fmt.Sprintf("HTTP %d", page.status)
+		}
+		opened = fmt.Sprintf("verification_uri_complete (%s) was opened and answered %s", redactURL(d.VerificationURIComplete), got)
+	}
 	interval := time.Duration(d.Interval) * time.Second
 	if d.Interval <= 0 {
 		interval = 5 * time.Second // RFC 8628 §3.2
 	}
 	if err := r.cfg.Sleep(ctx, interval); err != nil {
 		r.add(probeSlowDown, inspect.RuleOAuthSlowDown, Skip, "the run ended before the polling interval")
+		if opened != "" {
+			r.add(probeDevLink, inspect.RuleOAuthDeviceLink, Skip, "the run ended before the polling interval")
+		}
 		return
 	}
 	poll := r.tokenRequest(ctx, url.Values{"grant_type": {deviceGrant}, "device_code": {d.DeviceCode}}, false)
+	if opened != "" {
+		switch {
+		case poll.code == "authorization_pending" || poll.code == "slow_down":
+			r.addSaid(probeDevLink, inspect.RuleOAuthDeviceLink, Pass, opened+"; the next poll got "+poll.words(), poll.said())
+		case poll.status == http.StatusOK:
+			r.addSaid(probeDevLink, inspect.RuleOAuthDeviceLink, Fail, opened+", and the next poll got tokens (HTTP 200) with no one approving: a link someone else opens signs the device in (spec 4.3, RFC 10027 §2)", poll.said())
+		default:
+			r.addSaid(probeDevLink, inspect.RuleOAuthDeviceLink, Skip, opened+"; the next poll got "+poll.words(), poll.said())
+		}
+	}
 	switch poll.code {
 	case "authorization_pending":
 		r.add(probeSlowDown, inspect.RuleOAuthSlowDown, Pass, fmt.Sprintf("a poll %s after the device authorization got authorization_pending", interval))

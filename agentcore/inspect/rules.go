@@ -43,6 +43,7 @@ const (
 	RuleOAuthRedirectExact  = "oauth.redirect-uri-exact"
 	RuleOAuthScopeWider     = "oauth.scope-wider"
 	RuleOAuthDeviceHost     = "oauth.device-host"
+	RuleOAuthDeviceLink     = "oauth.device-link-no-approve"
 	RuleOAuthRefreshRevoked = "oauth.refresh-revoked"
 	RuleOAuthNoRotation     = "oauth.refresh-no-rotation"
 	RuleOAuthDPoPNonce      = "oauth.dpop-nonce"
@@ -136,6 +137,7 @@ var catalog = []Rule{
 	{RuleOAuthRedirectExact, MUST, "spec 4.2, RFC 9700 §4.1", "exact redirect_uri", "a redirect_uri not exactly one of the client metadata's is refused", "compare redirect_uri to redirect_uris exactly (loopback: any port, RFC 8252 §7.3)"},
 	{RuleOAuthScopeWider, MUST, "spec 4.7", "granted scopes", "the token response's scope is within what was asked", "grant at most the requested scopes"},
 	{RuleOAuthDeviceHost, MUST, "spec 4.3", "verification_uri on the Company's hosts", "verification_uri is on the issuer's or the Company's host", "serve the device verification page on the issuer's host"},
+	{RuleOAuthDeviceLink, MUST, "spec 4.3", "opening the device link approves nothing", "after verification_uri_complete is opened, polling still gets authorization_pending", "show the request on the verification page and approve it only when the person submits the page"},
 	{RuleOAuthRefreshRevoked, NOTE, "spec 4.4, 5.5", "refresh tokens stay valid", "a refresh token just issued is accepted", "revoke refresh tokens only on sign-out, disconnection or reuse detection"},
 	{RuleOAuthNoRotation, NOTE, "spec 4.4, RFC 6749 §6", "refresh token rotation", "a refresh answers with a new refresh token (rotation), or the old one keeps working", "none needed; rotation is recommended (RFC 9700 §4.14)"},
 	{RuleOAuthDPoPNonce, NOTE, "spec 4.5, RFC 9449 §8", "token endpoint DPoP nonces", "a DPoP proof without a nonce is accepted, or use_dpop_nonce comes with DPoP-Nonce", "none needed if intended"},

@@ -115,5 +115,8 @@ func (s *Server) devicePage(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusNotFound, "This code is unknown, expired or already used. Check the code on your device.")
 		return
 	}
+	if s.fault(FaultDeviceLinkApproves) {
+		s.approveDevice(uc, "device@shop.example", true, d.requested)
+	}
 	writePage(w, http.StatusOK, "device-confirm", map[string]any{"Client": d.clientName, "UserCode": strings.ToUpper(strings.TrimSpace(uc)), "Scopes": scopeViews(d.requested)})
 }

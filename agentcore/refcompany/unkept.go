@@ -45,6 +45,10 @@ const (
 	// besides operation_id and revision with 400 invalid_request (Operations 6: Companies MUST
 	// ignore members they don't recognize).
 	FaultApprovalUnknownMemberRefused = "approval-unknown-member-refused"
+	// FaultDeviceLinkApproves: opening verification_uri_complete approves the device request
+	// for the account device@shop.example with the scopes asked (spec 4.3: opening the link
+	// MUST NOT approve the request by itself).
+	FaultDeviceLinkApproves = "device-link-approves"
 	// AgentFaultAnyUser: a conversation belongs to the Personal Agent alone, so any User of it
 	// reads the conversation and starts Direct Conversations under it (spec 8.2: a request
 	// continues a conversation only when the client_id and User ID match).
@@ -58,7 +62,8 @@ const (
 // unkeptFaults are the faults of this file that Faults lists.
 var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused,
 	FaultMCPMetadataWrongResource, FaultMCPMetadataOtherIssuer, FaultVersionDocumentOtherDomain,
-	FaultScopeHintPartial, FaultApprovalUnknownMemberRefused}
+	FaultScopeHintPartial, FaultApprovalUnknownMemberRefused,
+	FaultDeviceLinkApproves}
 
 // mcpMetadata is the MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728),
 // with the MCP metadata faults of this file applied.
