@@ -7,6 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -47,6 +51,34 @@ func (h *Host) findingsReporter() inspect.Reporter {
 		return inspect.Discard
 	}
 	return h.findings
+}
+
+// CurlOptions are what an exported curl command of a request to rawURL needs to work as
+// exported: for a Company under development (a developer host), developer mode's CA file as
+// --cacert when it is a file on disk, and a --resolve to loopback for a host curl does not
+// resolve there by itself (anything but *.localhost). None for any other URL.
+func (h *Host) CurlOptions(rawURL string) inspect.CurlOptions {
+	d := h.cfg.Developer
+	u, err := url.Parse(rawURL)
+	if !d.On() || err != nil || h.engine == nil || !h.engine.Transport().IsDevHost(u.Hostname()) {
+		return inspect.CurlOptions{}
+	}
+	var o inspect.CurlOptions
+	if d.CAFile != "" {
+		if abs, err := filepath.Abs(d.CAFile); err == nil {
+			if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() {
+				o.CAFile = abs
+			}
+		}
+	}
+	if host := strings.ToLower(u.Hostname()); host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+		port := u.Port()
+		if port == "" {
+			port = "443"
+		}
+		o.Resolve = []string{host + ":" + port + ":127.0.0.1"}
+	}
+	return o
 }
 
 // Exchanges reads the exchange log's newest InspectorMax exchanges, newest first, without their

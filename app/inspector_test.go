@@ -5,11 +5,15 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
@@ -242,5 +246,63 @@ func TestInspectorSignInHasACause(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatalf("no token exchange on the timeline: %+v", page.Rows)
+	}
+}
+
+// TestCurlExportRuns: the Inspector's curl export of a request to a Company under development
+// works as exported: the real curl, given nothing but the exported command, fetches the
+// reference Company's poppy.json, trusting its CA through --cacert with developer mode's CA
+// file; and the export says it is not re-signed and which requests replay.
+func TestCurlExportRuns(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("POPPYDESK_REQUIRE_E2E") == "1" {
+			t.Fatal("curl is not installed")
+		}
+		t.Skip("curl is not installed; set POPPYDESK_REQUIRE_E2E=1 to make this a failure")
+	}
+	caFile := filepath.Join(t.TempDir(), "rootCA.pem")
+	f := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) {
+		var pemData []byte
+		for _, ca := range c.Developer.RootCAs {
+			pemData = append(pemData, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})...)
+		}
+		if err := os.WriteFile(caFile, pemData, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.Developer.CAFile = caFile
+	}})
+	f.Discover(t)
+	page, err := f.Fronts().Inspector.List(fronts.InspectorQuery{Search: "/.well-known/poppy.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	for _, r := range page.Rows {
+		if strings.HasSuffix(r.URL, "/.well-known/poppy.json") && r.Status == 200 {
+			id = r.ID
+		}
+	}
+	if id == 0 {
+		t.Fatalf("no poppy.json fetch on the timeline: %+v", page.Rows)
+	}
+	cmd, err := f.Fronts().Inspector.ExportCurl([]int64{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--cacert '" + caFile + "'", "not re-signed", "needs no fresh Session JWT"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("the export lacks %q:\n%s", want, cmd)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "sh", "-c", cmd+" --silent --show-error --fail")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()} // no proxy, no ~/.curlrc
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the exported command failed: %v\n%s\n%s", err, out, cmd)
+	}
+	if !strings.Contains(string(out), `"organization"`) || !strings.Contains(string(out), `"protocol_version"`) {
+		t.Errorf("the exported command did not fetch poppy.json:\n%s", out)
 	}
 }

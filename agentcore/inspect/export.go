@@ -172,12 +172,37 @@ func first(h http.Header, k, def string) string {
 	return def
 }
 
-// Curl is the exchange as a curl command (POSIX shell quoting), from the stored, redacted
-// exchange: masked values stay masked, so the command shows the request's shape and must have
-// its Session JWT and token filled in before it can be sent.
-func Curl(ex store.Exchange) string {
+// CurlOptions make an exported curl command work against a Company under development as
+// exported: CAFile is the PEM file of the CA that issued the Company's certificates (developer
+// mode's CA file), passed as --cacert; Resolve are --resolve entries (host:port:127.0.0.1) for
+// developer hosts that do not resolve to loopback by themselves (curl resolves *.localhost
+// itself). The zero value exports for a public Company.
+type CurlOptions struct {
+	CAFile  string
+	Resolve []string
+}
+
+// curlComment heads every exported command: what a masked export can replay and what not.
+const curlComment = "# Exported by Poppydesk's Inspector for reading what was sent: it is not re-signed, so replaying it\n" +
+	"# needs no fresh Session JWT. Secrets are masked ([redacted]), so a request that carried a Session\n" +
+	"# JWT, a token or a client assertion is refused if sent again as is (each Session JWT works once\n" +
+	"# anyway, spec 5.3); one without them, such as discovery or metadata, works as exported.\n"
+
+// Curl is ex as a curl command for a public Company (CurlFor with no options).
+func Curl(ex store.Exchange) string { return CurlFor(ex, CurlOptions{}) }
+
+// CurlFor is ex as a curl command, from the stored (masked) exchange, headed by a comment
+// saying what it can replay, with o's CA file and host mappings.
+func CurlFor(ex store.Exchange, o CurlOptions) string {
 	var b strings.Builder
+	b.WriteString(curlComment)
 	b.WriteString("curl")
+	if o.CAFile != "" {
+		b.WriteString(" --cacert " + shellQuote(o.CAFile))
+	}
+	for _, r := range o.Resolve {
+		b.WriteString(" --resolve " + shellQuote(r))
+	}
 	if ex.Method != http.MethodGet {
 		b.WriteString(" -X " + shellQuote(ex.Method))
 	}

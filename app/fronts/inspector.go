@@ -201,7 +201,7 @@ func (i *Inspector) Entry(id int64) (InspectorEntry, error) {
 	}
 	e := InspectorEntry{Row: rowOf(ex, d), RequestHeaders: headersOf(ex.RequestHeaders), RequestBody: string(ex.RequestBody),
 		ResponseHeaders: headersOf(ex.ResponseHeaders), ResponseBody: string(ex.ResponseBody), Tokens: []InspectorToken{},
-		Findings: d.Findings, Curl: inspect.Curl(ex)}
+		Findings: d.Findings, Curl: inspect.CurlFor(ex, i.h.CurlOptions(ex.URL))}
 	if e.Findings == nil {
 		e.Findings = []inspect.Finding{}
 	}
@@ -260,7 +260,8 @@ func (i *Inspector) ExportHAR(ids []int64) (string, error) {
 	return string(b), err
 }
 
-// ExportCurl returns the exchanges with these IDs as curl commands (secrets masked).
+// ExportCurl returns the exchanges with these IDs as curl commands (secrets masked), each with
+// what it needs against a Company under development (Host.CurlOptions: the developer CA).
 func (i *Inspector) ExportCurl(ids []int64) (string, error) {
 	if err := i.h.Refusal(); err != nil {
 		return "", err
@@ -273,7 +274,7 @@ func (i *Inspector) ExportCurl(ids []int64) (string, error) {
 	}
 	var parts []string
 	for _, ex := range exs {
-		parts = append(parts, inspect.Curl(ex))
+		parts = append(parts, inspect.CurlFor(ex, i.h.CurlOptions(ex.URL)))
 	}
 	return strings.Join(parts, "\n\n"), nil
 }
