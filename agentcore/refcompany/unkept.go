@@ -9,6 +9,7 @@ import (
 
 	"github.com/dunglas/httpsfv"
 
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
 )
 
@@ -139,16 +140,11 @@ func (s *Server) keyPinned(r *http.Request, clientID, sid string) bool {
 // refusesExtensions reports, under FaultUnknownExtensionRefused, whether r declares an
 // extension other than operations.
 func (s *Server) refusesExtensions(r *http.Request) bool {
-	vals := r.Header.Values("Poppy-Extensions")
-	if !s.fault(FaultUnknownExtensionRefused) || len(vals) == 0 {
+	if !s.fault(FaultUnknownExtensionRefused) {
 		return false
 	}
-	l, err := httpsfv.UnmarshalList(vals)
-	if err != nil {
-		return false
-	}
-	for _, m := range l {
-		if it, ok := m.(httpsfv.Item); ok && it.Value != "operations" {
+	for _, x := range headers.ParseExtensions(r.Header.Values(headers.Extensions)) {
+		if x.Name != "operations" {
 			return true
 		}
 	}
@@ -158,7 +154,7 @@ func (s *Server) refusesExtensions(r *http.Request) bool {
 // refusesApprovalMembers reports, under FaultApprovalUnknownMemberRefused, whether r's
 // Poppy-Approval has a member besides operation_id and revision.
 func (s *Server) refusesApprovalMembers(r *http.Request) bool {
-	vals := r.Header.Values("Poppy-Approval")
+	vals := r.Header.Values(headers.Approval)
 	if !s.fault(FaultApprovalUnknownMemberRefused) || len(vals) == 0 {
 		return false
 	}
