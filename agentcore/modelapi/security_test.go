@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -413,7 +412,7 @@ func TestOtherUserCannotConnect(t *testing.T) {
 	asNobody := func() (int, string) {
 		cmd := exec.Command(exe, "-test.run=^$")
 		cmd.Env = []string{envDial + "=" + f.socket}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		runAsNobody(cmd)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
