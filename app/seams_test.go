@@ -197,7 +197,7 @@ func TestMCPToolCallBoundOnce(t *testing.T) {
 		status string // what the model is told ("": not checked here)
 	}{
 		{name: "slower than the bound", status: modelapi.StatusTimeout},
-		{name: "answer broke off", broken: true},
+		{name: "answer broke off", broken: true, status: modelapi.StatusConnectionLost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int32 // tools/call requests that reached the server

@@ -49,6 +49,11 @@ type errorView struct {
 	company map[string]any
 }
 
+// codeTransportFailed is the JSON-RPC code the MCP SDK gives an exchange its HTTP transport
+// could not complete (jsonrpc2.ErrRejected, "rejected by transport", which the SDK keeps
+// internal): the connection broke, not an answer of the Company's MCP server.
+const codeTransportFailed = -32005
+
 // companyWords is the placeholder for a Company-written part of an error text.
 const companyWords = "[the Company's words, in the untrusted Company content]"
 
@@ -83,7 +88,9 @@ func classifyError(err error) errorView {
 		}
 	}
 	var we *jsonrpc.Error
-	if errors.As(err, &we) {
+	// The MCP SDK's own code for an exchange its HTTP transport could not complete carries the
+	// SDK's words, not the Company's: they stay in Poppydesk's detail.
+	if errors.As(err, &we) && we.Code != codeTransportFailed {
 		detail = strings.ReplaceAll(detail, we.Error(), fmt.Sprintf("the Company's MCP server answered JSON-RPC error %d %s", we.Code, companyWords))
 		company["jsonrpc_error"] = map[string]any{"error_number": we.Code, "message": we.Message}
 		if len(we.Data) > 0 {
@@ -154,6 +161,8 @@ func classifyError(err error) errorView {
 		protocolView(pe, &v)
 	case oe != nil:
 		v.status, v.message = StatusCompanyError, "the Company's authorization server refused a step of the sign-in ("+oe.Step+"); its words are in the untrusted Company content. Tell the user; signing in again in Poppydesk may help"
+	case we != nil && we.Code == codeTransportFailed:
+		v.status, v.message = StatusConnectionLost, "the connection to the Company's MCP server broke before it answered (the detail says how). The call may have reached the Company and been performed: check (recent_activity, or read what it would change) before calling it again"
 	case we != nil:
 		v.status, v.message = StatusCompanyError, "the Company's MCP server answered with an error; its words are in the untrusted Company content"
 	case ce != nil:

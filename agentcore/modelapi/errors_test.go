@@ -75,6 +75,7 @@ func TestErrorsAreWhoseTheyAre(t *testing.T) {
 		{"not a destination", StatusBlocked, &transport.DestinationError{URL: "https://evil.example/"}, false},
 		{"company error response", StatusCompanyError, fmt.Errorf("apis: sending failed: %w", pe), true},
 		{"authorization server", StatusCompanyError, fmt.Errorf("refresh: %w", &oauth.Error{Step: "token request", Code: "invalid_grant", Description: hostile, Problem: "the refresh token was refused"}), true},
+		{"mcp connection broke", StatusConnectionLost, fmt.Errorf("calling \"tools/call\": %w", &jsonrpc.Error{Code: -32005, Message: "rejected by transport: unexpected EOF"}), false},
 		{"mcp server", StatusCompanyError, fmt.Errorf("calling \"tools/call\": %w", &jsonrpc.Error{Code: -32602, Message: hostile}), true},
 		{"redirect", StatusBlocked, &transport.RedirectError{Method: "GET", URL: "https://shop.example/x", Status: 302, Location: "https://evil.example/" + strings.ReplaceAll(hostile, " ", "-")}, true},
 		{"discovery check", StatusDiscoveryFailed, &discovery.CheckError{Domain: "shop.example", Check: "organization.domain", Section: "3", Detail: "organization.domain is \"" + hostile + "\""}, true},

@@ -71,6 +71,10 @@ const (
 	// StatusTimeout: Poppydesk's own time bound passed before the Company answered; whether
 	// anything was performed is unknown unless the message says otherwise.
 	StatusTimeout = "timeout"
+	// StatusConnectionLost: the connection to the Company broke before it answered (its MCP
+	// server dropped the exchange); the request may have reached the Company and been performed.
+	// Check (recent_activity, or read what it would have changed) before sending it again.
+	StatusConnectionLost = "connection_lost"
 	// StatusCancelled: the client cancelled the request; a wait ends without changing anything.
 	StatusCancelled = "cancelled"
 	// StatusCompanyError: the Company answered with an error (its words are in the untrusted
@@ -152,6 +156,7 @@ var StatusMeanings = map[string]string{
 	StatusNetworkError:      "Poppydesk could not reach the Company (name lookup, connection or TLS); nothing was performed: retry later",
 	StatusTimeout:           "Poppydesk's time bound passed before the Company answered",
 	StatusCancelled:         "the request was cancelled; nothing changed",
+	StatusConnectionLost:    "the connection to the Company broke before it answered; the request may have been performed: check before sending it again",
 	StatusCompanyError:      "the Company answered with an error; nothing was performed",
 	StatusRateLimited:       "the Company is limiting requests; retry after the time given",
 	StatusSessionRefused:    "the Company refused Poppydesk's Session; tell the user",
@@ -179,7 +184,7 @@ var StatusMeanings = map[string]string{
 // commonStatuses can answer any tool that reaches the engine or a Company: refusals of the
 // arguments and the errors of [errorReply].
 var commonStatuses = []string{StatusRefused, StatusNotFound, StatusUnavailable, StatusDiscoveryFailed, StatusBlocked,
-	StatusNetworkError, StatusTimeout, StatusCancelled, StatusCompanyError, StatusRateLimited, StatusSessionRefused,
+	StatusNetworkError, StatusTimeout, StatusConnectionLost, StatusCancelled, StatusCompanyError, StatusRateLimited, StatusSessionRefused,
 	StatusSessionEnded, StatusExtensionRequired, StatusSignInNeeded, StatusError}
 
 // outcomeStatuses are the answers about an operation: a call's and an approval's.
