@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,29 +94,9 @@ func BenchmarkSignedOutRequest(b *testing.B) {
 		func() error { return drainDo(stub.Do(ctx, &transport.Request{Method: http.MethodGet, URL: target})) },
 	}
 	names := []string{"engine-ns/op", "plain-ns/op", "bare-sig-ns/op", "stub-ns/op"}
-	for _, v := range variants { // warm the connections
-		if err := v(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	spent := make([][]time.Duration, len(variants))
 	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		for j := range variants {
-			k := (i + j) % len(variants)
-			t0 := time.Now()
-			if err := variants[k](); err != nil {
-				b.Fatal(err)
-			}
-			spent[k] = append(spent[k], time.Since(t0))
-		}
-		i++
-	}
-	med := make([]float64, len(variants))
+	med := benchratio.Medians(b, variants...)
 	for k, name := range names {
-		slices.Sort(spent[k])
-		med[k] = float64(spent[k][len(spent[k])/2].Nanoseconds())
 		b.ReportMetric(med[k], name)
 	}
 	b.ReportMetric(med[0]/(med[1]+med[2]), "x-floor")

@@ -143,3 +143,37 @@ func run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *t
 		}
 	})
 }
+
+// Medians runs every op once per iteration of b.Loop, in an order that rotates by one each
+// iteration (so that load from other processes hits all of them alike), and returns each op's
+// median wall time in nanoseconds, which a burst of load moves less than a mean. It is for a
+// subject compared with a floor made of several parts (a plain request plus signatures), where
+// the ratio is the subject's median over the sum of the parts' medians. Each op is run once
+// before timing (warming connections and caches).
+func Medians(b *testing.B, ops ...func() error) []float64 {
+	b.Helper()
+	for _, op := range ops {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	spent := make([][]time.Duration, len(ops))
+	i := 0
+	for b.Loop() {
+		for j := range ops {
+			k := (i + j) % len(ops)
+			t0 := time.Now()
+			if err := ops[k](); err != nil {
+				b.Fatal(err)
+			}
+			spent[k] = append(spent[k], time.Since(t0))
+		}
+		i++
+	}
+	med := make([]float64, len(ops))
+	for k := range ops {
+		slices.Sort(spent[k])
+		med[k] = float64(spent[k][len(spent[k])/2].Nanoseconds())
+	}
+	return med
+}
