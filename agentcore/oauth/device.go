@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,7 +210,7 @@ func (f *DeviceFlow) Wait(ctx context.Context) (*Result, error) {
 			}
 			return nil, err
 		}
-		var key *ecdsa.PrivateKey
+		var key *dpopSigner
 		if f.key {
 			k, err := c.dpopKey(ctx, co, f.account)
 			if err != nil {

@@ -15,10 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jws"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
@@ -31,20 +29,22 @@ func usesDPoP(as *discovery.ASMetadata) bool {
 	return as != nil && slices.Contains(as.DPoPSigningAlgs, "ES256")
 }
 
-// dpopKey returns the account's DPoP key, creating and storing it in the CompanyBundle when
-// the issuer supports DPoP and the bundle has none. It returns nil when DPoP is not used.
-func (c *Client) dpopKey(ctx context.Context, co *discovery.Company, account string) (*ecdsa.PrivateKey, error) {
+// dpopKey returns the account's DPoP signer, creating the key and storing it in the
+// CompanyBundle when the issuer supports DPoP and the bundle has none. It returns nil when DPoP
+// is not used. A stored key is parsed once: the signer is kept by (company, account) with the
+// bundle's key it came from, and built again only when that key changes.
+func (c *Client) dpopKey(ctx context.Context, co *discovery.Company, account string) (*dpopSigner, error) {
 	if !usesDPoP(co.AuthorizationServer) {
 		return nil, nil
 	}
 	b, err := c.secrets.LoadCompany(ctx, co.Identifier, account)
 	if err == nil && len(b.DPoPKey) > 0 {
-		return parseDPoPKey(b.DPoPKey)
+		return c.dpopSignerOf(co.Identifier, account, b.DPoPKey)
 	}
-	var key *ecdsa.PrivateKey
+	var key *dpopSigner
 	_, err = c.secrets.UpdateCompany(ctx, co.Identifier, account, func(b *store.CompanyBundle) error {
 		if len(b.DPoPKey) > 0 {
-			k, err := parseDPoPKey(b.DPoPKey)
+			k, err := c.dpopSignerOf(co.Identifier, account, b.DPoPKey)
 			key = k
 			return err
 		}
@@ -60,13 +60,52 @@ func (c *Client) dpopKey(ctx context.Context, co *discovery.Company, account str
 		if err != nil {
 			return err
 		}
-		b.DPoPKey, key = raw, k
+		if key, err = newDPoPSigner(k); err != nil {
+			return err
+		}
+		b.DPoPKey = raw
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("keeping the DPoP key in the secret store failed: %w", err)
 	}
 	return key, nil
+}
+
+// maxDPoPSigners bounds the parsed DPoP keys a Client keeps (all are dropped together when it
+// is reached; each is parsed again on its next use).
+const maxDPoPSigners = 64
+
+// cachedSigner is a parsed DPoP key and the stored form it was parsed from.
+type cachedSigner struct {
+	raw string
+	s   *dpopSigner
+}
+
+// dpopSignerOf is the signer of the stored key raw of (company, account), parsed once.
+func (c *Client) dpopSignerOf(company, account string, raw json.RawMessage) (*dpopSigner, error) {
+	k := [2]string{company, account}
+	c.mu.Lock()
+	e, ok := c.signers[k]
+	c.mu.Unlock()
+	if ok && e.raw == string(raw) {
+		return e.s, nil
+	}
+	priv, err := parseDPoPKey(raw)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newDPoPSigner(priv)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.signers) >= maxDPoPSigners {
+		clear(c.signers)
+	}
+	c.signers[k] = cachedSigner{raw: string(raw), s: s}
+	c.mu.Unlock()
+	return s, nil
 }
 
 func parseDPoPKey(raw json.RawMessage) (*ecdsa.PrivateKey, error) {
@@ -81,47 +120,82 @@ func parseDPoPKey(raw json.RawMessage) (*ecdsa.PrivateKey, error) {
 	return &priv, nil
 }
 
-// DPoPProof builds a DPoP proof JWT (RFC 9449 §4.2) with key, as of now: typ dpop+jwt, ES256,
-// the public key as jwk in the header; jti, htm, htu (u without query and fragment), iat, ath
-// when accessToken is set, nonce when the server gave one. It is the one DPoP proof builder: the
-// sign-in layer's (token requests, signed-in requests) and poppydesk check's probes.
-func DPoPProof(key *ecdsa.PrivateKey, method string, u *url.URL, accessToken, nonce string, now time.Time) (string, error) {
+// dpopSigner makes DPoP proofs with one key. The proof's protected header (typ dpop+jwt, alg
+// ES256, the public key as jwk) is the same for every proof of the key, so it is encoded once;
+// each proof encodes only its claims and signs with jwx's ES256 primitive (jwsbb).
+type dpopSigner struct {
+	key    *ecdsa.PrivateKey
+	prefix string // base64url(header) + "."
+}
+
+func newDPoPSigner(key *ecdsa.PrivateKey) (*dpopSigner, error) {
 	pub, err := jwk.Import(&key.PublicKey)
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("the DPoP key's public part: %w", err)
 	}
+	hdr, err := json.Marshal(struct {
+		Typ string  `json:"typ"`
+		Alg string  `json:"alg"`
+		JWK jwk.Key `json:"jwk"`
+	}{"dpop+jwt", "ES256", pub})
+	if err != nil {
+		return nil, fmt.Errorf("the DPoP proof's header: %w", err)
+	}
+	return &dpopSigner{key: key, prefix: base64.RawURLEncoding.EncodeToString(hdr) + "."}, nil
+}
+
+// dpopClaims are a DPoP proof's claims (RFC 9449 §4.2).
+type dpopClaims struct {
+	JTI   string `json:"jti"`
+	HTM   string `json:"htm"`
+	HTU   string `json:"htu"`
+	IAT   int64  `json:"iat"`
+	ATH   string `json:"ath,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
+}
+
+// proof is a DPoP proof JWT for method and u as of now (see DPoPProof).
+func (s *dpopSigner) proof(method string, u *url.URL, accessToken, nonce string, now time.Time) (string, error) {
 	htu := *u
 	htu.RawQuery, htu.Fragment, htu.RawFragment = "", "", ""
-	b := jwt.NewBuilder().JwtID(identity.NewID(16)).IssuedAt(now).
-		Claim("htm", method).Claim("htu", htu.String())
+	cl := dpopClaims{JTI: identity.NewID(16), HTM: method, HTU: htu.String(), IAT: now.Unix(), Nonce: nonce}
 	if accessToken != "" {
 		sum := sha256.Sum256([]byte(accessToken))
-		b = b.Claim("ath", base64.RawURLEncoding.EncodeToString(sum[:]))
+		cl.ATH = base64.RawURLEncoding.EncodeToString(sum[:])
 	}
-	if nonce != "" {
-		b = b.Claim("nonce", nonce)
-	}
-	tok, err := b.Build()
+	payload, err := json.Marshal(cl)
 	if err != nil {
 		return "", err
 	}
-	hdr := jws.NewHeaders()
-	if err := hdr.Set(jws.TypeKey, "dpop+jwt"); err != nil {
-		return "", err
-	}
-	if err := hdr.Set(jws.JWKKey, pub); err != nil {
-		return "", err
-	}
-	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key, jws.WithProtectedHeaders(hdr)))
+	enc := base64.RawURLEncoding
+	buf := make([]byte, 0, len(s.prefix)+enc.EncodedLen(len(payload))+1+enc.EncodedLen(64))
+	buf = append(buf, s.prefix...)
+	buf = enc.AppendEncode(buf, payload)
+	sig, err := jwsbb.Sign(s.key, "ES256", buf, rand.Reader)
 	if err != nil {
 		return "", fmt.Errorf("signing the DPoP proof failed: %w", err)
 	}
-	return string(signed), nil
+	buf = append(buf, '.')
+	buf = enc.AppendEncode(buf, sig)
+	return string(buf), nil
 }
 
-// proof is DPoPProof on the Client's clock.
-func (c *Client) proof(key *ecdsa.PrivateKey, method string, u *url.URL, accessToken, nonce string) (string, error) {
-	return DPoPProof(key, method, u, accessToken, nonce, c.now())
+// DPoPProof builds a DPoP proof JWT (RFC 9449 §4.2) with key, as of now: typ dpop+jwt, ES256,
+// the public key as jwk in the header; jti, htm, htu (u without query and fragment), iat, ath
+// when accessToken is set, nonce when the server gave one. It is the one DPoP proof builder: the
+// sign-in layer's (token requests, signed-in requests, with the key's header encoded once) and
+// poppydesk check's probes.
+func DPoPProof(key *ecdsa.PrivateKey, method string, u *url.URL, accessToken, nonce string, now time.Time) (string, error) {
+	s, err := newDPoPSigner(key)
+	if err != nil {
+		return "", err
+	}
+	return s.proof(method, u, accessToken, nonce, now)
+}
+
+// proof is a DPoP proof on the Client's clock.
+func (c *Client) proof(key *dpopSigner, method string, u *url.URL, accessToken, nonce string) (string, error) {
+	return key.proof(method, u, accessToken, nonce, c.now())
 }
 
 func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }

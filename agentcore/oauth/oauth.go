@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,9 +63,10 @@ type Client struct {
 	timeout time.Duration
 
 	mu        sync.Mutex
-	locks     map[[2]string]*sync.Mutex // per (company, account): refreshes and sign-ins
-	nonces    map[string]string         // DPoP-Nonce per server origin
-	resources map[string]string         // service URL -> resource ("" = default token)
+	locks     map[[2]string]*sync.Mutex  // per (company, account): refreshes and sign-ins
+	nonces    map[string]string          // DPoP-Nonce per server origin
+	resources map[string]string          // service URL -> resource ("" = default token)
+	signers   map[[2]string]cachedSigner // parsed DPoP keys per (company, account)
 }
 
 // New returns a Client.
@@ -75,7 +75,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("oauth: Config needs Transport, Identity and Secrets")
 	}
 	c := &Client{tr: cfg.Transport, id: cfg.Identity, secrets: cfg.Secrets, now: cfg.Now, sleep: cfg.Sleep, log: cfg.Logger,
-		timeout: cfg.DirectTimeout, locks: map[[2]string]*sync.Mutex{}, nonces: map[string]string{}, resources: map[string]string{}}
+		timeout: cfg.DirectTimeout, locks: map[[2]string]*sync.Mutex{}, nonces: map[string]string{}, resources: map[string]string{},
+		signers: map[[2]string]cachedSigner{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -225,7 +226,7 @@ const maxBody = 64 << 10
 // 4.1, 10.4) to endpoint through the no-redirect client (spec 3), with a DPoP proof when key
 // is set (RFC 9449 §4), retried once with a nonce on use_dpop_nonce (RFC 9449 §8). It returns
 // the body of a 2xx response; any other answer becomes an *Error.
-func (c *Client) postForm(ctx context.Context, issuer, endpoint, step string, form url.Values, key *ecdsa.PrivateKey) ([]byte, error) {
+func (c *Client) postForm(ctx context.Context, issuer, endpoint, step string, form url.Values, key *dpopSigner) ([]byte, error) {
 	u, err := transport.CheckURL(endpoint)
 	if err != nil {
 		return nil, &Error{Step: step, Problem: fmt.Sprintf("the endpoint URL is unusable: %v (spec 3)", err)}
