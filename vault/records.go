@@ -546,39 +546,62 @@ func exchangeSize(e *store.Exchange) int64 {
 	return int64(n)
 }
 
-// AddExchange appends an exchange to the log and returns its id. Every few inserts it prunes
-// the log to the configured window.
+// AddExchange appends an exchange to the log and returns its id (AddExchanges of one).
 func (s *State) AddExchange(ctx context.Context, e store.Exchange) (int64, error) {
-	reqH, err := json.Marshal(nonNilHeader(e.RequestHeaders))
+	ids, err := s.AddExchanges(ctx, []store.Exchange{e})
 	if err != nil {
 		return 0, err
 	}
-	respH, err := json.Marshal(nonNilHeader(e.ResponseHeaders))
-	if err != nil {
-		return 0, err
+	return ids[0], nil
+}
+
+// AddExchanges appends exchanges to the log in one transaction (one commit, one flush to disk)
+// and returns their ids in order; either all are stored or none. Every few inserts it prunes the
+// log to the configured window.
+func (s *State) AddExchanges(ctx context.Context, es []store.Exchange) ([]int64, error) {
+	if len(es) == 0 {
+		return nil, nil
 	}
-	var id int64
-	err = s.tx(ctx, "add exchange", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status,
+	ids := make([]int64, len(es))
+	err := s.tx(ctx, "add exchanges", func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status,
 			request_headers, request_body, response_headers, response_body, duration_ns, size, details)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.At.UnixNano(), e.Company, e.Direction, e.Method, e.URL, e.Status,
-			string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), exchangeSize(&e), string(e.Details))
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
-		id, err = res.LastInsertId()
-		return err
+		defer st.Close()
+		for i := range es {
+			e := &es[i]
+			reqH, err := json.Marshal(nonNilHeader(e.RequestHeaders))
+			if err != nil {
+				return err
+			}
+			respH, err := json.Marshal(nonNilHeader(e.ResponseHeaders))
+			if err != nil {
+				return err
+			}
+			res, err := st.ExecContext(ctx, e.At.UnixNano(), e.Company, e.Direction, e.Method, e.URL, e.Status,
+				string(reqH), nonNil(e.RequestBody), string(respH), nonNil(e.ResponseBody), int64(e.Duration), exchangeSize(e), string(e.Details))
+			if err != nil {
+				return err
+			}
+			if ids[i], err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if s.writes.Add(1)%pruneEvery == 0 {
+	n := int64(len(es))
+	if w := s.writes.Add(n); w/pruneEvery != (w-n)/pruneEvery {
 		if _, err := s.PruneExchanges(ctx); err != nil {
 			s.log.Warn("pruning the exchange log failed", "err", err)
 		}
 	}
-	return id, nil
+	return ids, nil
 }
 
 // ExchangeQuery selects exchanges; zero fields do not filter.

@@ -136,8 +136,9 @@ func New(cfg Config) (*Engine, error) {
 		tc.Now = cfg.Now
 	}
 	if tc.Inspect == nil {
-		// Decoded claims, cause and findings, taken before redaction (agentcore/inspect).
-		tc.Inspect = inspect.Decode
+		// Decoded claims, cause and findings, taken before redaction (agentcore/inspect) and
+		// decoded by the exchange log's writer, off the request's path.
+		tc.Inspect = inspect.Defer
 	}
 	extra := tc.Observer
 	tc.Observer = func(ex transport.Exchange) {

@@ -15,14 +15,26 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
-// exchangeQueue is how many observed exchanges may wait for the state store. The transport
-// reports an exchange when its response body is closed; the request must not wait for an
-// SQLite commit (synchronous=FULL), so exchanges are written by one goroutine, in order. When
-// the queue is full the exchange is dropped and counted, never blocking a request.
-const exchangeQueue = 512
+// The exchange log is written off the request's critical path, in batches (docs/DESIGN.md,
+// "The exchange log"). The transport reports an exchange when its response body is closed;
+// observe only queues it, with the raw material of what the Inspector decodes
+// (inspect.Pending). One writer goroutine takes what is queued, up to maxBatch at a time,
+// decodes it, and stores it in one transaction (one commit and one flush to disk for the batch
+// instead of one per request), in the order the exchanges were reported. The queue holds at most
+// exchangeQueue exchanges: when it is full a request waits for room rather than its exchange
+// being dropped, so nothing is lost while the engine runs, and Close stores everything queued.
+// A crash (the process killed) loses what was queued and not yet committed: at most
+// exchangeQueue + maxBatch exchanges, in practice those reported during the one commit in
+// progress, since the writer starts a batch as soon as the previous one is committed.
+const (
+	exchangeQueue = 1024
+	maxBatch      = 256
+)
 
+// sinkItem is an exchange as reported (at: when) or, with flushed set, a flush marker.
 type sinkItem struct {
-	ex      *store.Exchange
+	ex      transport.Exchange
+	at      time.Time
 	flushed chan struct{}
 }
 
@@ -34,11 +46,12 @@ type exchangeSink struct {
 	company  func(host string) string
 	onRecord func(store.Exchange)
 
-	mu      sync.Mutex // guards closed and sends on ch
+	mu      sync.RWMutex // guards closed and sends on ch (read-locked by senders)
 	closed  bool
 	ch      chan sinkItem
 	done    chan struct{}
-	dropped atomic.Int64
+	waited  atomic.Int64 // exchanges that waited for room in the queue
+	dropped atomic.Int64 // exchanges reported after close
 }
 
 func newExchangeSink(st store.EngineState, log *slog.Logger, now func() time.Time, company func(string) string, onRecord func(store.Exchange)) *exchangeSink {
@@ -48,14 +61,38 @@ func newExchangeSink(st store.EngineState, log *slog.Logger, now func() time.Tim
 	return s
 }
 
-// observe is the transport's Observer. The exchange is already redacted by agentcore/transport.
+// observe is the transport's Observer. The exchange is already redacted by agentcore/transport;
+// its Inspected is decoded by the writer.
 func (s *exchangeSink) observe(ex transport.Exchange) {
-	rec := &store.Exchange{
-		At: s.now().Add(-ex.Duration), Direction: "outgoing", Method: ex.Method, URL: ex.URL, Status: ex.Status,
+	it := sinkItem{ex: ex, at: s.now()}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		s.dropped.Add(1)
+		return
+	}
+	select {
+	case s.ch <- it:
+	default:
+		if n := s.waited.Add(1); n == 1 || n%100 == 0 {
+			s.log.Warn("engine: the exchange log is falling behind; requests wait for it to be written", "waited", n)
+		}
+		s.ch <- it
+	}
+}
+
+// record is the stored form of an observed exchange: the Inspector's details decoded now.
+func (s *exchangeSink) record(it sinkItem) store.Exchange {
+	ex := it.ex
+	rec := store.Exchange{
+		At: it.at.Add(-ex.Duration), Direction: "outgoing", Method: ex.Method, URL: ex.URL, Status: ex.Status,
 		RequestHeaders: ex.RequestHeader, RequestBody: ex.RequestBody,
 		ResponseHeaders: ex.ResponseHeader, ResponseBody: ex.ResponseBody, Duration: ex.Duration,
 	}
-	if d, ok := ex.Inspected.(*inspect.Details); ok {
+	switch d := ex.Inspected.(type) {
+	case *inspect.Pending:
+		rec.Details = d.Details().Marshal()
+	case *inspect.Details:
 		rec.Details = d.Marshal()
 	}
 	if ex.Status == 0 && ex.Err != "" {
@@ -64,38 +101,56 @@ func (s *exchangeSink) observe(ex transport.Exchange) {
 	if u, err := url.Parse(ex.URL); err == nil {
 		rec.Company = s.company(strings.ToLower(u.Host))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.dropped.Add(1)
-		return
-	}
-	select {
-	case s.ch <- sinkItem{ex: rec}:
-	default:
-		if n := s.dropped.Add(1); n == 1 || n%100 == 0 {
-			s.log.Warn("engine: the exchange log is falling behind; exchanges were dropped from the inspector", "dropped", n)
-		}
-	}
+	return rec
 }
 
 func (s *exchangeSink) run() {
 	defer close(s.done)
+	batch := make([]sinkItem, 0, maxBatch)
 	for it := range s.ch {
-		if it.flushed != nil {
-			close(it.flushed)
-			continue
+		batch = append(batch[:0], it)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case it, ok := <-s.ch:
+				if !ok {
+					break more
+				}
+				batch = append(batch, it)
+			default:
+				break more
+			}
 		}
+		s.write(batch)
+	}
+}
+
+// write stores the batch's exchanges in one transaction, then releases its flush markers.
+func (s *exchangeSink) write(batch []sinkItem) {
+	recs := make([]store.Exchange, 0, len(batch))
+	for _, it := range batch {
+		if it.flushed == nil {
+			recs = append(recs, s.record(it))
+		}
+	}
+	if len(recs) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		id, err := s.st.AddExchange(ctx, *it.ex)
+		ids, err := s.st.AddExchanges(ctx, recs)
 		cancel()
 		if err != nil {
-			s.log.Warn("engine: could not store an exchange in the inspector's log", "url", it.ex.URL, "err", err)
-			continue
+			s.log.Warn("engine: could not store exchanges in the inspector's log", "exchanges", len(recs), "first_url", recs[0].URL, "err", err)
+		} else {
+			for i := range recs {
+				recs[i].ID = ids[i]
+				if s.onRecord != nil {
+					s.onRecord(recs[i])
+				}
+			}
 		}
-		it.ex.ID = id
-		if s.onRecord != nil {
-			s.onRecord(*it.ex)
+	}
+	for _, it := range batch {
+		if it.flushed != nil {
+			close(it.flushed)
 		}
 	}
 }
@@ -103,18 +158,18 @@ func (s *exchangeSink) run() {
 // flush waits until every exchange observed before the call is stored.
 func (s *exchangeSink) flush(ctx context.Context) error {
 	done := make(chan struct{})
-	s.mu.Lock()
+	s.mu.RLock()
 	if s.closed {
-		s.mu.Unlock()
+		s.mu.RUnlock()
 		return nil
 	}
 	select {
 	case s.ch <- sinkItem{flushed: done}:
 	case <-ctx.Done():
-		s.mu.Unlock()
+		s.mu.RUnlock()
 		return ctx.Err()
 	}
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	select {
 	case <-done:
 		return nil

@@ -78,9 +78,18 @@ const maxJWT = 16 << 10
 // the token response returned, decoded without signatures or secret claims (package doc), and
 // the findings visible in this one exchange.
 func Decode(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any {
+	c, ok := CauseOf(ctx)
+	if d := decode(c, ok, req, reqBody, respHeader, respBody); d != nil {
+		return d
+	}
+	return nil
+}
+
+// decode is Decode with the cause already read from the context (hasCause false: none).
+func decode(cause Cause, hasCause bool, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) *Details {
 	d := &Details{}
-	if c, ok := CauseOf(ctx); ok {
-		d.Cause = &c
+	if hasCause {
+		d.Cause = &cause
 	}
 	if v := req.Header.Get("Poppy-Session"); v != "" {
 		if t, ok := decodeJWT(TokenSession, v); ok {

@@ -149,6 +149,15 @@ func (m *MemoryEngineState) AddExchange(_ context.Context, e Exchange) (int64, e
 	return e.ID, nil
 }
 
+// AddExchanges implements [EngineState].
+func (m *MemoryEngineState) AddExchanges(ctx context.Context, es []Exchange) ([]int64, error) {
+	ids := make([]int64, len(es))
+	for i, e := range es {
+		ids[i], _ = m.AddExchange(ctx, e)
+	}
+	return ids, nil
+}
+
 // Sessions returns every recorded Session in the order they were added.
 func (m *MemoryEngineState) Sessions() []Session {
 	m.mu.Lock()

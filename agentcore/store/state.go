@@ -43,6 +43,9 @@ type EngineState interface {
 	// AddExchange appends e to the exchange log and returns its ID. The log keeps a window, so
 	// an old exchange may be gone later.
 	AddExchange(ctx context.Context, e Exchange) (int64, error)
+	// AddExchanges appends es to the exchange log at once (one transaction: all or none) and
+	// returns their IDs in order.
+	AddExchanges(ctx context.Context, es []Exchange) ([]int64, error)
 }
 
 // Company is a discovered Company (spec 3) as stored: its identifier, the domain it was
