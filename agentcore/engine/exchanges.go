@@ -20,15 +20,18 @@ import (
 // observe only queues it, with the raw material of what the Inspector decodes
 // (inspect.Pending). One writer goroutine takes what is queued, up to maxBatch at a time,
 // decodes it, and stores it in one transaction (one commit and one flush to disk for the batch
-// instead of one per request), in the order the exchanges were reported. The queue holds at most
+// instead of one per request), in the order the exchanges were reported; a batch gathers what is
+// reported within batchWindow of its first exchange, and a flush or Close writes at once. The
+// queue holds at most
 // exchangeQueue exchanges: when it is full a request waits for room rather than its exchange
 // being dropped, so nothing is lost while the engine runs, and Close stores everything queued.
 // A crash (the process killed) loses what was queued and not yet committed: at most
-// exchangeQueue + maxBatch exchanges, in practice those reported during the one commit in
-// progress, since the writer starts a batch as soon as the previous one is committed.
+// exchangeQueue + maxBatch exchanges, and in time the exchanges reported in the last
+// batchWindow plus the commit in progress.
 const (
 	exchangeQueue = 1024
 	maxBatch      = 256
+	batchWindow   = 50 * time.Millisecond
 )
 
 // sinkItem is an exchange as reported (at: when) or, with flushed set, a flush marker.
@@ -104,23 +107,29 @@ func (s *exchangeSink) record(it sinkItem) store.Exchange {
 	return rec
 }
 
+// run writes batches: from the first exchange queued, it gathers what comes for up to
+// batchWindow (or until maxBatch, a flush, or close), then writes them together.
 func (s *exchangeSink) run() {
 	defer close(s.done)
 	batch := make([]sinkItem, 0, maxBatch)
+	timer := time.NewTimer(batchWindow)
+	timer.Stop()
 	for it := range s.ch {
 		batch = append(batch[:0], it)
+		timer.Reset(batchWindow)
 	more:
-		for len(batch) < maxBatch {
+		for it.flushed == nil && len(batch) < maxBatch {
 			select {
-			case it, ok := <-s.ch:
+			case next, ok := <-s.ch:
 				if !ok {
 					break more
 				}
-				batch = append(batch, it)
-			default:
+				batch, it = append(batch, next), next
+			case <-timer.C:
 				break more
 			}
 		}
+		timer.Stop()
 		s.write(batch)
 	}
 }

@@ -39,8 +39,12 @@ func newSignInFixture(t testing.TB, dpop bool, faults ...string) *signInFixture 
 	s := poppytest.Start(t, refcompany.Options{Faults: faults, Now: clk.Now})
 	s.SetDPoP(dpop)
 	logs := &poppytest.Buffer{}
+	level := slog.LevelDebug
+	if _, bench := t.(*testing.B); bench {
+		level = slog.LevelInfo // the product's level unless started with --debug
+	}
 	eng := poppytest.NewEngine(t, s, poppytest.EngineOptions{Clock: clk,
-		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level}))})
 	return &signInFixture{s: s, eng: eng, e: eng.Engine, co: eng.Discover(t, s), Logs: logs, secrets: eng.Secrets}
 }
 
