@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/redact"
@@ -25,9 +26,96 @@ import (
 // under /.well-known/ (RFC 8615: discovery and metadata documents) is never a destination.
 // Sharing a host name with an entry does not make a URL a destination. The zero value allows
 // nothing. Destinations is immutable after building; safe for concurrent use.
+//
+// Allows is a lookup, not a scan (a Company listing a Graph-sized API has thousands of
+// entries): Build indexes the entries by origin, the exact and prefix paths in maps (a prefix is
+// found by looking up each of the path's ancestors), and the templates in a tree of path segments
+// whose literal segments are map keys, so a check costs the path's length, not the entries' count.
 type Destinations struct {
 	entries  []destEntry
 	excluded map[placeKey]bool
+	origins  map[originKey]*originIndex
+}
+
+// originIndex is the entries of one origin, indexed (Build).
+type originIndex struct {
+	exact    map[string]bool // paths that are destinations themselves (every non-template entry)
+	prefixes map[string]bool // paths whose every descendant is a destination
+	tmpl     *tmplNode       // templates by segment; nil without any
+}
+
+// tmplNode is one level of the template tree: the templates whose next segment is literal text
+// (by that text, decoded), those whose next segment holds an expression, and whether a template
+// ends here.
+type tmplNode struct {
+	lit   map[string]*tmplNode
+	globs []tmplGlob
+	end   bool
+}
+
+type tmplGlob struct {
+	pat  []globTok
+	next *tmplNode
+}
+
+// add inserts a template's segments below n.
+func (n *tmplNode) add(tmpl [][]globTok) {
+	for _, pat := range tmpl {
+		n = n.child(pat)
+	}
+	n.end = true
+}
+
+func (n *tmplNode) child(pat []globTok) *tmplNode {
+	if lit, ok := literal(pat); ok {
+		if n.lit == nil {
+			n.lit = map[string]*tmplNode{}
+		}
+		c := n.lit[lit]
+		if c == nil {
+			c = &tmplNode{}
+			n.lit[lit] = c
+		}
+		return c
+	}
+	for _, g := range n.globs {
+		if slices.Equal(g.pat, pat) {
+			return g.next
+		}
+	}
+	c := &tmplNode{}
+	n.globs = append(n.globs, tmplGlob{pat: pat, next: c})
+	return c
+}
+
+// literal is the text of a segment pattern without expressions.
+func literal(pat []globTok) (string, bool) {
+	b := make([]byte, len(pat))
+	for i, t := range pat {
+		if t.kind != 'l' {
+			return "", false
+		}
+		b[i] = t.c
+	}
+	return string(b), true
+}
+
+// match reports whether the decoded path rest (without its leading "/") matches a template below
+// n: one segment per level, the literal child first, then each expression child.
+func (n *tmplNode) match(rest string) bool {
+	seg, more, last := rest, "", true
+	if k := strings.IndexByte(rest, '/'); k >= 0 {
+		seg, more, last = rest[:k], rest[k+1:], false
+	}
+	if c := n.lit[seg]; c != nil && (last && c.end || !last && c.match(more)) {
+		return true
+	}
+	for _, g := range n.globs {
+		if globMatch(g.pat, seg) && (last && g.next.end || !last && g.next.match(more)) {
+			return true
+		}
+	}
+	return false
 }
 
 // placeKey is an origin and a path, compared without building a string (no allocation on the
@@ -149,6 +237,26 @@ func (b *DestinationsBuilder) Exclude(raw string) error {
 func (b *DestinationsBuilder) Build() *Destinations {
 	d := b.d
 	d.entries = append([]destEntry(nil), b.d.entries...)
+	d.origins = map[originKey]*originIndex{}
+	for i := range d.entries {
+		e := &d.entries[i]
+		x := d.origins[e.origin]
+		if x == nil {
+			x = &originIndex{exact: map[string]bool{}, prefixes: map[string]bool{}}
+			d.origins[e.origin] = x
+		}
+		switch {
+		case e.tmpl != nil:
+			if x.tmpl == nil {
+				x.tmpl = &tmplNode{}
+			}
+			x.tmpl.add(e.tmpl)
+		case e.prefix:
+			x.exact[e.path], x.prefixes[e.path] = true, true
+		default:
+			x.exact[e.path] = true
+		}
+	}
 	return &d
 }
 
@@ -186,23 +294,19 @@ func (d *Destinations) allowsChecked(u *url.URL) bool {
 	if p == "/.well-known" || strings.HasPrefix(p, "/.well-known/") || d.excluded[placeKey{o, p}] {
 		return false
 	}
-	for i := range d.entries {
-		e := &d.entries[i]
-		if e.origin != o {
-			continue
-		}
-		switch {
-		case e.tmpl != nil:
-			if matchTemplate(e.tmpl, cleanPath(u.Path)) {
-				return true
-			}
-		case p == e.path:
-			return true
-		case e.prefix && strings.HasPrefix(p, e.path+"/"):
+	x := d.origins[o]
+	if x == nil {
+		return false
+	}
+	if x.exact[p] {
+		return true
+	}
+	for k := 1; k < len(p); k++ { // each ancestor /a, /a/b, ... of p
+		if p[k] == '/' && x.prefixes[p[:k]] {
 			return true
 		}
 	}
-	return false
+	return x.tmpl != nil && x.tmpl.match(strings.TrimPrefix(cleanPath(u.Path), "/"))
 }
 
 // Refuses reports whether u can never be a Session destination of this set, whatever entry is
@@ -218,27 +322,6 @@ func (d *Destinations) Refuses(u *url.URL) bool {
 		return true
 	}
 	return d != nil && d.excluded[placeKey{originOf(u), p}]
-}
-
-// matchTemplate reports whether the decoded path p has the template's segments.
-func matchTemplate(tmpl [][]globTok, p string) bool {
-	rest := strings.TrimPrefix(p, "/")
-	for i, pat := range tmpl {
-		seg := rest
-		if i < len(tmpl)-1 {
-			k := strings.IndexByte(rest, '/')
-			if k < 0 {
-				return false
-			}
-			seg, rest = rest[:k], rest[k+1:]
-		} else if strings.IndexByte(rest, '/') >= 0 {
-			return false
-		}
-		if !globMatch(pat, seg) {
-			return false
-		}
-	}
-	return true
 }
 
 // globTok is one token of a segment pattern: a literal byte, any one byte, or any run of bytes.
