@@ -49,6 +49,9 @@ type options struct {
 	// restart, when set, is an earlier fixture: the new engine reaches its Company, reads its
 	// clock and opens its state file and keyring again, as a restart of Poppydesk does.
 	restart *fixture
+	// state, when set, is what the engine gets as its state store, made from the fixture's
+	// vault.State (to hold up its writes, say); the fixture still reads the vault.State.
+	state func(*vault.State) store.EngineState
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -83,11 +86,15 @@ func newFixture(t testing.TB, o options) *fixture {
 		level = slog.LevelWarn
 	}
 	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: level}))
+	var st store.EngineState = f.state
+	if o.state != nil {
+		st = o.state(f.state)
+	}
 	e, err := engine.New(engine.Config{
 		Transport: tc,
 		Identity:  identityFor(f.s),
 		Secrets:   f.secrets,
-		State:     f.state,
+		State:     st,
 		Logger:    logger,
 		Now:       f.clock.Now,
 		Versions:  o.versions,

@@ -1,8 +1,11 @@
 package inspect_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,10 +18,18 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// TestDecodeSignedRequest signs a request as the engine does (a real Session JWT with its
-// delegation, a client assertion in a form body) and checks what Decode keeps: the claims a
-// developer needs, the User ID hidden, no signature and no compact JWT anywhere.
-func TestDecodeSignedRequest(t *testing.T) {
+// signedExchanges are a signed request with an access token, and a token request with a
+// client assertion and a refresh token, as Poppydesk sends them.
+type signedExchanges struct {
+	req, tokReq *http.Request
+	body        string // the token request's form
+	assertion   string
+	token       string
+	sess        *session.Session
+}
+
+func newSignedExchanges(t *testing.T) signedExchanges {
+	t.Helper()
 	ctx := context.Background()
 	now := func() time.Time { return time.Unix(1790900000, 0) }
 	secrets := store.NewSecrets(store.NewMemoryKV())
@@ -48,6 +59,16 @@ func TestDecodeSignedRequest(t *testing.T) {
 	tokReq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	body := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt_SECRET"}, "client_assertion": {assertion}}.Encode()
 
+	return signedExchanges{req: req, tokReq: tokReq, body: body, assertion: assertion, token: token, sess: sess}
+}
+
+// TestDecodeSignedRequest signs a request as the engine does (a real Session JWT with its
+// delegation, a client assertion in a form body) and checks what Decode keeps: the claims a
+// developer needs, the User ID hidden, no signature and no compact JWT anywhere.
+func TestDecodeSignedRequest(t *testing.T) {
+	ctx := context.Background()
+	x := newSignedExchanges(t)
+	req, tokReq, body, assertion, sess, token := x.req, x.tokReq, x.body, x.assertion, x.sess, x.token
 	cctx := inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseModel, Name: "call_api_operation"})
 	d := inspect.Decode(cctx, req, nil, http.Header{"Deprecation": {"@1790000000"}}, nil).(*inspect.Details)
 	d2 := inspect.Decode(ctx, tokReq, []byte(body), http.Header{"Content-Type": {"application/json"}},
@@ -222,6 +243,42 @@ func TestFieldFindings(t *testing.T) {
 			case tt.rule == "":
 			case len(got) != 1 || got[0].Rule != tt.rule || !strings.Contains(got[0].Seen, tt.words):
 				t.Fatalf("findings = %+v, want one of %s saying %q", got, tt.rule, tt.words)
+			}
+		})
+	}
+}
+
+// TestPendingDecodesLaterAndShowsNoSecret: what the engine's transport keeps on the request
+// path (inspect.Defer) decodes to what Decode gives, and before that prints and logs as nothing
+// but its name: no token, assertion, refresh token or signature in any fmt verb or slog output.
+func TestPendingDecodesLaterAndShowsNoSecret(t *testing.T) {
+	x := newSignedExchanges(t)
+	ctx := inspect.WithCause(context.Background(), inspect.Cause{Kind: inspect.CauseModel, Name: "call_api_operation"})
+	respHeader := http.Header{"Content-Type": {"application/json"}, "Deprecation": {"@1790000000"}}
+	respBody := []byte(`{"access_token":"` + x.assertion + `","token_type":"Bearer"}`)
+	for _, tc := range []struct {
+		name string
+		req  *http.Request
+		body []byte
+	}{{"signed request", x.req, nil}, {"token request", x.tokReq, []byte(x.body)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := inspect.Defer(ctx, tc.req, tc.body, respHeader, respBody).(*inspect.Pending)
+			var logged bytes.Buffer
+			slog.New(slog.NewJSONHandler(&logged, nil)).Info("exchange", "inspected", p, "any", any(p))
+			shown := fmt.Sprintf("%v %+v %#v %s", p, p, p, p) + logged.String()
+			secrets := []string{x.token, "rt_SECRET", x.assertion, tc.req.Header.Get("Poppy-Session")}
+			for _, part := range strings.Split(tc.req.Header.Get("Poppy-Session"), ".") {
+				secrets = append(secrets, part)
+			}
+			for _, s := range secrets {
+				if s != "" && strings.Contains(shown, s) {
+					t.Fatalf("a pending exchange shows a secret (%.12s...): %s", s, shown)
+				}
+			}
+			want, _ := json.Marshal(inspect.Decode(ctx, tc.req, tc.body, respHeader, respBody))
+			got, _ := json.Marshal(p.Details())
+			if string(got) != string(want) {
+				t.Fatalf("decoded later:\n%s\nwant what Decode gives:\n%s", got, want)
 			}
 		})
 	}

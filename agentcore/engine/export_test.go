@@ -1,0 +1,8 @@
+package engine
+
+// The exchange log's bounds, for its tests (exchanges.go).
+const (
+	ExchangeQueue = exchangeQueue
+	MaxBatch      = maxBatch
+	BatchWindow   = batchWindow
+)
