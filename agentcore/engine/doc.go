@@ -48,8 +48,11 @@
 // tests of other packages. The engine does not import the vault (docs/DESIGN.md: agentcore reaches it
 // through the interfaces of agentcore/store).
 //
-// The exchange log is written by one goroutine in the order exchanges are observed, so a request
-// never waits for an SQLite commit; [Engine.FlushExchanges] waits for it.
+// The exchange log is written by one goroutine in the order exchanges are observed, in batches of
+// one transaction, and the Inspector's details are decoded there (inspect.Defer), so a request
+// never waits for an SQLite commit or a JWT decode unless a full queue makes it wait for room;
+// [Engine.FlushExchanges] waits for what was observed, Close stores everything queued, and a
+// crash loses at most the last batch window (exchanges.go, docs/DESIGN.md "The exchange log").
 //
 // # Signed in (spec 4.4–4.7, 5.4, 5.5, 7)
 //

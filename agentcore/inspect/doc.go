@@ -5,8 +5,11 @@
 // # Decoding before redaction
 //
 // agentcore/transport redacts every exchange before anyone sees it (docs/DESIGN.md invariant 5), so
-// after redaction nothing is left to decode. [Decode] runs in the engine's transport hook
-// (transport.Config.Inspect) on the request as sent and the response as read, and keeps only:
+// after redaction nothing is left to decode. The transport's hook (transport.Config.Inspect) sees
+// the request as sent and the response as read: `poppydesk check` decodes there with [Decode];
+// the engine takes [Defer], which copies what [Decode] needs into a [Pending] (in memory only,
+// printing as its name alone), and its exchange log's writer decodes it off the request's path
+// ([Pending.Details], the same result). Either way what is kept is only:
 //
 //   - the Session JWT's header and claims (spec 5.2) and its delegation's header and claims
 //     (spec 5.2 "Delegated keys"), without `sub` and `agent_id`: User IDs and Agent IDs are

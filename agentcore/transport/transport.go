@@ -50,8 +50,9 @@ type Config struct {
 	Observer func(Exchange)
 	// Inspect, when set with Observer, sees each exchange once before redaction: the request
 	// as sent, its body, and the response's header and the part of its body that was read. What
-	// it returns travels in Exchange.Inspected. It must return nothing secret: agentcore/inspect
-	// keeps decoded claims without signatures or token values.
+	// it returns travels in Exchange.Inspected. It must show nothing secret: agentcore/inspect's
+	// Decode keeps decoded claims without signatures or token values, and its Defer keeps the raw
+	// material in memory for a later decode, printing and logging as nothing but its name.
 	Inspect func(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any
 	// Logger receives debug lines about exchanges (secrets redacted). Nil: slog.Default().
 	Logger *slog.Logger
