@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +45,33 @@ type typed struct {
 	kv    KV
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// decoded are the Company bundles as last decoded, by item, with the stored bytes they were
+	// decoded from: a signed request reads its account's bundle (token, DPoP key) and decodes it
+	// again only when the item changed. At most maxDecoded (all dropped when it is reached).
+	decoded map[string]decodedBundle
+}
+
+// maxDecoded bounds typed.decoded.
+const maxDecoded = 64
+
+type decodedBundle struct {
+	raw string
+	b   CompanyBundle
+}
+
+// clone is a copy of b that shares no slice with it, so a caller may change it freely.
+func (b *CompanyBundle) clone() *CompanyBundle {
+	c := *b
+	c.Delegated = slices.Clone(b.Delegated)
+	c.DPoPKey = slices.Clone(b.DPoPKey)
+	c.Tokens = slices.Clone(b.Tokens)
+	for i := range c.Tokens {
+		c.Tokens[i].Scopes = slices.Clone(c.Tokens[i].Scopes)
+	}
+	for i := range c.Delegated {
+		c.Delegated[i].PrivateJWK = slices.Clone(c.Delegated[i].PrivateJWK)
+	}
+	return &c
 }
 
 func (t *typed) lock(name string) func() {
@@ -84,14 +112,27 @@ func (t *typed) SaveRoot(ctx context.Context, b *RootBundle) error {
 }
 
 func (t *typed) LoadCompany(ctx context.Context, company, account string) (*CompanyBundle, error) {
-	raw, err := t.kv.Get(ctx, companyItem(company, account))
+	name := companyItem(company, account)
+	raw, err := t.kv.Get(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	t.mu.Lock()
+	d, ok := t.decoded[name]
+	t.mu.Unlock()
+	if ok && d.raw == string(raw) {
+		return d.b.clone(), nil
 	}
 	var b CompanyBundle
 	if err := decode(raw, &b, &b.Version); err != nil {
 		return nil, fmt.Errorf("secrets of %s: %w", company, err)
 	}
+	t.mu.Lock()
+	if t.decoded == nil || len(t.decoded) >= maxDecoded {
+		t.decoded = map[string]decodedBundle{}
+	}
+	t.decoded[name] = decodedBundle{raw: string(raw), b: *b.clone()}
+	t.mu.Unlock()
 	return &b, nil
 }
 

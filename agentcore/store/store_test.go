@@ -131,3 +131,55 @@ func TestDeviceBundle(t *testing.T) {
 		t.Fatalf("after reset: %v", err)
 	}
 }
+
+// TestLoadCompanyDecodedOnce: a bundle read again is the stored one, whatever the caller did to
+// the copy it got before, and a bundle changed in the keyring (by this process or another) is
+// read as changed.
+func TestLoadCompanyDecodedOnce(t *testing.T) {
+	ctx := context.Background()
+	kv := NewMemoryKV()
+	s := NewSecrets(kv)
+	if _, err := s.UpdateCompany(ctx, "https://a.example", "me", func(b *CompanyBundle) error {
+		b.UserID, b.Tokens = "u1", []Token{{AccessToken: "at1", Scopes: []string{"read"}}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name   string
+		change func(t *testing.T)
+		want   string // the access token and its first scope
+	}{
+		{"first read", func(*testing.T) {}, "at1 read"},
+		{"read again after the caller changed its copy", func(t *testing.T) {
+			b, err := s.LoadCompany(ctx, "https://a.example", "me")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Tokens[0].AccessToken, b.Tokens[0].Scopes[0] = "changed", "changed"
+		}, "at1 read"},
+		{"changed through UpdateCompany", func(t *testing.T) {
+			if _, err := s.UpdateCompany(ctx, "https://a.example", "me", func(b *CompanyBundle) error {
+				b.Tokens[0].AccessToken = "at2"
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}, "at2 read"},
+		{"changed in the keyring by another process", func(t *testing.T) {
+			if err := kv.Set(ctx, companyItem("https://a.example", "me"), []byte(`{"v":1,"user_id":"u1","tokens":[{"resource":"","access_token":"at3","scopes":["write"]}]}`)); err != nil {
+				t.Fatal(err)
+			}
+		}, "at3 write"},
+	}
+	for _, st := range steps {
+		st.change(t)
+		b, err := s.LoadCompany(ctx, "https://a.example", "me")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Tokens[0].AccessToken + " " + b.Tokens[0].Scopes[0]; got != st.want {
+			t.Errorf("%s: read %q, want %q", st.name, got, st.want)
+		}
+	}
+}
