@@ -38,7 +38,7 @@ awk '
 		if ($(i+1) == "plain-ns/op") pns = $i
 		if ($(i+1) == "bare-sig-ns/op") sns = $i
 	}
-	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %-4s %12s %12s", pkg, name, ratio, "plain + bare signature", "wall", ns, pns + sns)
+	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %-4s %12s %12s", pkg, name, ratio, "plain + bare signature(s)", "wall", ns, pns + sns)
 }
 /^Benchmark/ && /-ratio( |$)/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
