@@ -19,6 +19,9 @@ type Cause struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Detail string `json:"detail,omitempty"`
+	// Resends is the exchange of the log this request sends again, edited by a Company
+	// developer in the Inspector (0 for any other request): the timeline links the two.
+	Resends int64 `json:"resends,omitempty"`
 }
 
 // String is "kind: name".

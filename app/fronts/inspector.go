@@ -52,6 +52,8 @@ type InspectorRow struct {
 	Findings   int     `json:"findings"`
 	MustFail   bool    `json:"must_fail"`
 	Error      bool    `json:"error"`
+	// ResendOf is the exchange this one sends again, edited in the Inspector (0 for none).
+	ResendOf int64 `json:"resend_of"`
 }
 
 // InspectorPage is the timeline with what its filters can choose from.
@@ -64,6 +66,8 @@ type InspectorPage struct {
 	Capped    bool     `json:"capped"`
 	Companies []string `json:"companies"`
 	Sessions  []string `json:"sessions"`
+	// Resend says the Inspector offers edit-and-resend (developer mode is on).
+	Resend bool `json:"resend"`
 }
 
 // InspectorHeader is one header line.
@@ -109,7 +113,7 @@ func rowOf(ex store.Exchange, d *inspect.Details) InspectorRow {
 		Status: ex.Status, DurationMS: float64(ex.Duration.Microseconds()) / 1000, SID: d.SID, Findings: len(d.Findings),
 		Error: ex.Status == 0 || ex.Status >= 400}
 	if d.Cause != nil {
-		r.Cause, r.CauseKind = d.Cause.String(), d.Cause.Kind
+		r.Cause, r.CauseKind, r.ResendOf = d.Cause.String(), d.Cause.Kind, d.Cause.Resends
 	}
 	for _, f := range d.Findings {
 		r.MustFail = r.MustFail || f.Level == inspect.MUST
@@ -150,7 +154,8 @@ func (i *Inspector) List(q InspectorQuery) (InspectorPage, error) {
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
-	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}, Searched: len(all), Capped: capped}
+	page := InspectorPage{Rows: []InspectorRow{}, Companies: []string{}, Sessions: []string{}, Searched: len(all), Capped: capped,
+		Resend: i.h.ResendOffered()}
 	companies, sessions := map[string]bool{}, map[string]bool{}
 	for _, ex := range all {
 		d, err := inspect.ParseDetails(ex.Details)
@@ -277,6 +282,52 @@ func (i *Inspector) ExportCurl(ids []int64) (string, error) {
 		parts = append(parts, inspect.CurlFor(ex, i.h.CurlOptions(ex.URL)))
 	}
 	return strings.Join(parts, "\n\n"), nil
+}
+
+// InspectorResend is an exchange as the developer edited it, to send again: the headers
+// Poppy-Session, DPoP, Authorization, Poppy-Version and Poppy-Extensions are never taken from
+// it (app.ResendRemade): the pipeline makes them anew.
+type InspectorResend struct {
+	Of      int64             `json:"of"`
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers []InspectorHeader `json:"headers"`
+	Body    string            `json:"body"`
+}
+
+// InspectorResent is a resend's answer: the new exchange opened (the last one when the
+// pipeline sent more than one), with the Company's refusal in words ("" when it accepted).
+type InspectorResent struct {
+	Entry   InspectorEntry `json:"entry"`
+	IDs     []int64        `json:"ids"`
+	Refused string         `json:"refused"`
+}
+
+// Resend sends an exchange again as edited, re-signed with a fresh Session JWT and the
+// account's current token, in developer mode only (app.Host.Resend); the new exchange is on the
+// timeline, linked to the original.
+func (i *Inspector) Resend(r InspectorResend) (InspectorResent, error) {
+	if err := i.h.Refusal(); err != nil {
+		return InspectorResent{}, err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	h := http.Header{}
+	for _, nv := range r.Headers {
+		h.Add(nv.Name, nv.Value)
+	}
+	res, err := i.h.Resend(ctx, app.Resend{Of: r.Of, Method: r.Method, URL: r.URL, Header: h, Body: []byte(r.Body)})
+	if err != nil {
+		return InspectorResent{}, err
+	}
+	out := InspectorResent{IDs: res.IDs, Refused: res.Refused}
+	if len(res.IDs) == 0 {
+		return out, errors.New("the request was sent, but its exchange is not in the log (the log was falling behind): look for it on the timeline")
+	}
+	if out.Entry, err = i.Entry(res.IDs[len(res.IDs)-1]); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // Findings lists the findings, newest first.

@@ -155,6 +155,8 @@ const inspectorCalls = {
   findings: (): Promise<T.Finding[] | null> => call("Inspector", () => Inspector.Findings()),
   faults: (): Promise<T.InspectorFault[] | null> => call("Inspector", () => Inspector.Faults()),
   setFault: (name: string, on: boolean): Promise<T.InspectorFault[] | null> => call("Inspector", () => Inspector.SetFault(name, on)),
+  // resend sends an exchange again as edited, re-signed by the pipeline (developer mode only).
+  resend: (r: T.InspectorResend): Promise<T.InspectorResent> => call("Inspector", () => Inspector.Resend(r as never)),
 } satisfies Wrapping<typeof Inspector>;
 export const inspector = { ...inspectorCalls, on: onEvent } satisfies Service<typeof Inspector>;
 export type InspectorAPI = typeof inspector;

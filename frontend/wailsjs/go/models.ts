@@ -1048,6 +1048,7 @@ export namespace fronts {
 	    findings: number;
 	    must_fail: boolean;
 	    error: boolean;
+	    resend_of: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new InspectorRow(source);
@@ -1068,6 +1069,7 @@ export namespace fronts {
 	        this.findings = source["findings"];
 	        this.must_fail = source["must_fail"];
 	        this.error = source["error"];
+	        this.resend_of = source["resend_of"];
 	    }
 	}
 	export class InspectorEntry {
@@ -1138,6 +1140,7 @@ export namespace fronts {
 	    capped: boolean;
 	    companies: string[];
 	    sessions: string[];
+	    resend: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new InspectorPage(source);
@@ -1151,6 +1154,7 @@ export namespace fronts {
 	        this.capped = source["capped"];
 	        this.companies = source["companies"];
 	        this.sessions = source["sessions"];
+	        this.resend = source["resend"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1192,6 +1196,78 @@ export namespace fronts {
 	        this.search = source["search"];
 	        this.limit = source["limit"];
 	    }
+	}
+	export class InspectorResend {
+	    of: number;
+	    method: string;
+	    url: string;
+	    headers: InspectorHeader[];
+	    body: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorResend(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.of = source["of"];
+	        this.method = source["method"];
+	        this.url = source["url"];
+	        this.headers = this.convertValues(source["headers"], InspectorHeader);
+	        this.body = source["body"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class InspectorResent {
+	    entry: InspectorEntry;
+	    ids: number[];
+	    refused: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorResent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.entry = this.convertValues(source["entry"], InspectorEntry);
+	        this.ids = source["ids"];
+	        this.refused = source["refused"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	
 	

@@ -15,4 +15,6 @@ export function Findings():Promise<Array<inspect.Finding>>;
 
 export function List(arg1:fronts.InspectorQuery):Promise<fronts.InspectorPage>;
 
+export function Resend(arg1:fronts.InspectorResend):Promise<fronts.InspectorResent>;
+
 export function SetFault(arg1:string,arg2:boolean):Promise<Array<fronts.InspectorFault>>;

@@ -26,6 +26,10 @@ export function List(arg1) {
   return window['go']['fronts']['Inspector']['List'](arg1);
 }
 
+export function Resend(arg1) {
+  return window['go']['fronts']['Inspector']['Resend'](arg1);
+}
+
 export function SetFault(arg1, arg2) {
   return window['go']['fronts']['Inspector']['SetFault'](arg1, arg2);
 }
