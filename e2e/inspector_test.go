@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
+	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 )
 
 func TestInspectorInChromium(t *testing.T) {
@@ -66,5 +69,68 @@ func (w *approvalWorld) checkApprovedExchange() {
 	}
 	if strings.Contains(w.eval(`document.body.innerText`), "eyJ") {
 		w.t.Error("a compact JWT is shown in the window")
+	}
+}
+
+// TestInspectorResendInChromium: a Company developer opens the operation's 403 approval_required
+// exchange in the Inspector, edits its body in the form and sends it again: the reference
+// Company receives the edited body under a new Session JWT, the window shows the Company's
+// answer beside the original (its refusal in words: the item was exchanged when approved; two
+// decoded Session JWTs with different jti), and the timeline
+// lists the new exchange as a resend of the original.
+func TestInspectorResendInChromium(t *testing.T) {
+	w := startApprovalWorld(t)
+	w.requestExchange()
+	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
+	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+	const path = "/api/orders/ord_7Hk2/exchanges"
+	before := len(w.company.RequestsTo(refcompany.ShopHost, path))
+
+	w.openInspector()
+	w.do("search for the exchange", chromedp.SendKeys("#insp-search", "exchanges"))
+	w.waitFor("the refused request", `[...document.querySelectorAll("#insp-list .insp-status")].some(e => e.textContent === "403")`, 10*time.Second)
+	origID := w.eval(`(() => { const b = [...document.querySelectorAll("#insp-list .insp-open")].find(b => b.querySelector(".insp-status").textContent === "403"); b.click(); return b.dataset.id; })()`)
+	w.waitFor("the edit button", `!!document.getElementById("insp-resend-open")`, 10*time.Second)
+	w.do("click Edit and resend", chromedp.Click(chromedp.ID("insp-resend-open")))
+	w.waitFor("the form", `!!document.getElementById("insp-rs-body")`, 5*time.Second)
+	if h := w.eval(`document.getElementById("insp-rs-headers").value`); strings.Contains(h, "Poppy-Session") || strings.Contains(h, "Authorization") {
+		t.Errorf("the form offers a header the pipeline makes anew:\n%s", h)
+	}
+	const edited = `{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-l"}`
+	w.do("clear the body", chromedp.Evaluate[chromedp.Void](`document.getElementById("insp-rs-body").value = ""`))
+	w.do("type the edited body", chromedp.SendKeys(chromedp.ID("insp-rs-body"), edited))
+	w.do("send it again", chromedp.Click(chromedp.ID("insp-rs-send")))
+	w.waitFor("the answer beside the original", `!!document.getElementById("insp-compare") && document.querySelectorAll("#insp-compare .insp-entry").length === 2`, 30*time.Second)
+
+	got := w.company.RequestsTo(refcompany.ShopHost, path)
+	if len(got) != before+1 {
+		t.Fatalf("the Company received %d requests to %s, want 1", len(got)-before, path)
+	}
+	last := got[len(got)-1]
+	if string(last.Body) != edited {
+		t.Errorf("the Company received %s, not the edited body", last.Body)
+	}
+	jtiOf := func(r refcompany.Request) string {
+		jti, _ := poppytest.Claims(t, r.Header.Get("Poppy-Session"))["jti"].(string)
+		return jti
+	}
+	for _, r := range got[:len(got)-1] {
+		if jtiOf(r) == jtiOf(last) {
+			t.Errorf("the resend carried an earlier request's Session JWT (jti %s)", jtiOf(last))
+		}
+	}
+	// The window: the Company's answer in words, two decoded Session JWTs with different jti.
+	if res := w.eval(`document.getElementById("insp-rs-result").textContent`); !strings.Contains(res, "The Company refused it: HTTP 409 already_exchanged") {
+		t.Errorf("the answer shown: %q", res)
+	}
+	jtis := w.eval(`[...document.querySelectorAll('#insp-compare [aria-label="Session JWT (Poppy-Session) claims"]')].map(p => JSON.parse(p.textContent).jti).join(" ")`)
+	if f := strings.Fields(jtis); len(f) != 2 || f[0] == f[1] || f[1] != jtiOf(last) {
+		t.Errorf("the decoded Session JWTs shown have jti %q; the Company received %s", jtis, jtiOf(last))
+	}
+	w.waitFor("the new row linked to the original", `[...document.querySelectorAll("#insp-list .insp-row")].some(r => r.dataset.resendOf === "`+origID+`")`, 10*time.Second)
+	if strings.Contains(w.eval(`document.body.innerText`), "eyJ") {
+		t.Error("a compact JWT is shown in the window")
 	}
 }

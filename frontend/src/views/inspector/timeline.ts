@@ -1,11 +1,23 @@
 // The Inspector's timeline: every exchange the engine made, newest first, with its cause,
 // filters (Company, Session, errors, findings), search, and the export of a selection as HAR
-// 1.2 or curl (both from the stored, redacted exchanges). Text is set with textContent only.
+// 1.2 or curl (both from the stored, redacted exchanges). In developer mode an exchange sent in
+// a Session can be edited and sent again (resend.ts); the answer is shown beside the original,
+// and the timeline links the new exchange to it. Text is set with textContent only.
 
-import { type InspectorAPI, type InspectorPage, type InspectorQuery, type InspectorRow, EVENTS, describeError } from "../../api";
+import {
+  type InspectorAPI,
+  type InspectorEntry,
+  type InspectorPage,
+  type InspectorQuery,
+  type InspectorResent,
+  type InspectorRow,
+  EVENTS,
+  describeError,
+} from "../../api";
 import { el } from "../../dom";
 import { durationOf, timeOf } from "../activity";
 import { entryView } from "./entry";
+import { resendForm } from "./resend";
 import { inTurn } from "../../inturn";
 
 // statusClass groups an HTTP status for styling.
@@ -70,7 +82,44 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
   };
   const load = () => reads.reload(read);
 
+  // offered: the Host offers edit-and-resend (developer mode), as the last page said.
+  let offered = false;
+  const showEntry = (e: InspectorEntry) => {
+    const tools = el("div", { class: "insp-tools" });
+    if (offered && e.row.sid) {
+      const edit = el("button", { type: "button", id: "insp-resend-open", class: "btn btn-secondary" }, "Edit and resend");
+      edit.addEventListener("click", () => detail.replaceChildren(resendForm(backend, e, (r) => showResent(e, r)), entryView(e)));
+      tools.append(edit);
+    }
+    if (e.row.resend_of) {
+      const orig = el("button", { type: "button", id: "insp-open-original", class: "btn btn-quiet" }, `Open the original, exchange ${e.row.resend_of}`);
+      orig.addEventListener("click", () => openEntry(e.row.resend_of));
+      tools.append(orig);
+    }
+    detail.replaceChildren(tools, entryView(e));
+  };
+  const showResent = (orig: InspectorEntry, r: InspectorResent) => {
+    const n = r.entry.row;
+    detail.replaceChildren(
+      el(
+        "p",
+        { id: "insp-rs-result", class: r.refused ? "problem" : "ok", role: "status" },
+        r.refused || `Sent again as exchange ${n.id}: HTTP ${n.status}.`,
+        (r.ids ?? []).length > 1 ? ` Poppydesk sent it ${(r.ids ?? []).length} times (${(r.ids ?? []).join(", ")}), as the Company’s answers asked.` : "",
+      ),
+      el(
+        "div",
+        { class: "insp-compare", id: "insp-compare" },
+        el("section", { "aria-label": "The original" }, el("h4", {}, `Original · exchange ${orig.row.id}`), entryView(orig)),
+        el("section", { "aria-label": "Sent again" }, el("h4", {}, `Sent again · exchange ${n.id}`), entryView(r.entry)),
+      ),
+    );
+  };
+  const openEntry = (id: number) =>
+    backend.entry(id).then(showEntry, (err) => detail.replaceChildren(el("p", { class: "problem" }, describeError(err))));
+
   const render = (p: InspectorPage) => {
+    offered = !!p.resend;
     options(company, "All Companies", p.companies, q.company ?? "");
     options(session, "All Sessions", p.sessions, q.sid ?? "");
     const rows = p.rows ?? [];
@@ -95,18 +144,19 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
           el("span", { class: `insp-status ${statusClass(r)}` }, r.status === 0 ? "—" : String(r.status)),
           el("span", { class: "insp-method" }, r.method),
           el("span", { class: "insp-url" }, pathOf(r.url)),
-          el("span", { class: "insp-meta" }, `${timeOf(r.at)} · ${durationOf(r.duration_ms)}${r.cause ? ` · ${r.cause}` : ""}`),
+          el(
+            "span",
+            { class: "insp-meta" },
+            `${timeOf(r.at)} · ${durationOf(r.duration_ms)}${r.cause ? ` · ${r.cause}` : ""}${r.resend_of ? ` · resend of exchange ${r.resend_of}` : ""}`,
+          ),
           r.findings > 0 ? el("span", { class: `insp-flag ${r.must_fail ? "must" : "should"}` }, `${r.findings} finding${r.findings === 1 ? "" : "s"}`) : null,
         );
         open.addEventListener("click", () => {
           for (const b of list.querySelectorAll(".insp-open[aria-current]")) b.removeAttribute("aria-current");
           open.setAttribute("aria-current", "true");
-          backend.entry(r.id).then(
-            (e) => detail.replaceChildren(entryView(e)),
-            (err) => detail.replaceChildren(el("p", { class: "problem" }, describeError(err))),
-          );
+          openEntry(r.id);
         });
-        return el("li", { class: "insp-row" }, box, open);
+        return el("li", { class: "insp-row", "data-id": r.id, "data-resend-of": r.resend_of || undefined }, box, open);
       }),
     );
   };
