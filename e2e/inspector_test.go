@@ -6,6 +6,7 @@ package e2e
 // selection as HAR 1.2 without a compact JWT in it.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,5 +133,51 @@ func TestInspectorResendInChromium(t *testing.T) {
 	w.waitFor("the new row linked to the original", `[...document.querySelectorAll("#insp-list .insp-row")].some(r => r.dataset.resendOf === "`+origID+`")`, 10*time.Second)
 	if strings.Contains(w.eval(`document.body.innerText`), "eyJ") {
 		t.Error("a compact JWT is shown in the window")
+	}
+}
+
+// TestInspectorFlowInChromium: the approval given in the window is a flow in the Inspector's
+// Flows tab, drawn as a sequence diagram whose exchanges are, in count and order, those the
+// timeline lists for it: the request the Company answered 403 approval_required, then those
+// with the window's Approve as their cause; choosing an arrow opens its exchange.
+func TestInspectorFlowInChromium(t *testing.T) {
+	w := startApprovalWorld(t)
+	w.requestExchange()
+	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
+	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+
+	w.openInspector()
+	w.waitFor("the approved request", `[...document.querySelectorAll("#insp-list .insp-status")].some(e => e.textContent === "201")`, 10*time.Second)
+	recorded := strings.Fields(w.eval(`[...document.querySelectorAll("#insp-list .insp-open")]
+		.filter(b => b.querySelector(".insp-meta").textContent.includes("window: Approvals.Approve") ||
+			(b.querySelector(".insp-status").textContent === "403" && b.querySelector(".insp-url").textContent.endsWith("/ord_7Hk2/exchanges")))
+		.map(b => b.dataset.id).reverse().join(" ")`))
+	if len(recorded) == 0 {
+		t.Fatal("the timeline lists no exchange of the approval")
+	}
+	w.do("open the Flows tab", chromedp.Click(chromedp.ID("insp-tab-flows")))
+	w.waitFor("the approval flow", `[...document.querySelectorAll("#seq-flows .insp-url")].some(e => e.textContent.startsWith("Approval"))`, 10*time.Second)
+	w.do("choose it", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#seq-flows .insp-open")].find(b => b.querySelector(".insp-url").textContent.startsWith("Approval")).click()`))
+	w.waitFor("the diagram", `document.querySelectorAll("#seq-drawing svg .seq-exchange").length > 0`, 10*time.Second)
+	drawn := strings.Fields(w.eval(`[...document.querySelectorAll("#seq-drawing svg .seq-exchange")].map(g => g.dataset.exchange).join(" ")`))
+	if strings.Join(drawn, " ") != strings.Join(recorded, " ") {
+		t.Errorf("the diagram draws exchanges %v; the timeline recorded %v", drawn, recorded)
+	}
+	if n := w.eval(`String(document.querySelectorAll("#seq-drawing svg .seq-req").length) + " " + document.querySelectorAll("#seq-drawing svg .seq-resp").length`); n != fmt.Sprintf("%d %d", len(recorded), len(recorded)) {
+		t.Errorf("request and answer arrows: %s, want %d each", n, len(recorded))
+	}
+	lanes := w.eval(`[...document.querySelectorAll("#seq-drawing .seq-lane")].map(e => e.textContent).join(" | ")`)
+	if !strings.HasPrefix(lanes, "Poppydesk | ") || !strings.Contains(lanes, refcompany.ShopHost) {
+		t.Errorf("lanes: %s", lanes)
+	}
+	last := recorded[len(recorded)-1]
+	w.do("choose the last arrow", chromedp.Click(`#seq-drawing g.seq-exchange[data-exchange="`+last+`"]`))
+	w.waitFor("its exchange", `!!document.getElementById("insp-entry-`+last+`")`, 10*time.Second)
+	if dir := os.Getenv("POPPYDESK_SHOTS"); dir != "" {
+		if png, err := chromedp.Run(w.bctx, chromedp.CaptureScreenshot()); err == nil {
+			os.WriteFile(filepath.Join(dir, "inspector-flow.png"), png, 0o644)
+		}
 	}
 }

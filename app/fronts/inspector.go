@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -369,4 +370,183 @@ func (i *Inspector) SetFault(name string, on bool) ([]InspectorFault, error) {
 		return nil, err
 	}
 	return i.Faults()
+}
+
+// InspectorFlow is one flow of the timeline drawn as a sequence diagram: the exchanges one
+// action caused (a sign-in, an approval, a conversation, a browser join, a tool call of the
+// model), oldest first, between the participants in Lanes. A Company's fetch of Poppydesk's
+// client metadata or keys (developer mode) joins the flow it happened during.
+type InspectorFlow struct {
+	ID      string          `json:"id"` // its first exchange's ID, kept as the flow grows
+	Kind    string          `json:"kind"`
+	Title   string          `json:"title"`
+	Company string          `json:"company"`
+	At      string          `json:"at"` // the first exchange's time, RFC 3339, UTC
+	Lanes   []string        `json:"lanes"`
+	Arrows  []InspectorStep `json:"arrows"`
+}
+
+// InspectorStep is one exchange of a flow: a request from lane From to lane To (indexes into
+// Lanes) and its answer back.
+type InspectorStep struct {
+	Exchange int64  `json:"exchange"`
+	From     int    `json:"from"`
+	To       int    `json:"to"`
+	Label    string `json:"label"` // method and path
+	Status   int    `json:"status"`
+	Error    bool   `json:"error"`
+	At       string `json:"at"`
+}
+
+// flowGap is how long a flow waits for its next exchange: one more after a longer pause starts
+// a new flow of the same kind.
+const flowGap = time.Minute
+
+// Flow kinds.
+const (
+	FlowSignIn       = "sign-in"
+	FlowApproval     = "approval"
+	FlowConversation = "conversation"
+	FlowBrowser      = "browser join"
+)
+
+// flowOf is the kind and name of the flow a cause belongs to ("" for a Company's fetch, which
+// joins the flow it happened during).
+func flowOf(c *inspect.Cause) (kind, name string) {
+	switch {
+	case c == nil:
+		return "engine", "Poppydesk's own work"
+	case c.Kind == inspect.CauseCompany:
+		return "", ""
+	case c.Kind == inspect.CauseWindow && strings.HasPrefix(c.Name, "SignIn"):
+		return FlowSignIn, "Sign-in"
+	case c.Kind == inspect.CauseWindow && strings.HasPrefix(c.Name, "Approvals."):
+		return FlowApproval, "Approval"
+	case c.Kind == inspect.CauseWindow && strings.HasPrefix(c.Name, "Conversations."):
+		return FlowConversation, "Conversation"
+	case c.Kind == inspect.CauseWindow && strings.HasPrefix(c.Name, "Browser."):
+		return FlowBrowser, "Browser join"
+	}
+	return c.Kind, c.String()
+}
+
+// Flows groups the log's newest exchanges (app.InspectorMax) into flows, newest first (at most
+// limit, default 50), each with its sequence diagram's lanes and arrows: Poppydesk, then each
+// host it sent to (the Company's issuer, APIs, MCP server, Company Agent) in the order first
+// reached; a Company's fetch of the client metadata goes from "the Company" to Poppydesk's
+// metadata host.
+func (i *Inspector) Flows(limit int) ([]InspectorFlow, error) {
+	if err := i.h.Refusal(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := i.ctx()
+	defer cancel()
+	all, _, err := i.h.Exchanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	var flows []*building
+	asked := map[string]askedFor{}
+	open := map[string]*building{}
+	var recent *building // the flow of the latest exchange, which a Company's fetch joins
+	for _, ex := range slices.Backward(all) {
+		d, err := inspect.ParseDetails(ex.Details)
+		if err != nil {
+			d = &inspect.Details{}
+		}
+		kind, name := flowOf(d.Cause)
+		var b *building
+		if kind == "" {
+			if recent != nil && ex.At.Sub(recent.last) <= flowGap {
+				b = recent
+			} else {
+				kind, name = inspect.CauseCompany, "The Company's fetches"
+			}
+		}
+		if b == nil {
+			key := ex.Company + "\x00" + kind + "\x00" + name
+			if o := open[key]; o != nil && ex.At.Sub(o.last) <= flowGap {
+				b = o
+			} else {
+				title := name
+				if ex.Company != "" {
+					title += " · " + hostOf(ex.Company)
+				}
+				b = &building{f: &InspectorFlow{Kind: kind, Title: title, Company: ex.Company, Lanes: []string{"Poppydesk"}, Arrows: []InspectorStep{}}}
+				open[key] = b
+				flows = append(flows, b)
+				// An approval begins with the request that asked for it (Operations 4): its 403,
+				// whatever caused it, moves into the approval's flow.
+				if a, ok := asked[ex.Company+" "+ex.Method+" "+ex.URL]; ok && kind == FlowApproval && ex.At.Sub(a.ex.At) <= time.Hour {
+					a.in.f.Arrows = slices.DeleteFunc(a.in.f.Arrows, func(s InspectorStep) bool { return s.Exchange == a.ex.ID })
+					b.f.Arrows = append(b.f.Arrows, stepOf(b.f, a.ex))
+				}
+			}
+		}
+		b.last, recent = ex.At, b
+		b.f.Arrows = append(b.f.Arrows, stepOf(b.f, ex))
+		if ex.Status == http.StatusForbidden && kind != FlowApproval {
+			asked[ex.Company+" "+ex.Method+" "+ex.URL] = askedFor{ex, b}
+		}
+	}
+	out := []InspectorFlow{}
+	for _, b := range slices.Backward(flows) {
+		f := b.f
+		if len(f.Arrows) == 0 { // its one exchange moved to an approval
+			continue
+		}
+		if len(out) == limit {
+			break
+		}
+		f.ID, f.At = fmt.Sprint(f.Arrows[0].Exchange), f.Arrows[0].At
+		out = append(out, *f)
+	}
+	return out, nil
+}
+
+// askedFor is an exchange the Company answered 403, perhaps asking for an approval, and the
+// flow it is in.
+type askedFor struct {
+	ex store.Exchange
+	in *building
+}
+
+// building is a flow being grouped, and the time of its latest exchange.
+type building struct {
+	f    *InspectorFlow
+	last time.Time
+}
+
+// stepOf is ex as an arrow of f, adding the lanes it needs.
+func stepOf(f *InspectorFlow, ex store.Exchange) InspectorStep {
+	lane := func(name string) int {
+		if i := slices.Index(f.Lanes, name); i >= 0 {
+			return i
+		}
+		f.Lanes = append(f.Lanes, name)
+		return len(f.Lanes) - 1
+	}
+	host, path := hostOf(ex.URL), ex.URL
+	if u, err := url.Parse(ex.URL); err == nil {
+		path = u.EscapedPath()
+	}
+	s := InspectorStep{Exchange: ex.ID, Label: ex.Method + " " + path, Status: ex.Status, Error: ex.Status == 0 || ex.Status >= 400,
+		At: ex.At.UTC().Format(time.RFC3339Nano)}
+	if ex.Direction == "incoming" {
+		s.From, s.To = lane("the Company"), lane("Poppydesk's metadata ("+host+")")
+	} else {
+		s.From, s.To = 0, lane(host)
+	}
+	return s
+}
+
+// hostOf is the host (with port) of a URL or Company identifier.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
 }

@@ -157,6 +157,8 @@ const inspectorCalls = {
   setFault: (name: string, on: boolean): Promise<T.InspectorFault[] | null> => call("Inspector", () => Inspector.SetFault(name, on)),
   // resend sends an exchange again as edited, re-signed by the pipeline (developer mode only).
   resend: (r: T.InspectorResend): Promise<T.InspectorResent> => call("Inspector", () => Inspector.Resend(r as never)),
+  // flows groups the timeline into flows with their sequence diagrams, newest first.
+  flows: (limit: number): Promise<T.InspectorFlow[] | null> => call("Inspector", () => Inspector.Flows(limit)),
 } satisfies Wrapping<typeof Inspector>;
 export const inspector = { ...inspectorCalls, on: onEvent } satisfies Service<typeof Inspector>;
 export type InspectorAPI = typeof inspector;

@@ -1132,6 +1132,72 @@ export namespace fronts {
 	        this.group = source["group"];
 	    }
 	}
+	export class InspectorStep {
+	    exchange: number;
+	    from: number;
+	    to: number;
+	    label: string;
+	    status: number;
+	    error: boolean;
+	    at: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorStep(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.exchange = source["exchange"];
+	        this.from = source["from"];
+	        this.to = source["to"];
+	        this.label = source["label"];
+	        this.status = source["status"];
+	        this.error = source["error"];
+	        this.at = source["at"];
+	    }
+	}
+	export class InspectorFlow {
+	    id: string;
+	    kind: string;
+	    title: string;
+	    company: string;
+	    at: string;
+	    lanes: string[];
+	    arrows: InspectorStep[];
+	
+	    static createFrom(source: any = {}) {
+	        return new InspectorFlow(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.kind = source["kind"];
+	        this.title = source["title"];
+	        this.company = source["company"];
+	        this.at = source["at"];
+	        this.lanes = source["lanes"];
+	        this.arrows = this.convertValues(source["arrows"], InspectorStep);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	
 	export class InspectorPage {
 	    rows: InspectorRow[];
@@ -1269,6 +1335,7 @@ export namespace fronts {
 		    return a;
 		}
 	}
+	
 	
 	
 	export class ModelRequest {

@@ -1,4 +1,4 @@
-// The Inspector: tabs over the exchange timeline, the findings, the model's activity (what the
+// The Inspector: tabs over the exchange timeline, its flows as sequence diagrams, the findings, the model's activity (what the
 // model asked through Poppydesk's MCP interface) and, in the demo, the reference Company's
 // faults.
 
@@ -8,12 +8,14 @@ import { el } from "../../dom";
 import { activityView } from "../activity";
 import { faultsView } from "./faults";
 import { findingsView } from "./findings";
+import { flowsView } from "./sequence";
 import { timelineView } from "./timeline";
 
 export function inspectorView(backend: InspectorAPI, activity: ActivityAPI, demo: () => boolean): SectionView {
   return (host, ctx) => {
     const tabs: [string, string][] = [
       ["exchanges", "Exchanges"],
+      ["flows", "Flows"],
       ["findings", "Findings"],
       ["activity", "Model activity"],
     ];
@@ -26,6 +28,7 @@ export function inspectorView(backend: InspectorAPI, activity: ActivityAPI, demo
       if (typeof leave === "function") leave();
       for (const b of bar.children) b.setAttribute("aria-selected", String((b as HTMLElement).dataset.tab === id));
       if (id === "exchanges") leave = timelineView(backend, panel, ctx.empty);
+      else if (id === "flows") leave = flowsView(backend, panel);
       else if (id === "findings") leave = findingsView(backend, panel);
       else if (id === "faults") leave = faultsView(backend, panel);
       else leave = activityView(activity)(panel, ctx);

@@ -13,6 +13,8 @@ export function Faults():Promise<Array<fronts.InspectorFault>>;
 
 export function Findings():Promise<Array<inspect.Finding>>;
 
+export function Flows(arg1:number):Promise<Array<fronts.InspectorFlow>>;
+
 export function List(arg1:fronts.InspectorQuery):Promise<fronts.InspectorPage>;
 
 export function Resend(arg1:fronts.InspectorResend):Promise<fronts.InspectorResent>;

@@ -22,6 +22,10 @@ export function Findings() {
   return window['go']['fronts']['Inspector']['Findings']();
 }
 
+export function Flows(arg1) {
+  return window['go']['fronts']['Inspector']['Flows'](arg1);
+}
+
 export function List(arg1) {
   return window['go']['fronts']['Inspector']['List'](arg1);
 }
