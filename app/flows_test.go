@@ -16,7 +16,8 @@ import (
 
 // TestInspectorFlows: the timeline's exchanges grouped into flows for the sequence diagram: a
 // sign-in is one flow holding every exchange the window's sign-in caused, oldest first, from
-// Poppydesk to the issuer's host; the model's API call is a flow of its own to the shop's host.
+// Poppydesk to the issuer's host; the model's API call is a flow of its own to the shop's host,
+// and the conversation started in the window is the newest flow.
 func TestInspectorFlows(t *testing.T) {
 	f := apptest.Start(t, apptest.Options{})
 	f.SignIn(t, "personal", "orders:read")
@@ -27,6 +28,9 @@ func TestInspectorFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := ac.Send(ctx, &apis.Request{Method: http.MethodGet, URL: f.Company.URL(refcompany.ShopHost, "/api/orders")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Fronts().Conversations.Start(co.Identifier, "Which jacket is warmer?"); err != nil {
 		t.Fatal(err)
 	}
 	in := f.Fronts().Inspector
@@ -41,6 +45,8 @@ func TestInspectorFlows(t *testing.T) {
 			byCause["sign-in"] = append(byCause["sign-in"], r.ID)
 		case r.Cause == "model: call_api_operation":
 			byCause["model"] = append(byCause["model"], r.ID)
+		case strings.HasPrefix(r.Cause, "window: Conversations."):
+			byCause["conversation"] = append(byCause["conversation"], r.ID)
 		}
 	}
 	flows, err := in.Flows(0)
@@ -84,7 +90,15 @@ func TestInspectorFlows(t *testing.T) {
 	if !slices.Equal(modelIDs, byCause["model"]) {
 		t.Errorf("the model's flow %v, its exchanges %v", modelIDs, byCause["model"])
 	}
-	if flows[0].ID != model.ID {
-		t.Errorf("the newest flow is %q, not the model's call", flows[0].Title)
+	conv := find(fronts.FlowConversation)
+	var convIDs []int64
+	for _, a := range conv.Arrows {
+		convIDs = append(convIDs, a.Exchange)
+	}
+	if !slices.Equal(convIDs, byCause["conversation"]) || len(convIDs) == 0 {
+		t.Errorf("the conversation's flow %v, the window's conversation caused %v", convIDs, byCause["conversation"])
+	}
+	if flows[0].ID != conv.ID {
+		t.Errorf("the newest flow is %q, not the conversation", flows[0].Title)
 	}
 }
