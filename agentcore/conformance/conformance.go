@@ -60,9 +60,12 @@ type OperationRequest struct {
 	Method string `json:"method"`
 	URL    string `json:"url"`
 	// Body is the JSON body (nil: none); Changed is the same request asking for something else
-	// of the same action (nil: the "new revision" probes are skipped).
+	// of the same action (nil: the "new revision" probes are skipped); Other is the same request
+	// asking for another action, such as another item (nil: the "another action" probe is
+	// skipped).
 	Body    json.RawMessage `json:"body,omitempty"`
 	Changed json.RawMessage `json:"changed,omitempty"`
+	Other   json.RawMessage `json:"other,omitempty"`
 }
 
 // Config configures a run.

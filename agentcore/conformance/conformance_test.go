@@ -74,7 +74,8 @@ func runCheckOn(t *testing.T, s *refcompany.Server, edit func(*refcompany.Server
 		},
 		Operation: &conformance.OperationRequest{Method: "POST", URL: s.URL(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges"),
 			Body:    []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-m"}`),
-			Changed: []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-l"}`)},
+			Changed: []byte(`{"item_id":"itm_4Qa","replacement_sku":"stormline-insulated-l"}`),
+			Other:   []byte(`{"item_id":"itm_9Zt","replacement_sku":"stormline-m"}`)},
 		Timeout: 3 * time.Second,
 		Sleep:   func(ctx context.Context, d time.Duration) error { return ctx.Err() },
 	}

@@ -89,6 +89,7 @@ var FaultRules = map[string]FaultRule{
 	"pkce-optional":                    {inspect.RuleOAuthPKCE, "MUST: an authorization request without PKCE is refused (spec 4.2)"},
 	"redirect-uri-loose":               {inspect.RuleOAuthRedirectExact, "MUST: redirect_uri is one the client registered, exactly (spec 4.2)"},
 	"operation-ignores-change":         {inspect.RuleOpsRevisionOnChange, "MUST: other terms get a new revision (Operations 3)"},
+	"operation-id-shared":              {inspect.RuleOpsOtherAction, "MUST: an operation_id is never used for another action (Operations 3)"},
 	"approval-performs-again":          {inspect.RuleOpsAtMostOnce, "MUST: an approval performs its operation at most once (Operations 7)"},
 	"agent-missing-fields":             {inspect.RuleConvFields, "MUST: reads carry has_more and Company messages author.type (spec 8.5, 8.7)"},
 	"agent-retry-new-conversation":     {inspect.RuleConvRetrySameID, "MUST: a message sent again with the same ID gets the original response (spec 8.3)"},
@@ -139,7 +140,7 @@ func Rules() []string {
 
 		inspect.RuleOpsUndeclared, inspect.RuleOpsSummaryFormat, inspect.RuleOpsTermsMatch, inspect.RuleOpsRevisionOnChange,
 		inspect.RuleOpsReusedRevision, inspect.RuleOpsRevisionOnRetry, inspect.RuleOpsInProgress, inspect.RuleOpsLostResponse,
-		inspect.RuleOpsAtMostOnce, inspect.RuleOpsApprovalMembers,
+		inspect.RuleOpsAtMostOnce, inspect.RuleOpsApprovalMembers, inspect.RuleOpsOtherAction,
 
 		inspect.RuleJoinPageHeaders, inspect.RuleJoinCookie, inspect.RuleJoinCodeExpired, inspect.RuleJoinOtherBrowser,
 		inspect.RuleJoinCodeUsed, inspect.RuleJoinTokenRefused, inspect.RuleJoinOnlyCookie,

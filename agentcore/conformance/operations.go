@@ -3,7 +3,8 @@ package conformance
 // The Operations extension v2 probes (signed in, ActionOperation, Config.Operation): the request
 // without the extension must get no operation (Operations 2); with it, an operation whose
 // summary keeps to the allowed formatting (3) and whose terms say what the request says (5);
-// the changed request gets other terms under a new revision (3); then one approval, retried as
+// the changed request gets other terms under a new revision (3), a request for another action
+// another operation (3); then one approval, retried as
 // a Personal Agent does after a 503 or a lost response (7), is performed, never answered with a
 // new revision (6), and sent once more it gets the same response (7). The Company performs the
 // operation once.
@@ -34,6 +35,7 @@ const (
 	opsLost       = "operations: the response arrives"
 	opsOnce       = "operations: an approval sent twice performs once"
 	opsMember     = "operations: an unknown member of Poppy-Approval is ignored"
+	opsOther      = "operations: another action gets another operation"
 
 	// unknownApprovalMember is a member of Poppy-Approval no version defines (Operations 6).
 	unknownApprovalMember = "poppydesk_check=?1"
@@ -44,6 +46,7 @@ const (
 
 var opsProbes = [][2]string{{opsUndeclared, inspect.RuleOpsUndeclared}, {opsSummary, inspect.RuleOpsSummaryFormat},
 	{opsTerms, inspect.RuleOpsTermsMatch}, {opsChange, inspect.RuleOpsRevisionOnChange}, {opsReused, inspect.RuleOpsReusedRevision},
+	{opsOther, inspect.RuleOpsOtherAction},
 	{opsPerformed, inspect.RuleOpsRevisionOnRetry}, {opsInProgress, inspect.RuleOpsInProgress}, {opsLost, inspect.RuleOpsLostResponse},
 	{opsOnce, inspect.RuleOpsAtMostOnce}, {opsMember, inspect.RuleOpsApprovalMembers}} // opsMember last (operationProbes)
 
@@ -145,16 +148,32 @@ func (r *run) operationProbes(ctx context.Context) {
 		}
 	}
 
+	// Operations 3: a request for another action gets an operation of its own.
+	if op.Other == nil {
+		r.add(opsOther, inspect.RuleOpsOtherAction, Skip, `the --operation request names no "other" body (the same request for another action, such as another item)`)
+	} else {
+		o := send(op.Other, ext, "")
+		other, ok, err := operations.FromAPIResponse(o.status, o.body)
+		switch {
+		case !ok || err != nil:
+			r.add(opsOther, inspect.RuleOpsOtherAction, Skip, "the request for another action got "+o.words()+", not an operation: name in \"other\" a request this account can make")
+		case other.OperationID == first.OperationID:
+			r.add(opsOther, inspect.RuleOpsOtherAction, Fail, fmt.Sprintf("the request for another action got the operation %s of the first request: an approval of one could be taken for the other", first.OperationID))
+		default:
+			r.add(opsOther, inspect.RuleOpsOtherAction, Pass, fmt.Sprintf("operation %s for the first request, %s for another action", first.OperationID, other.OperationID))
+		}
+	}
+
 	// The latest revision for the first request, then its approval (Operations 6, 7).
 	a = send(op.Body, ext, "")
 	latest, ok, err := operations.FromAPIResponse(a.status, a.body)
 	if !ok || err != nil {
-		r.skipAll("asking again for the first request got "+a.words()+", not an operation", rest[4:]...)
+		r.skipAll("asking again for the first request got "+a.words()+", not an operation", rest[5:]...)
 		return
 	}
 	approval, err := operations.ApprovalHeader(latest.OperationID, latest.Revision)
 	if err != nil {
-		r.skipAll("the operation's IDs cannot be sent in Poppy-Approval: "+err.Error(), rest[4:]...)
+		r.skipAll("the operation's IDs cannot be sent in Poppy-Approval: "+err.Error(), rest[5:]...)
 		return
 	}
 	// Operations 6: a member the Company does not know is ignored; the approval carries one
@@ -164,7 +183,7 @@ func (r *run) operationProbes(ctx context.Context) {
 	var done answer
 	for attempt := 0; ; attempt++ {
 		if attempt == 6 {
-			left := rest[4:]
+			left := rest[5:]
 			if member { // its result is in
 				left = left[:len(left)-1]
 			}

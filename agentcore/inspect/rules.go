@@ -62,6 +62,7 @@ const (
 	RuleOpsAtMostOnce       = "operations.at-most-once"
 	RuleOpsRevisionOnChange = "operations.revision-on-change"
 	RuleOpsApprovalMembers  = "operations.approval-members"
+	RuleOpsOtherAction      = "operations.other-action"
 
 	// Session destinations, operations declared, timely answers (spec 5.2, Operations 2, 4.7).
 	RuleDestinationsDescribed = "session.destinations-described"
@@ -155,6 +156,7 @@ var catalog = []Rule{
 	{RuleOpsAtMostOnce, MUST, "Operations 7", "at most once", "an approval sent twice performs once, and the second response says the same", "store the outcome by operation and revision, and answer a retry with it"},
 	{RuleOpsApprovalMembers, MUST, "Operations 6", "unknown Poppy-Approval members are ignored", "an approval with a member besides operation_id and revision is handled as without it", "read operation_id and revision from the Dictionary and ignore its other members"},
 	{RuleOpsRevisionOnChange, MUST, "Operations 3", "a changed request gets a new revision", "a request with other parameters gets other terms under a new revision", "derive the revision from the terms"},
+	{RuleOpsOtherAction, MUST, "Operations 3", "another action gets another operation", "a request for another action gets an operation_id of its own", "key operation_id by the action the request asks for (the order and item, say) and never give one to another action"},
 
 	{RuleDestinationsDescribed, MUST, "spec 5.2", "Session destinations are the described request URLs", "an OpenAPI description's servers and paths name only the API's own request URLs", "serve the description's servers and paths for the API only, not the origin's root or the protocol's documents"},
 	{RuleDescriptionAtRoot, NOTE, "spec 5.2", "a description at the origin's root", "an OpenAPI description is served below the API it describes, not at the origin's root", "none needed; Personal Agents take Session destinations from the description's servers and paths, never from where it is served, but serving it under the API's own path keeps careless clients from signing every URL of the origin"},

@@ -240,7 +240,7 @@ func (st *opStore) decide(c caller, iface string, ask exchangeAsk, appr *approva
 				return outcome{kind: outChallenge}
 			case op.Scope != c.scope():
 				// Check 1 fails: handled as if the request had no approval.
-			case op.Action != actionKey(c, ask):
+			case op.Action != st.action(c, ask):
 				// The approval names an operation for another action: check 3 fails for this
 				// request (replaying another action's response would misreport).
 				return st.issue(c, iface, ask, now, "")
@@ -273,6 +273,15 @@ func (st *opStore) decide(c caller, iface string, ask exchangeAsk, appr *approva
 
 func actionKey(c caller, a exchangeAsk) string { return c.scope() + "|" + a.OrderID + "|" + a.ItemID }
 
+// action is the key of the action a request asks for (actionKey), or under the fault
+// FaultOperationIDShared (lenient.go) the account alone: one operation for all its actions.
+func (st *opStore) action(c caller, a exchangeAsk) string {
+	if st.s.fault(FaultOperationIDShared) {
+		return c.scope()
+	}
+	return actionKey(c, a)
+}
+
 // validate checks the request as the Company would without operations (order, item, SKU).
 func (st *opStore) validate(c caller, a exchangeAsk) (outcome, bool) {
 	o := st.orders[a.OrderID]
@@ -299,7 +308,7 @@ func (st *opStore) issue(c caller, iface string, ask exchangeAsk, now time.Time,
 		return o
 	}
 	s := st.s
-	action := actionKey(c, ask)
+	action := st.action(c, ask)
 	op := st.ops[st.byAction[action]]
 	if op == nil || op.Performed != nil {
 		op = &opRecord{ID: "exc_" + randomID(6), Scope: c.scope(), Action: action, Revisions: map[string]*revisionRecord{}}

@@ -43,6 +43,10 @@ const (
 	// for the same order item gets it, whatever replacement it asks for (Operations 3: other
 	// terms, a new revision).
 	FaultOperationIgnoresChange = "operation-ignores-change"
+	// FaultOperationIDShared: every exchange request of an account gets the same operation,
+	// whichever order item it asks about (Operations 3: an operation_id is never used for
+	// another action).
+	FaultOperationIDShared = "operation-id-shared"
 	// FaultApprovalPerformsAgain: an approval sent again performs the operation again instead
 	// of answering with the first response (Operations 7: at most once). SetNoReplay is the same
 	// switch for tests that count every performing request.
@@ -79,8 +83,8 @@ const (
 
 // lenientFaults are the faults of this file that Faults lists.
 var lenientFaults = []string{FaultPoppyJSONMissing, FaultSessionIatUnchecked, FaultVersionUnchecked, FaultClientMetadataUnfetched,
-	FaultAssertionAudLoose, FaultPKCEOptional, FaultRedirectURILoose, FaultOperationIgnoresChange, FaultApprovalPerformsAgain,
-	FaultOrganizationNameMissing, FaultFeedbackHTTPURL, FaultASMetadataNoRevocation, FaultResourceMetadataWrongResource,
+	FaultAssertionAudLoose, FaultPKCEOptional, FaultRedirectURILoose, FaultOperationIgnoresChange, FaultOperationIDShared,
+	FaultApprovalPerformsAgain, FaultOrganizationNameMissing, FaultFeedbackHTTPURL, FaultASMetadataNoRevocation, FaultResourceMetadataWrongResource,
 	FaultAuthIssuerUnlisted, FaultSignInWithoutIssuer, FaultVersionDocumentRedirect}
 
 // movedVersionPath is where FaultVersionDocumentRedirect lists the 0.4 document: it redirects.

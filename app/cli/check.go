@@ -31,7 +31,7 @@ func checkCommand() command {
 			var actions listFlag
 			fs.Var(&actions, "allow-actions", "actions check may perform at the Company (`NAME,...`): "+strings.Join(conformance.Actions, ", ")+
 				"; sign-in opens your browser once, operation performs the --operation request once, conversation talks to the Company Agent, feedback sends one report")
-			opFile := fs.String("operation", "", "JSON `file` naming a request that returns an operation: {\"method\": \"POST\", \"url\": \"https://...\", \"body\": {...}, \"changed\": {...}} (changed: the same request asking for something else of the same action)")
+			opFile := fs.String("operation", "", "JSON `file` naming a request that returns an operation: {\"method\": \"POST\", \"url\": \"https://...\", \"body\": {...}, \"changed\": {...}, \"other\": {...}} (changed: the same request asking for something else of the same action; other: the same request for another action, such as another item)")
 			var scopes listFlag
 			fs.Var(&scopes, "scopes", "scopes to ask for at sign-in (`S,...`; default: the issuer's scopes_supported)")
 			timeout := fs.Duration("timeout", conformance.DefaultTimeout, "check waits at most `D` (such as 10s) for each answer of the Company; one that takes longer fails transport.answers-in-time")
@@ -139,7 +139,7 @@ func readOperation(path string) (*conformance.OperationRequest, error) {
 	}
 	var op conformance.OperationRequest
 	if err := json.Unmarshal(b, &op); err != nil || op.Method == "" || op.URL == "" {
-		return nil, usageError{fmt.Sprintf("--operation %s must be a JSON object with method, url and optionally body and changed (JSON values)", path)}
+		return nil, usageError{fmt.Sprintf("--operation %s must be a JSON object with method, url and optionally body, changed and other (JSON values)", path)}
 	}
 	return &op, nil
 }

@@ -108,7 +108,8 @@ func TestCheckCLIAllowActions(t *testing.T) {
 	opFile := filepath.Join(t.TempDir(), "operation.json")
 	op := `{"method": "POST", "url": "` + s.URL(refcompany.ShopHost, "/api/orders/ord_7Hk2/exchanges") + `",
 		"body": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-m"},
-		"changed": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-l"}}`
+		"changed": {"item_id": "itm_4Qa", "replacement_sku": "stormline-insulated-l"},
+		"other": {"item_id": "itm_9Zt", "replacement_sku": "stormline-m"}}`
 	if err := os.WriteFile(opFile, []byte(op), 0o644); err != nil {
 		t.Fatal(err)
 	}
