@@ -24,7 +24,11 @@
 // the versioned JSON that agentcore/store writes, stored as given (bytes that are not UTF-8 text
 // are base64-encoded behind a marker prefix). All items carry the Secret Service attributes
 // service=<service name, default "Poppydesk"> and username=<item name>, so
-// `secret-tool lookup service Poppydesk username root` shows one.
+// `secret-tool lookup service Poppydesk username root` shows one, and a label that says in words
+// what the item holds ([ItemLabel]: "Poppydesk: the private key of your own identity"), which
+// keyring managers such as Seahorse show. go-keyring's Set can only write "Password for 'root' on
+// 'Poppydesk'", so on Linux items are written with go-keyring's own Secret Service client
+// (github.com/zalando/go-keyring/secret_service) and the same attributes.
 //
 // The SQLite file ([State], modernc.org/sqlite) holds what is not secret: discovered Companies
 // and their documents with HTTP cache validators (spec 3), Sessions by sid with version and

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/zalando/go-keyring"
+
+	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
 // DefaultService is the Secret Service "service" attribute of every item Poppydesk stores.
@@ -65,7 +67,17 @@ type systemBackend struct{}
 
 func (systemBackend) Get(service, user string) (string, error) { return keyring.Get(service, user) }
 func (systemBackend) Set(service, user, password string) error {
-	return keyring.Set(service, user, password)
+	return setLabelled(service, user, ItemLabel(service, user), password)
+}
+
+// ItemLabel is the label the keyring item named name carries in the OS keyring, what a keyring
+// manager shows: "Poppydesk: the sign-in of acct_1 at https://auth.shop.example", where
+// go-keyring would write "Password for 'company/…' on 'Poppydesk'".
+func ItemLabel(service, name string) string {
+	if name == indexItem {
+		return service + ": the list of its keyring items"
+	}
+	return service + ": " + store.ItemWords(name)
 }
 func (systemBackend) Delete(service, user string) error { return keyring.Delete(service, user) }
 func (systemBackend) DeleteAll(service string) error    { return keyring.DeleteAll(service) }

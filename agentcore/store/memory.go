@@ -22,6 +22,25 @@ func companyItem(company, account string) string {
 	return "company/" + url.PathEscape(company) + "/" + url.PathEscape(account)
 }
 
+// ItemWords says in words what the keyring item named name holds ("the sign-in of acct_1 at
+// https://auth.shop.example"), for the label a keyring manager (Seahorse, KeePassXC) shows beside
+// it; a name this package does not write is returned as it is.
+func ItemWords(name string) string {
+	switch name {
+	case rootItem:
+		return "the private key of your own identity"
+	case deviceItem:
+		return "this device's enrollment with your operator"
+	}
+	if company, account, ok := parseCompanyItem(name); ok {
+		if account == "" {
+			return "the keys and IDs Poppydesk uses at " + company
+		}
+		return "the sign-in of " + account + " at " + company
+	}
+	return name
+}
+
 func parseCompanyItem(name string) (company, account string, ok bool) {
 	rest, found := strings.CutPrefix(name, "company/")
 	if !found {

@@ -112,9 +112,19 @@ func TestRealKeyringItems(t *testing.T) {
 			t.Fatalf("Get(%s) from the daemon = %q, %v; want %q", tc.name, got, err, tc.value)
 		}
 	}
-	// Cross-check with libsecret's own client: the JSON is stored as is.
+	// Cross-check with libsecret's own client: the JSON is stored as is, and each item's label
+	// says what it holds.
 	if v, ok := secretToolLookup(t, k.Service(), "root"); !ok || v != string(tests[0].value) {
 		t.Fatalf("secret-tool lookup root = %q, %v; want %q", v, ok, tests[0].value)
+	}
+	for name, want := range map[string]string{
+		"root":                                k.Service() + ": the private key of your own identity",
+		"company/https%3A%2F%2Fshop.example/": k.Service() + ": the keys and IDs Poppydesk uses at https://shop.example",
+	} {
+		out, err := exec.Command("secret-tool", "search", "--all", "service", k.Service(), "username", name).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "label = "+want+"\n") {
+			t.Errorf("secret-tool search %s: want the label %q:\n%s (%v)", name, want, out, err)
+		}
 	}
 	names, err := fresh.Names(ctx)
 	if err != nil || strings.Join(names, ",") != "binary,company/https%3A%2F%2Fshop.example/,root" {
