@@ -118,7 +118,7 @@ func (h *Host) chooseOperator(ctx context.Context) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && b.Operator != base:
 		h.problem = &Problem{Kind: ProblemNotEnrolled, Text: fmt.Sprintf("Poppydesk is set to sign through the operator %s, but this device is not enrolled with it, "+
-			"so it cannot act at Companies. Enroll it in Settings → Identity, or with `poppydesk operator enroll %s --token TOKEN` (the token comes from the operator's administrator).", base, base)}
+			"so it cannot act at Companies. Enroll it in Settings → Identity, or with the command “poppydesk operator enroll %s --token TOKEN” (the token comes from the operator's administrator).", base, base)}
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading this device's operator enrollment from the keyring failed: %w", err)

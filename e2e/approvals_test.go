@@ -165,8 +165,9 @@ func TestApprovalDialogInChromium(t *testing.T) {
 	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
 	toDialog := time.Since(asked)
 	// The guard must still be on: Approve was shown less than a second ago.
-	if got := w.eval(`String(document.getElementById("approve-button").disabled)`); got != "true" {
-		t.Errorf("Approve is enabled %v after the dialog appeared; the guard must keep it disabled for about 1 s", toDialog)
+	// (aria-disabled, never disabled: a press on it during the guard must reach the guard.)
+	if got := w.eval(`document.getElementById("approve-button").getAttribute("aria-disabled")`); got != "true" {
+		t.Errorf("Approve is available %v after the dialog appeared; the guard must keep it off for about 1 s", toDialog)
 	}
 	if got := w.eval(`document.getElementById("approval-guard").textContent`); !strings.Contains(got, "stray click") {
 		t.Errorf("no visible reason while Approve is disabled: %q", got)
@@ -225,7 +226,7 @@ func TestApprovalDialogInChromium(t *testing.T) {
 		}
 	}
 
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
 	shot, err := chromedp.Run(w.bctx, chromedp.FullScreenshot(90))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -264,6 +265,9 @@ func TestApprovalDialogInChromium(t *testing.T) {
 	displayed := w.eval(`document.getElementById("approval-dialog").dataset.revision`)
 	clicked := time.Now()
 	w.eval(`(() => { document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest("#approve-button")) window.approveClickAt ??= performance.now(); }, true); return "listening"; })()`)
+	// The guard counts from the frame that shows the dialog (a headless browser paints it as
+	// late as the screenshot above) and restarts on any key, Enter included.
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 	toResult := time.Since(clicked)
@@ -414,7 +418,7 @@ func TestExampleAgentInChromium(t *testing.T) {
 	if got := w.eval(`document.getElementById("approval-requester").textContent`); !strings.HasPrefix(got, "Asked by poppydesk-example-agent") {
 		t.Errorf("the dialog does not name the agent that asked: %q", got)
 	}
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the agent's final report", `(document.getElementById("agent-lines")?.textContent ?? "").includes("Outcome: the exchange was performed after your approval.")`, 60*time.Second)
 	w.waitFor("the agent's end", `document.getElementById("agent-state")?.textContent === "The example agent has finished."`, 10*time.Second)

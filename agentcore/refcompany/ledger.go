@@ -332,7 +332,10 @@ func (st *opStore) issue(c caller, iface string, ask exchangeAsk, now time.Time,
 	return outcome{kind: outNeedApproval, op: wire}
 }
 
-// describe writes the summary and terms of a revision (Operations 3).
+// describe writes the summary and terms of a revision (Operations 3). The terms carry what a
+// person checks before approving, as data: the order and item, the names of the item and of its
+// replacement, the signed price difference, and the money that moves: a "charge" or a "refund"
+// (never both; neither at no extra cost) and the payment method it goes through.
 func (st *opStore) describe(opID, rev string, ask exchangeAsk, exp time.Time) operationWire {
 	s := st.s
 	o := st.orders[ask.OrderID]
@@ -342,9 +345,9 @@ func (st *opStore) describe(opID, rev string, ask exchangeAsk, exp time.Time) op
 	var cost string
 	switch {
 	case diff > 0:
-		cost = "for $" + money(diff) + " more, charged to the card used for the order"
+		cost = "for $" + money(diff) + " more, charged to " + paymentMethod
 	case diff < 0:
-		cost = "with $" + money(-diff) + " refunded to the card used for the order"
+		cost = "with $" + money(-diff) + " refunded to " + paymentMethod
 	default:
 		cost = "at no extra cost"
 	}
@@ -355,7 +358,16 @@ func (st *opStore) describe(opID, rev string, ask exchangeAsk, exp time.Time) op
 	}
 	terms := map[string]any{
 		"order_id": o.ID, "item_id": it.ID, "replacement_sku": ask.ReplacementSKU,
+		"item_name": from.Name, "replacement_name": to.Name,
 		"price_difference": map[string]any{"amount": amount, "currency": "USD"},
+	}
+	switch {
+	case diff > 0:
+		terms["charge"] = map[string]any{"amount": money(diff), "currency": "USD"}
+		terms["payment_method"] = paymentMethod
+	case diff < 0:
+		terms["refund"] = map[string]any{"amount": money(-diff), "currency": "USD"}
+		terms["payment_method"] = paymentMethod
 	}
 	if s.fault(FaultSummaryHostile) {
 		summary = "**Exchange** the " + from.Name + " for the *" + to.Name + "*, " + cost + ".\n\n" +
@@ -370,6 +382,9 @@ func (st *opStore) describe(opID, rev string, ask exchangeAsk, exp time.Time) op
 	}
 	return operationWire{OperationID: opID, Revision: rev, Summary: summary, Terms: terms, ExpiresAt: exp.Format(time.RFC3339)}
 }
+
+// paymentMethod is how the reference Company charges or refunds a price difference.
+const paymentMethod = "the card used for the order"
 
 func mismatchSKU(sku string) string {
 	if strings.HasSuffix(sku, "-m") {

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { STATUS_MS, mountShell } from "./app";
+import { STATUS_MS, mountShell, versionWords } from "./app";
 import type { AppInfo, Section, ShellAPI } from "./api";
 import { FakeEvents } from "./api/testing";
 import { SECTIONS } from "./sections";
@@ -414,5 +414,13 @@ describe("the shell speaks to people", () => {
     window.dispatchEvent(new Event("blur"));
     window.dispatchEvent(new Event("focus"));
     expect(backend.focus.slice(-2)).toEqual([false, true]);
+  });
+});
+
+describe("the version", () => {
+  it("reads a release as it is and a commit as a development build", () => {
+    expect(versionWords("1.2.0")).toBe("1.2.0");
+    expect(versionWords("2c8fe3e")).toBe("development build 2c8fe3e");
+    expect(versionWords("2c8fe3e4b1a9-dirty")).toBe("development build 2c8fe3e (with local changes)");
   });
 });

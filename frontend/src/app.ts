@@ -16,6 +16,15 @@ export const STATUS_MS = 8000;
 // first-run screen (views/firstrun.ts) instead of their view.
 const NEEDS_ENGINE = new Set(["approvals", "companies", "signin", "conversations", "browser"]);
 
+// versionWords shows the version a person can read: a release as it is ("1.2.0"), a build from a
+// commit (what `git describe` gives where no release tag exists: "2c8fe3e", "2c8fe3e-dirty") as
+// a development build.
+export function versionWords(v: string): string {
+  const m = /^(?:g)?([0-9a-f]{7,40})(-dirty)?$/.exec(v);
+  if (!m) return v;
+  return `development build ${m[1].slice(0, 7)}${m[2] ? " (with local changes)" : ""}`;
+}
+
 export interface Shell {
   current(): string;
   show(id: string): void;
@@ -161,7 +170,7 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
     // [label, value, element id, is a file path (shown in monospace)]
     const rows: [string, string, string, boolean][] = info
       ? [
-          ["Version", info.version, "info-version", false],
+          ["Version", versionWords(info.version), "info-version", false],
           ["Protocol", info.protocol, "info-protocol", false],
           ["Data folder", info.dataDir, "info-data", true],
           ["Settings folder", info.configDir, "info-config", true],
@@ -230,7 +239,8 @@ export function mountShell(doc: Document, backend: ShellAPI, views: Record<strin
   const ready = Promise.all([backend.info(), backend.sections(), backend.status()]).then(
     ([i, secs, st]) => {
       info = i;
-      version.textContent = i.version;
+      version.textContent = versionWords(i.version);
+      version.title = `Version ${i.version}`;
       const chip = keyringWords(i.keyring);
       keyring.textContent = chip.text;
       keyring.dataset.state = chip.state;

@@ -43,3 +43,9 @@ export function icon(paths: readonly string[]): SVGSVGElement {
   }
   return svg;
 }
+
+// isTab says whether a key event is Tab or Shift+Tab. WebKitGTK reports Shift+Tab (the
+// ISO_Left_Tab key) with the key "Unidentified" and the key code 9.
+export function isTab(ev: KeyboardEvent): boolean {
+  return ev.key === "Tab" || (ev.key === "Unidentified" && ev.keyCode === 9);
+}

@@ -10,7 +10,7 @@ import { inspectorView } from "./views/inspector";
 import { settingsView } from "./views/settings";
 
 mountShell(document, api.shell, {
-  approvals: approvalsView(api.approvals, { raise: api.raiseWindow }),
+  approvals: approvalsView(api.approvals),
   signin: signInView(api.signIn),
   companies: companiesView(api.companies),
   browser: browserView(api.browser),

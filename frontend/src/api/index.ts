@@ -4,5 +4,4 @@
 export * from "./types";
 export { EVENTS, onEvent, type ApprovalChange, type ConversationChange, type EventData, type EventName, type Listener, type Subscribe } from "./events";
 export { describeError } from "./errors";
-export { raiseWindow } from "./runtime";
 export * from "./services";

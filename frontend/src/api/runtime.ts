@@ -33,8 +33,6 @@ export type ServiceName = keyof GoServices;
 // calls this.
 export interface WailsRuntime {
   EventsOnMultiple(name: string, cb: (...data: any[]) => void, max: number): (() => void) | void;
-  WindowShow?: () => void;
-  WindowUnminimise?: () => void;
 }
 
 declare global {
@@ -60,12 +58,4 @@ export function call<T>(service: ServiceName, f: () => Promise<T>): Promise<T> {
   } catch (err) {
     return Promise.reject(err);
   }
-}
-
-// raiseWindow brings the desktop window forward; the browser-testable bridge has no such
-// functions, so it does nothing there.
-export function raiseWindow(): void {
-  const rt = window.runtime;
-  rt?.WindowUnminimise?.();
-  rt?.WindowShow?.();
 }

@@ -23,6 +23,8 @@ export class DemoCard {
   // whenever an approval changes, which a reset does).
   private readonly reset = el("button", { type: "button", class: "btn btn-secondary", id: "demo-reset" }, "Reset demo");
   private readonly resetNote = el("p", { class: "muted", id: "demo-reset-note", "aria-live": "polite" });
+  // note says how the last demo request went, kept across re-renders until Reset demo.
+  private readonly note = el("p", { class: "muted", id: "demo-note", "aria-live": "polite" });
 
   constructor(private readonly backend: DemoBackend) {
     this.reset.addEventListener("click", () => {
@@ -32,6 +34,10 @@ export class DemoCard {
       this.backend.resetDemo().then(
         () => {
           reset.disabled = false;
+          // What went wrong before the reset is no longer true: the request's note and a
+          // finished agent's transcript go.
+          this.note.textContent = "";
+          if (!this.run.running) this.show(IDLE);
           this.resetNote.textContent =
             "The demo is as it was at start: the order is back, nothing was exchanged, and the demo account is signed in again. Approvals that were still waiting are declined and stay listed as records.";
         },
@@ -45,7 +51,7 @@ export class DemoCard {
 
   // card builds the card for the demo Company (named companyName).
   card(companyName: string): HTMLElement {
-    const note = el("p", { class: "muted", id: "demo-note", "aria-live": "polite" });
+    const note = this.note;
     const mk = (kind: string, label: string) => {
       const b = el("button", { type: "button", class: kind === "api" ? "btn btn-primary" : "btn btn-secondary", id: `demo-${kind}` }, label);
       b.addEventListener("click", () => {

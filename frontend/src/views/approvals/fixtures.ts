@@ -129,3 +129,13 @@ export function key(target: Element, k: string, shift = false): KeyboardEvent {
 export const $ = (id: string) => document.getElementById(id) as HTMLElement;
 export const approveBtn = () => $("approve-button") as HTMLButtonElement;
 
+
+// press is a user's click on btn: the pointer press that begins it, then the click.
+export function press(btn: Element): void {
+  btn.dispatchEvent(new Event("pointerdown", { bubbles: true, cancelable: true }));
+  (btn as HTMLElement).click();
+}
+
+// off says whether a decision button is shown as unavailable (aria-disabled: it stays focusable
+// and keeps receiving the presses that restart the guard).
+export const off = (btn: Element) => btn.getAttribute("aria-disabled") === "true";

@@ -45,20 +45,8 @@ function rowButton(it: ApprovalRow, act: ListActions, tag: "li" | "div"): HTMLEl
 
 // earlierList is the virtualized group of earlier items, paging in more as it is scrolled.
 function earlierList(items: ApprovalRow[], act: ListActions): HTMLElement {
-  const scroller = el("div", { class: "approval-earlier", tabindex: "0" });
-  scroller.style.maxHeight = "60vh";
-  scroller.style.overflowY = "auto";
-  const vlist = new VirtualList<EarlierRow>(
-    scroller,
-    (r) => {
-      const row = rowButton(r.item, act, "div");
-      row.style.display = "flex";
-      row.style.gap = "8px";
-      row.style.paddingBottom = "8px";
-      return row;
-    },
-    { estimate: 56, ...act.virtual },
-  );
+  const scroller = el("div", { class: "approval-earlier", tabindex: "0", "aria-label": "Earlier approvals" });
+  const vlist = new VirtualList<EarlierRow>(scroller, (r) => rowButton(r.item, act, "div"), { estimate: 86, ...act.virtual });
   const seen = new Set<string>();
   const rows: EarlierRow[] = [];
   const add = (list: ApprovalRow[]) => {

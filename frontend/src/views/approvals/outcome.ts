@@ -67,7 +67,7 @@ export function outcomeNodes(out: Outcome, companyName: string | undefined, inCo
     );
   }
   if (out.body || out.message || out.httpStatus) {
-    const d = el("details", { class: "result-details", id: "result-details" }, el("summary", {}, "Details"));
+    const d = el("details", { class: "result-details", id: "result-details" }, el("summary", {}, "The full response"));
     if (out.message) d.append(el("p", { class: "muted", id: "result-message" }, `Poppydesk: ${out.message}.`));
     if (out.body) {
       d.append(

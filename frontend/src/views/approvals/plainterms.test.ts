@@ -40,10 +40,12 @@ describe("the terms in plain words", () => {
   });
 
   it("shows an amount with its currency, every digit as the Company wrote it", () => {
-    expect(moneyWords("70.00", "USD", "en-US")).toBe("$70.00");
-    expect(moneyWords("1234.5", "EUR", "en-US")).toBe("€1,234.5");
-    expect(moneyWords("70.005", "USD", "en-US")).toBe("$70.005");
-    expect(moneyWords("70", "JPY", "en-US")).toBe("¥70");
+    expect(moneyWords("70.00", "USD", "en-US")).toBe("$70.00 USD");
+    expect(moneyWords("1234.5", "EUR", "en-US")).toBe("€1,234.5 EUR");
+    expect(moneyWords("70.005", "USD", "en-US")).toBe("$70.005 USD");
+    expect(moneyWords("70", "JPY", "en-US")).toBe("¥70 JPY");
+    expect(moneyWords("70.00", "USD", "en-GB")).toBe("US$70.00 USD");
+    expect(moneyWords("70.00", "CHF", "en-US")).toBe("CHF\u00a070.00");
     expect(moneyWords("1e3", "USD", "en-US")).toBe("1e3 USD");
     expect(moneyWords("12345678901234567.5", "USD", "en-US")).toBe("12345678901234567.5 USD");
     expect(moneyWords("70.00", "XYZ", "en-US")).toMatch(/70\.00/);
@@ -60,7 +62,7 @@ describe("the terms in plain words", () => {
     expect(got.map((r) => [r.label, r.value])).toEqual([
       ["Order ID", "ord_7Hk2"],
       ["Replacement SKU", "stormline-insulated-m"],
-      ["Price difference", "$70.00"],
+      ["Price difference", "$70.00 USD"],
     ]);
     expect(got[2].raw).toEqual(rows.slice(2));
   });

@@ -7,9 +7,10 @@
 //     City"), an array element its position ("Items › 1");
 //   - a string is shown without quotes, a number as written, true and false as Yes and No, null
 //     as "none";
-//   - an object of exactly {amount, currency}, where currency is three capital letters and
-//     amount a decimal number, is one row: the amount in the user's locale with the currency
-//     ("$70.00"), keeping every digit the Company wrote; any other amount reads "70.005 USD".
+//   - an object of exactly {amount, currency}, where currency is three capital letters (an ISO
+//     4217 code) and amount a decimal number, is one row: the amount with the currency's symbol
+//     in the user's locale and its code ("$70.00 USD"), keeping every digit the Company wrote;
+//     an amount the locale cannot write with exactly those digits reads "70.005 USD".
 //
 // Nothing else is interpreted: no key is renamed by meaning, no value is rounded or converted.
 // The Company's own pointer and JSON value of every row stay one click away (the dialog's
@@ -22,6 +23,12 @@ export interface PlainTerm {
   value: string;
   // raw lists the rows (JSON Pointer and JSON text) this plain row stands for.
   raw: TermRow[];
+  // path is the JSON Pointer of the term (of the object, for an amount).
+  path: string;
+  // money is the amount and its currency code when the row is an amount.
+  money?: { amount: string; currency: string };
+  // text is the value when the term is a JSON string (undefined for any other value).
+  text?: string;
 }
 
 const ABBREVIATIONS = new Set(["id", "ids", "sku", "url", "uri", "api", "vat", "iban", "bic", "eta", "utc", "pin", "uuid", "iso", "pdf", "sms", "ip", "usd", "eur", "gbp"]);
@@ -83,9 +90,11 @@ export function valueWords(text: string): string {
 
 const DECIMAL = /^-?\d{1,15}(\.\d{1,6})?$/;
 
-// moneyWords shows an amount with its currency, every digit kept: "$70.00" when the user's
-// locale can write it with exactly the digits given, else "70.00 USD".
-export function moneyWords(amount: string, currency: string, locale?: string): string {
+// moneyWords shows an amount with its ISO 4217 currency, every digit kept: the currency's symbol
+// in the user's locale and its code ("$70.00 USD", "70,00 € EUR"; the code once when the locale
+// writes the code itself, "CHF 70.00") when the locale can write the amount with exactly the
+// digits given, else "70.00 USD".
+export function moneyWords(amount: string, currency: string, locale: string | undefined = userLocale()): string {
   const plain = `${amount} ${currency}`;
   if (!DECIMAL.test(amount)) return plain;
   const digits = amount.includes(".") ? amount.split(".")[1].length : 0;
@@ -95,9 +104,20 @@ export function moneyWords(amount: string, currency: string, locale?: string): s
     // The formatted digits must be the Company's digits, in order (grouping aside).
     const want = amount.replace(/^-/, "").replace(".", "").replace(/^0+(?=\d)/, "");
     const got = out.replace(/[^\d]/g, "").replace(/^0+(?=\d)/, "");
-    return got === want ? out : plain;
+    if (got !== want) return plain;
+    return out.includes(currency) ? out : `${out} ${currency}`;
   } catch {
     return plain;
+  }
+}
+
+// userLocale is the user's locale for numbers, without the POSIX variant a "C" or "POSIX"
+// environment gives (en-US-u-va-posix writes "$ 70.00" where en-US writes "$70.00").
+export function userLocale(): string | undefined {
+  try {
+    return new Intl.NumberFormat().resolvedOptions().locale.replace(/-u-va-posix$/i, "");
+  } catch {
+    return undefined;
   }
 }
 
@@ -130,12 +150,13 @@ export function plainTerms(rows: readonly TermRow[], locale?: string): PlainTerm
       const m = moneyOf(siblings.map(([x]) => x));
       if (m) {
         for (const [, j] of siblings) used.add(j);
-        out.push({ label: labelOfPointer(parent), value: moneyWords(m.amount, m.currency, locale), raw: siblings.map(([x]) => x) });
+        out.push({ label: labelOfPointer(parent), value: moneyWords(m.amount, m.currency, locale), raw: siblings.map(([x]) => x), path: parent, money: m });
         continue;
       }
     }
     used.add(i);
-    out.push({ label: labelOfPointer(r.path), value: valueWords(r.value), raw: [r] });
+    const { ok, v } = parse(r.value);
+    out.push({ label: labelOfPointer(r.path), value: valueWords(r.value), raw: [r], path: r.path, text: ok && typeof v === "string" ? v : undefined });
   }
   return out;
 }

@@ -1,13 +1,18 @@
 // The body of the approval dialog: what the user reads before deciding, in plain words first.
 // The Company's verified name and domain (from discovery, never from the operation), which agent
-// asked, the differences the engine found between the terms, the request and the model's intent,
-// what changed since the previous revision, the summary (summary.ts), the terms as labelled rows
-// (plainterms.ts), and the account. The identifiers, the Session, the interface, the terms as the
-// Company sent them and the raw request sit behind "Details", one click away.
+// asked, the money line (money.ts: amounts with their currency, charge or refund, payment method
+// and names, as the terms carry them), the differences the engine found between the terms, the
+// request and the model's intent (differences.ts), what changed since the previous revision, the
+// summary (summary.ts), the terms as labelled rows (plainterms.ts), and the account. A decided
+// item names its reference (the operation and the version of the terms). The identifiers, the
+// Session, the interface, the terms as the Company sent them and the raw request sit behind
+// "Details", one click away.
 
 import type { ApprovalItem } from "../../api";
 import { append, el } from "../../dom";
 import { hasChanges, renderChanges } from "./changes";
+import { differenceWords } from "./differences";
+import { type MoneyLine, moneyLine, moneySentence } from "./money";
 import { plainTerms } from "./plainterms";
 import { renderSummary } from "./summary";
 import { itemStateWords, recordWords } from "./words";
@@ -34,30 +39,70 @@ export function interfaceWords(iface: string): string {
   }
 }
 
+// referenceWords names what an approval was about: the Company's operation and the version of
+// its terms ("exc_5Rt2, version 1791487200-k3Jd9Qx2mW8v").
+export function referenceWords(item: ApprovalItem): string {
+  return `${item.current.operationId}, version ${item.current.revision}`;
+}
+
+// descriptionWords is what a screen reader says after the dialog's title: the Company, its
+// verified domain and the money line.
+export function descriptionWords(item: ApprovalItem, money: MoneyLine): string {
+  const name = item.companyName || item.company;
+  const amounts = moneySentence(money);
+  return `${name}, ${item.companyDomain}. ${amounts || "The terms name no amount."}`;
+}
+
+// moneyBox shows the money line (nothing when the terms carry nothing about money or names).
+function moneyBox(m: MoneyLine): HTMLElement | null {
+  if (m.amounts.length === 0 && !m.method && m.names.length === 0) return null;
+  const box = el("section", { class: "approval-money", id: "approval-money", "aria-label": "Money and items" });
+  for (const a of m.amounts) {
+    const line = el(
+      "p",
+      { class: `money-amount${a.direction ? " money-" + a.direction : ""}`, "data-currency": a.currency },
+      el("span", { class: "money-label" }, a.label),
+      el("span", { class: "money-value" }, a.text),
+    );
+    box.appendChild(line);
+  }
+  const facts = el("dl", { class: "money-facts" });
+  if (m.method) append(facts, [el("dt", {}, "Payment method"), el("dd", { id: "approval-payment-method" }, m.method)]);
+  for (const n of m.names) append(facts, [el("dt", {}, n.label), el("dd", {}, n.value)]);
+  if (facts.childElementCount > 0) box.appendChild(facts);
+  return box;
+}
+
 // approvalContent builds the dialog body for item; replaced says it replaces an earlier
 // revision on screen.
 export function approvalContent(doc: Document, item: ApprovalItem, replaced: boolean): Node[] {
   const nodes: Node[] = [];
   const name = item.companyName || item.company;
+  const money = moneyLine(item.current.terms ?? []);
   const who = el("p", { class: "approval-requester", id: "approval-requester" }, requesterWords(item));
   if (item.request?.requester) who.title = "The name and version the agent gives itself when it connects; Poppydesk does not verify them.";
-  nodes.push(
-    el(
-      "header",
-      { class: "approval-head" },
-      el("p", { class: "approval-kicker", id: "approval-kicker" }, item.decidable ? "Your approval is needed" : item.violation ? itemStateWords(item) : recordWords(item, new Date(), item.interface === "conversation" || !!item.request?.conversation)),
-      item.decidable
-        ? el("h2", { id: "approval-title" }, "Approve at ", el("span", { id: "approval-company" }, name), "?")
-        : el("h2", { id: "approval-title" }, el("span", { id: "approval-company" }, name)),
-      el(
-        "p",
-        { class: "approval-domain" },
-        el("span", { id: "approval-domain" }, item.companyDomain),
-        " · name and domain verified by Poppydesk, not taken from the request",
-      ),
-      who,
-    ),
+  const head = el(
+    "header",
+    { class: "approval-head" },
+    el("p", { class: "approval-kicker", id: "approval-kicker" }, item.decidable ? "Your approval is needed" : item.violation ? itemStateWords(item) : recordWords(item, new Date(), item.interface === "conversation" || !!item.request?.conversation)),
+    item.decidable
+      ? el("h2", { id: "approval-title" }, "Approve at ", el("span", { id: "approval-company" }, name), "?")
+      : el("h2", { id: "approval-title" }, el("span", { id: "approval-company" }, name)),
   );
+  if (!item.decidable) head.appendChild(el("p", { class: "approval-reference", id: "approval-reference" }, "Reference: ", el("span", { class: "mono" }, referenceWords(item))));
+  nodes.push(
+    head,
+    el("p", { id: "approval-description", hidden: true }, descriptionWords(item, money)),
+    el(
+      "p",
+      { class: "approval-domain" },
+      el("span", { id: "approval-domain" }, item.companyDomain),
+      " · name and domain verified by Poppydesk, not taken from the request",
+    ),
+    who,
+  );
+  const box = moneyBox(money);
+  if (box) nodes.push(box);
   if (replaced) {
     nodes.push(
       el(
@@ -84,7 +129,11 @@ export function approvalContent(doc: Document, item: ApprovalItem, replaced: boo
   const summaryWarnings = item.current.summary?.warnings ?? [];
   if (warnings.length + summaryWarnings.length > 0) {
     const ul = el("ul", {});
-    for (const w of warnings) ul.appendChild(el("li", {}, w.message));
+    for (const w of warnings) {
+      const li = el("li", {}, differenceWords(w));
+      li.title = w.message;
+      ul.appendChild(li);
+    }
     for (const w of summaryWarnings) ul.appendChild(el("li", {}, w.message));
     nodes.push(
       el(

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { ViewContext } from "../../app";
-import { $, FakeApprovals, T0, item } from "./fixtures";
+import { $, FakeApprovals, T0, item, off, press } from "./fixtures";
 import { approvalsView } from "./view";
 
 describe("the Approvals section", () => {
@@ -58,6 +58,36 @@ describe("the Approvals section", () => {
     await vi.waitFor(() => expect($("demo-note").textContent).toBe("requested api"));
   });
 
+  it("clears what went wrong before a Reset demo", async () => {
+    const backend = new FakeApprovals();
+    backend.demo = true;
+    backend.startDemoExchange = () => Promise.reject("item itm_4Qa was already exchanged");
+    approvalsView(backend)($("host"), ctx());
+    await vi.waitFor(() => expect($("demo-api")).toBeTruthy());
+    $("demo-api").click();
+    await vi.waitFor(() => expect($("demo-note").textContent).toMatch(/The demo request failed: .*already exchanged/));
+    backend.emit("approvals:example-agent", { running: false, lines: ["→ call_api_operation: failed"], error: "The example agent stopped: already exchanged" });
+    expect($("agent-error").textContent).toMatch(/already exchanged/);
+    $("demo-reset").click();
+    await vi.waitFor(() => expect($("demo-reset-note").textContent).toMatch(/as it was at start/));
+    expect($("demo-note").textContent).toBe("");
+    expect(document.getElementById("agent-error")).toBeNull();
+  });
+
+  it("opens a new approval in place of a decided record, never over a question", async () => {
+    const backend = new FakeApprovals();
+    approvalsView(backend, { requireTrusted: false })($("host"), ctx());
+    backend.items = [item({ state: "declined", decidable: false, decided: new Date(T0).toISOString() })];
+    backend.emit("approvals:changed", { kind: "created", id: "apr_1", state: "declined" });
+    await vi.waitFor(() => expect($("approval-title").textContent).toBe("Poppy Outfitters"));
+    backend.items.push(item({ id: "apr_2" }), item({ id: "apr_3" }));
+    backend.emit("approvals:changed", { kind: "created", id: "apr_2", state: "pending" });
+    await vi.waitFor(() => expect($("approval-dialog").dataset.approval).toBe("apr_2"));
+    backend.emit("approvals:changed", { kind: "created", id: "apr_3", state: "pending" });
+    await new Promise((r) => setTimeout(r, 50));
+    expect($("approval-dialog").dataset.approval).toBe("apr_2");
+  });
+
   it("runs the example agent and shows its words as the agent's", async () => {
     const backend = new FakeApprovals();
     backend.demo = true;
@@ -97,8 +127,8 @@ describe("the Approvals section", () => {
       backend.emit("approvals:changed", { kind: "state", id: "apr_1", state: "succeeded" });
       return approve(id, revision, digest);
     };
-    await vi.waitFor(() => expect(($("approve-button") as HTMLButtonElement).disabled).toBe(false));
-    $("approve-button").click();
+    await vi.waitFor(() => expect(off($("approve-button"))).toBe(false));
+    press($("approve-button"));
     await vi.waitFor(() => expect($("approval-kicker").textContent).toMatch(/^Approved on .* · performed$/));
     expect($("approval-title").textContent).not.toContain("?");
   });

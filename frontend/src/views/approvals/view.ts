@@ -1,7 +1,9 @@
 // The Approvals section: the list of approvals (list.ts), the dialog (dialog.ts) and, in demo
 // mode, the demo card (demo.ts). It listens, for the window's whole life, for new approvals: one
-// arriving brings the window forward and opens the dialog (switching to the Approvals section if
-// needed).
+// arriving opens its dialog (switching to the Approvals section if needed) without bringing the
+// window forward: while another application has the focus, the user is told by the desktop
+// notification, the taskbar's attention request and badge (Go's side, app/host_attention.go),
+// and decides when they come to Poppydesk.
 
 import { type ApprovalChange, type ApprovalRow, type ApprovalsAPI, type ApprovalsStatus, EVENTS, describeError } from "../../api";
 import type { SectionView, ViewContext } from "../../app";
@@ -15,11 +17,7 @@ import { approvalGroups } from "./list";
 // fake).
 export type ApprovalsBackend = ApprovalsAPI;
 
-export interface ApprovalsOptions extends DialogOptions {
-  // raise brings the window to the front when a new approval arrives (the Wails runtime in the
-  // desktop window; nothing in the browser-testable bridge).
-  raise?: () => void;
-}
+export type ApprovalsOptions = DialogOptions;
 
 // FIRST_PAGE is how many decided approvals the list reads when it opens: about three screens of
 // rows, so the first screen waits for no more than it shows; EARLIER_PAGE is how many each read
@@ -39,14 +37,6 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
     const ev: ApprovalChange = data ?? { kind: "", id: "", state: "" };
     const fresh = isFresh(ev);
     if (fresh && ev.id) trace.start(ev.id);
-    if (fresh) {
-      try {
-        opts.raise?.();
-      } catch (err) {
-        console.error("bringing the window forward failed", err);
-      }
-      trace.mark(ev.id, "raised");
-    }
     if (mounted) {
       mounted.refresh(ev);
     } else if (fresh && ev.id) {
@@ -89,7 +79,13 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
       const id = dlg.current?.id;
       if (id) void openItem(id);
     };
-    dlg.onClosed = () => void load();
+    // Closing the dialog reads the list again; the focus goes back to the row it was opened
+    // from, drawn again by then (unless the user has put it somewhere else meanwhile).
+    dlg.onClosed = () =>
+      void load().then(() => {
+        const a = document.activeElement;
+        if (!dlg.isOpen && (!a || a === document.body)) dlg.restoreFocus();
+      });
 
     // next is the cursor after the earlier items read so far (fronts.Approvals.Earlier).
     let next = "";
@@ -146,8 +142,10 @@ export function approvalsView(backend: ApprovalsBackend, opts: ApprovalsOptions 
       refresh: (ev?: ApprovalChange) => {
         if (ev?.id && !gone) {
           const fresh = isFresh(ev);
+          // A new approval opens its own dialog unless another one waits for a decision on
+          // screen; a decided record gives way to it.
           if (dlg.isOpen && dlg.current?.id === ev.id) void openItem(ev.id);
-          else if (fresh && !dlg.isOpen) void openItem(ev.id);
+          else if (fresh && (!dlg.isOpen || dlg.isRecord)) void openItem(ev.id);
           else if (fresh) ctx.setStatus("Another approval arrived; it is in the Approvals list.");
         }
         void load();

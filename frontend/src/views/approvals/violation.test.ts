@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApprovalDialog } from "./dialog";
 import { approvalGroups } from "./list";
-import { $, FakeApprovals, T0, approveBtn, item, rowOf } from "./fixtures";
+import { $, FakeApprovals, T0, approveBtn, item, press, rowOf } from "./fixtures";
 
 // An item whose terms the Company changed without a new revision (Operations 3): the words come
 // from Go (approvals.Item.Violation); the dialog shows them first, says the Company broke the
@@ -48,7 +48,7 @@ describe("an approval whose revision the Company reused", () => {
     const warnings = Array.from($("approval-warnings").querySelectorAll("li")).map((l) => l.textContent);
     expect(warnings).toEqual(["The terms name another size than the summary."]);
     expect(approveBtn().hidden).toBe(true);
-    approveBtn().click();
+    press(approveBtn());
     await Promise.resolve();
     expect(backend.approvals).toEqual([]);
     const text = document.getElementById("approval-dialog")!.textContent!;

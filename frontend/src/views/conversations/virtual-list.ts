@@ -39,6 +39,23 @@ export class VirtualList<R extends { key: string } = Row> {
     this.spacer.appendChild(this.win);
     scroller.replaceChildren(this.spacer);
     scroller.addEventListener("scroll", () => this.render(), { passive: true });
+    // Rows drawn before the scroller is in the page (or while it is hidden) have no height to
+    // measure: it is drawn again when it gets its size, and when its width changes the rows'
+    // heights (ResizeObserver; absent in jsdom, which has no layout).
+    const RO = scroller.ownerDocument.defaultView?.ResizeObserver;
+    if (RO) {
+      let width = -1;
+      const win = scroller.ownerDocument.defaultView;
+      new RO(() => {
+        if (scroller.clientWidth === width) return;
+        width = scroller.clientWidth;
+        // Drawn at the next frame: drawing changes the sizes being observed.
+        win?.requestAnimationFrame(() => {
+          this.dirty = true;
+          this.render();
+        });
+      }).observe(scroller);
+    }
   }
 
   private height(i: number): number {

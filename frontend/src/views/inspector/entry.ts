@@ -22,6 +22,20 @@ function body(title: string, text: string): HTMLElement | null {
   return el("details", {}, el("summary", {}, title), el("pre", { class: "insp-pre" }, shown));
 }
 
+// TIME_CLAIMS are the JWT claims that hold a time as seconds since 1970 (RFC 7519 4.1, OpenID
+// Connect's auth_time).
+const TIME_CLAIMS = new Set(["iat", "exp", "nbf", "auth_time"]);
+
+// claimsText shows a token's claims (indented JSON) with each time claim followed by the time it
+// stands for, in the user's locale: "exp": 1791487200 (8 Oct 2026, 19:20:00).
+export function claimsText(claims: string): string {
+  return claims.replace(/^(\s*"([a-z_]+)":\s*)(\d{9,11})(,?)$/gm, (line, head: string, name: string, secs: string, comma: string) => {
+    if (!TIME_CLAIMS.has(name)) return line;
+    const d = new Date(Number(secs) * 1000);
+    return Number.isNaN(d.getTime()) ? line : `${head}${secs}${comma}  (${d.toLocaleString()})`;
+  });
+}
+
 export function findingView(f: Finding): HTMLElement {
   return el(
     "li",
@@ -42,7 +56,7 @@ export function entryView(e: InspectorEntry): HTMLElement {
       el("h4", {}, t.where),
       t.note ? el("p", {}, t.note) : null,
       t.header ? el("pre", { class: "insp-pre", "aria-label": `${t.where} header` }, t.header) : null,
-      t.claims ? el("pre", { class: "insp-pre", "aria-label": `${t.where} claims` }, t.claims) : null,
+      t.claims ? el("pre", { class: "insp-pre", "aria-label": `${t.where} claims` }, claimsText(t.claims)) : null,
     ),
   );
   return el(

@@ -33,6 +33,14 @@ export function pathOf(url: string): string {
   return url.replace(/^https:\/\//, "");
 }
 
+// urlParts splits a URL shown in the timeline into its host and the rest (the path and query),
+// so that a narrow list shortens the host, never the path that tells the exchanges apart.
+export function urlParts(url: string): { host: string; path: string } {
+  const rest = pathOf(url);
+  const i = rest.indexOf("/");
+  return i < 0 ? { host: rest, path: "" } : { host: rest.slice(0, i), path: rest.slice(i) };
+}
+
 export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: () => HTMLElement): () => void {
   const q: InspectorQuery = { company: "", sid: "", errors_only: false, findings_only: false, search: "", limit: 200 };
   const selected = new Set<number>();
@@ -143,7 +151,7 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
           { type: "button", class: "insp-open", "data-id": r.id },
           el("span", { class: `insp-status ${statusClass(r)}` }, r.status === 0 ? "—" : String(r.status)),
           el("span", { class: "insp-method" }, r.method),
-          el("span", { class: "insp-url" }, pathOf(r.url)),
+          el("span", { class: "insp-url", title: r.url }, el("span", { class: "insp-host" }, urlParts(r.url).host), el("span", { class: "insp-path" }, urlParts(r.url).path)),
           el(
             "span",
             { class: "insp-meta" },
