@@ -3,10 +3,14 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
@@ -221,5 +225,117 @@ func TestResetDemo(t *testing.T) {
 	perform()
 	if l := f.Company.Ledger(); len(l) != 1 || l[0].Account != refcompany.DefaultAccount {
 		t.Errorf("after Reset demo the exchange performed %+v", l)
+	}
+}
+
+// taskbar records what the Host asks of the desktop: notifications, the count on the taskbar
+// entry and the window's urgency hint.
+type taskbar struct {
+	mu     sync.Mutex
+	notes  []string
+	counts []int
+	urgent []bool
+}
+
+func (b *taskbar) Notify(title, _ string) {
+	b.mu.Lock()
+	b.notes = append(b.notes, title)
+	b.mu.Unlock()
+}
+func (b *taskbar) Count(n int)       { b.mu.Lock(); b.counts = append(b.counts, n); b.mu.Unlock() }
+func (b *taskbar) setUrgent(on bool) { b.mu.Lock(); b.urgent = append(b.urgent, on); b.mu.Unlock() }
+
+func (b *taskbar) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return fmt.Sprintf("notes %q, counts %v, urgent %v", b.notes, b.counts, b.urgent)
+}
+
+// TestAttentionWithoutTheFocus: an approval that arrives while the window is not focused asks
+// for attention without taking the focus (the urgency hint and a notification, never a raise:
+// the Host has no way to raise the window) and counts on the taskbar entry; coming back to the
+// window clears the hint; while the window is focused nothing asks for attention.
+func TestAttentionWithoutTheFocus(t *testing.T) {
+	bar := &taskbar{}
+	f := apptest.Start(t, apptest.Options{Edit: func(c *app.Config) { c.Notifier = bar }})
+	f.Host.SetUrgency(bar.setUrgent)
+	f.SignIn(t, "personal", "orders:read", "orders:write")
+	co := f.Discover(t)
+	shell := f.Fronts().Shell
+
+	shell.WindowFocus(false)
+	apptest.RequestExchange(t, f, co, "personal")
+	waitUntil(t, "the attention request", func() bool {
+		s := bar.String()
+		return strings.Contains(s, `notes ["Approval needed: `+co.Organization.Name+`"]`) && strings.Contains(s, "counts [1]") && strings.Contains(s, "urgent [true]")
+	})
+	shell.WindowFocus(true)
+	if s := bar.String(); !strings.Contains(s, "urgent [true false]") {
+		t.Errorf("coming back to the window did not clear the urgency hint: %s", s)
+	}
+
+	// Focused: new terms change the count only.
+	apptest.RequestExchange(t, f, co, "personal")
+	time.Sleep(300 * time.Millisecond)
+	if s := bar.String(); strings.Count(s, "Approval needed") != 1 || strings.Contains(s, "New terms") || !strings.Contains(s, "urgent [true false]") {
+		t.Errorf("while the window has the focus: %s", s)
+	}
+}
+
+// TestClosingEndsTheModelsWaits: when the window closes (Host.Close) while the model waits for
+// the user's decision, the wait answers at once that the window was closed and nothing was
+// approved, and the approval stays undecided.
+func TestClosingEndsTheModelsWaits(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{})
+	f.SignIn(t, "personal", "orders:read", "orders:write")
+	co := f.Discover(t)
+	out := apptest.RequestExchange(t, f, co, "personal")
+	// The wait's first progress notification says it is under way.
+	waiting := make(chan struct{}, 1)
+	cs := apptest.ModelWith(t, f.Host, "waiter", &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			select {
+			case waiting <- struct{}{}:
+			default:
+			}
+		},
+	})
+	type result struct {
+		status string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: modelapi.ToolWaitForApproval,
+			Arguments: map[string]any{"approval_id": out.ApprovalID, "timeout_seconds": 120}}
+		params.SetProgressToken("wait")
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		st, _ := sc["status"].(string)
+		done <- result{status: st}
+	}()
+	select {
+	case <-waiting:
+	case r := <-done:
+		t.Fatalf("the wait ended before the window closed: %q, %v", r.status, r.err)
+	}
+	start := time.Now()
+	if err := f.Host.CloseWithin(app.ShutdownGrace); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || r.status != modelapi.StatusWindowClosed {
+			t.Fatalf("the model's wait ended with %q, %v; want %q", r.status, r.err, modelapi.StatusWindowClosed)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the model's wait did not end when the window closed")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("closing with a model waiting took %s", d)
 	}
 }

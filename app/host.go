@@ -40,6 +40,9 @@ const SettingClientID = "identity.client_id"
 // ShutdownGrace is how long [Host.Close] waits for in-flight work by default.
 const ShutdownGrace = 5 * time.Second
 
+// modelCallsGrace is how long [Host.Close] waits for the model's calls it ended to answer.
+const modelCallsGrace = time.Second
+
 // Config is what a [Host] is built from. Every field is a plain value; nothing is registered
 // anywhere else.
 type Config struct {
@@ -176,7 +179,7 @@ var problemText = map[string]string{
 		"Start a Secret Service (for example GNOME Keyring, or KeePassXC with Secret Service integration), unlock it, and restart Poppydesk.",
 	ProblemKeyringLocked: "The system keyring is locked, so Poppydesk cannot read its keys and sign-ins and cannot act at Companies. " +
 		"Unlock the keyring (your login keyring, in GNOME Keyring or KeePassXC), then restart Poppydesk.",
-	ProblemNoIdentity: "Poppydesk has no published identity yet (a client_id, spec 4.1), so it cannot act at Companies. " +
+	ProblemNoIdentity: "Poppydesk has no identity yet that Companies can recognise it by, so it cannot act at Companies. " +
 		"Open Poppydesk's window and choose how to start: Get started (when this Poppydesk names an operator), another operator, an identity of your own, or the demo.",
 	ProblemWasReset:     "Poppydesk was reset: every key, sign-in and record is deleted. Quit Poppydesk and start it again",
 	ProblemNotConnected: "this window is not connected to a running Poppydesk, so nothing can be done here; restart Poppydesk and see its log file",
@@ -245,6 +248,7 @@ type Host struct {
 	signIns       *modelapi.MemorySignInRequests
 	activity      *modelapi.Activity
 	model         *mcp.Server
+	calls         modelCalls // the model's tool calls in flight
 	socket        string
 	listener      net.Listener
 	socketErr     error
@@ -348,6 +352,11 @@ func (h *Host) onClose(name string, fn func(ctx context.Context) error) {
 // within ctx. It is safe to call more than once.
 func (h *Host) Close(ctx context.Context) error {
 	var errs []error
+	// The model's calls first: a wait for the user's decision answers that the window was
+	// closed and nothing was approved, while its connection is still open.
+	wctx, cancel := context.WithTimeout(ctx, modelCallsGrace)
+	h.calls.end(wctx)
+	cancel()
 	if err := h.life.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}

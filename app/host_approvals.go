@@ -41,7 +41,7 @@ func (h *Host) approvalChanged(ev approvals.Event) {
 
 func (h *Host) afterApprovalChange(ctx context.Context, ev approvals.Event) {
 	h.countApprovals(ctx)
-	if ev.Kind != "created" && ev.Kind != "revision" || h.notifier == nil {
+	if ev.Kind != "created" && ev.Kind != "revision" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -122,6 +122,27 @@ func (h *Host) countApprovals(ctx context.Context) {
 		h.log.Warn("counting the pending approvals failed", "err", err)
 	}
 	h.relay.Emit(EventSections)
+	h.updateBadge()
+}
+
+// ApprovalsWaiting is how many approvals wait for the user's decision (the Approvals badge): the
+// window asks before it closes while any do ([EventWindowCloseRequested]).
+func (h *Host) ApprovalsWaiting() int {
+	n, _ := h.Waiting()
+	return n
+}
+
+// The window's closing, between the desktop window (app/cli) and the page: the window asks the
+// page to confirm (EventWindowCloseRequested, with a [CloseRequest]) when approvals are waiting,
+// and the page answers with EventWindowCloseConfirmed when the user chooses to close anyway.
+const (
+	EventWindowCloseRequested = "window:close-requested"
+	EventWindowCloseConfirmed = "window:close-confirmed"
+)
+
+// CloseRequest is the data of [EventWindowCloseRequested]: how many approvals wait.
+type CloseRequest struct {
+	Waiting int `json:"waiting"`
 }
 
 // SinceApprovalSent is the time from the latest change of approval id the Host sent to the

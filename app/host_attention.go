@@ -1,10 +1,14 @@
 package app
 
-// Nothing waits unseen: what needs the user (an approval, a sign-in the model asked for) has a
-// badge on its section and, while the window is not focused and the user has not turned them
-// off, a desktop notification. The window tells the Host when it gains or loses focus
-// ([Host.SetWindowFocus]: Wails v2 has no focus event of its own); the notifications setting is
-// kept in the state database.
+// Nothing waits unseen, and nothing takes the user's keyboard: what needs the user (an approval,
+// a sign-in the model asked for) has a badge on its section and a count on the application's
+// taskbar entry (a [Counter], the launcher entry of docks and taskbars) and, while the window is
+// not focused, asks for attention the way desktops let an application do without stealing the
+// focus: the window's urgency hint (the desktop window attaches it with [Host.SetUrgency]) and,
+// unless the user turned them off, a desktop notification. The window is never raised and never
+// takes the focus for it (docs/DESIGN.md): the user decides when they come to Poppydesk. The window
+// tells the Host when it gains or loses focus ([Host.SetWindowFocus]: Wails v2 has no focus event
+// of its own); the notifications setting is kept in the state database.
 
 import (
 	"context"
@@ -16,6 +20,12 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
+// Counter shows how many things wait for the user on the application's taskbar entry (0 hides
+// the count). [DesktopNotifier] is one.
+type Counter interface {
+	Count(n int)
+}
+
 // SettingNotifications is the state setting that turns desktop notifications off ("off") or on
 // (anything else, the default).
 const SettingNotifications = "window.notifications"
@@ -24,8 +34,48 @@ const SettingNotifications = "window.notifications"
 type attention struct {
 	focused atomic.Bool // the window has the keyboard focus (as it last said)
 	muted   atomic.Bool // the user turned notifications off
+	urgency atomic.Pointer[func(on bool)]
 	mu      sync.Mutex
 	seen    map[string]bool // the sign-in requests already announced
+	counted int             // the count last shown on the taskbar entry (at start none: 0)
+}
+
+// SetUrgency gives the Host the window's urgency hint (the taskbar's "needs attention", which
+// never raises the window or moves the focus); the desktop window sets it once it runs.
+func (h *Host) SetUrgency(urgent func(on bool)) { h.attention.urgency.Store(&urgent) }
+
+// urgent sets or clears the window's urgency hint, when the window has one.
+func (h *Host) urgent(on bool) {
+	if f := h.attention.urgency.Load(); f != nil && *f != nil {
+		(*f)(on)
+	}
+}
+
+// windowFocused records the window's focus; coming back to the window ends its request for
+// attention.
+func (h *Host) windowFocused(focused bool) {
+	h.attention.focused.Store(focused)
+	if focused {
+		h.urgent(false)
+	}
+}
+
+// updateBadge shows on the taskbar entry how many approvals and sign-ins wait for the user, when
+// the count changed.
+func (h *Host) updateBadge() {
+	c, ok := h.notifier.(Counter)
+	if !ok {
+		return
+	}
+	approvals, signIns := h.Waiting()
+	n := approvals + signIns
+	h.attention.mu.Lock()
+	changed := h.attention.counted != n
+	h.attention.counted = n
+	h.attention.mu.Unlock()
+	if changed {
+		c.Count(n)
+	}
 }
 
 // loadAttention reads the notifications setting (at start).
@@ -40,13 +90,17 @@ func (h *Host) loadAttention(ctx context.Context) {
 	h.attention.muted.Store(v == "off")
 }
 
-// notify shows a desktop notification unless the window has the focus (the user sees the badge
-// and the dialog there) or the user turned notifications off.
+// notify asks for the user's attention while the window does not have the focus (there the user
+// sees the badge and the dialog): the window's urgency hint, and a desktop notification unless
+// the user turned notifications off.
 func (h *Host) notify(title, body string) {
+	if h.attention.focused.Load() {
+		h.log.Debug("no desktop notification: the window has the focus", "title", title)
+		return
+	}
+	h.urgent(true)
 	switch {
 	case h.notifier == nil:
-	case h.attention.focused.Load():
-		h.log.Debug("no desktop notification: the window has the focus", "title", title)
 	case h.attention.muted.Load():
 		h.log.Debug("no desktop notification: notifications are off in Settings", "title", title)
 	default:
@@ -62,6 +116,7 @@ func (h *Host) signInRequestsChanged() {
 	if h.signIns == nil {
 		return
 	}
+	h.updateBadge()
 	rs, err := h.signIns.List(context.Background())
 	if err != nil {
 		return

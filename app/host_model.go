@@ -7,6 +7,7 @@ package app
 import (
 	"context"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,8 +52,9 @@ func (h *Host) openModelAPI(context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Each tool call's requests name it as their cause in the Inspector.
-	srv.AddReceivingMiddleware(modelCause)
+	// Each tool call's requests name it as their cause in the Inspector, and every call can be
+	// ended when the window closes.
+	srv.AddReceivingMiddleware(modelCause, h.calls.middleware)
 	h.model = srv
 	if h.cfg.Socket == NoSocket {
 		return nil
@@ -108,6 +110,55 @@ func modelCause(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = inspect.WithCause(ctx, inspect.Cause{Kind: inspect.CauseModel, Name: ctr.Params.Name})
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// modelCalls are the model's tool calls in flight. When the window closes, end cancels them
+// with modelapi.ErrWindowClosed, so that a wait_for_approval answers window_closed (the user
+// closed the window and nothing was approved) instead of the model's stream just ending, and
+// waits until they have returned.
+type modelCalls struct {
+	once   sync.Once
+	closed chan struct{} // closed by end
+	wg     sync.WaitGroup
+}
+
+func (m *modelCalls) init() { m.once.Do(func() { m.closed = make(chan struct{}) }) }
+
+func (m *modelCalls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	m.init()
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if _, ok := req.(*mcp.CallToolRequest); !ok {
+			return next(ctx, method, req)
+		}
+		m.wg.Add(1)
+		defer m.wg.Done()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-m.closed:
+				cancel(modelapi.ErrWindowClosed)
+			case <-ctx.Done():
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// end ends every call in flight and waits for them to return, at most until ctx ends.
+func (m *modelCalls) end(ctx context.Context) {
+	m.init()
+	select {
+	case <-m.closed:
+	default:
+		close(m.closed)
+	}
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

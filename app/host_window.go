@@ -152,12 +152,13 @@ func (h *Host) SetNotifications(ctx context.Context, on bool) error {
 }
 
 // SetWindowFocus records that the window gained (true) or lost (false) the keyboard focus:
-// desktop notifications are shown only while it is not focused.
+// desktop notifications and the urgency hint are used only while it is not focused, and coming
+// back to the window clears the hint.
 func (h *Host) SetWindowFocus(focused bool) {
 	if h == nil {
 		return
 	}
-	h.attention.focused.Store(focused)
+	h.windowFocused(focused)
 	h.log.Debug("the window reported its focus", "focused", focused)
 }
 

@@ -25,11 +25,18 @@ func (f NotifierFunc) Notify(title, body string) { f(title, body) }
 
 // Desktop notifications over D-Bus: the freedesktop.org Desktop Notifications Specification
 // (org.freedesktop.Notifications.Notify on the session bus), spoken with
-// github.com/godbus/dbus/v5.
+// github.com/godbus/dbus/v5. The count on the taskbar entry is the launcher entry API that
+// docks and taskbars (GNOME's Dash to Dock and Ubuntu Dock, KDE Plasma's task manager) read: a
+// com.canonical.Unity.LauncherEntry.Update signal naming the desktop entry.
 const (
 	notifyDest   = "org.freedesktop.Notifications"
 	notifyPath   = dbus.ObjectPath("/org/freedesktop/Notifications")
 	notifyMethod = "org.freedesktop.Notifications.Notify"
+	// launcherSignal, launcherPath and launcherApp are the launcher entry's signal, the object
+	// it comes from, and the desktop entry it names (build/linux/poppydesk.desktop).
+	launcherSignal = "com.canonical.Unity.LauncherEntry.Update"
+	launcherPath   = dbus.ObjectPath("/org/poppydesk/Poppydesk/LauncherEntry")
+	launcherApp    = "application://poppydesk.desktop"
 	// notifyTimeout bounds connecting to the bus and each Notify call.
 	notifyTimeout = 2 * time.Second
 	// notifyQueue is how many notifications may wait; more are dropped (never blocks).
@@ -48,11 +55,13 @@ type DesktopNotifierConfig struct {
 	Log *slog.Logger
 }
 
-// DesktopNotifier sends notifications to the desktop's notification server. Notify queues the
-// notification and returns at once; one goroutine connects (lazily) and sends. Close stops it.
+// DesktopNotifier sends notifications to the desktop's notification server and the count of
+// what waits to the taskbar entry. Notify and Count queue and return at once; one goroutine
+// connects (lazily) and sends. Close stops it.
 type DesktopNotifier struct {
 	cfg   DesktopNotifierConfig
 	queue chan [2]string
+	count chan int // the latest count only (a newer one replaces one not sent yet)
 	done  chan struct{}
 	once  sync.Once
 	wg    sync.WaitGroup
@@ -69,7 +78,7 @@ func NewDesktopNotifier(cfg DesktopNotifierConfig, getenv func(string) string) *
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	n := &DesktopNotifier{cfg: cfg, queue: make(chan [2]string, notifyQueue), done: make(chan struct{})}
+	n := &DesktopNotifier{cfg: cfg, queue: make(chan [2]string, notifyQueue), count: make(chan int, 1), done: make(chan struct{})}
 	n.wg.Add(1)
 	go n.run()
 	return n
@@ -97,6 +106,27 @@ func (n *DesktopNotifier) Notify(title, body string) {
 	}
 }
 
+// Count shows n on the application's taskbar entry (0 hides the count). It never blocks; a
+// count not sent yet is replaced.
+func (n *DesktopNotifier) Count(c int) {
+	if !n.Enabled() {
+		return
+	}
+	for {
+		select {
+		case <-n.done:
+			return
+		case n.count <- c:
+			return
+		default:
+		}
+		select {
+		case <-n.count: // drop the older count
+		default:
+		}
+	}
+}
+
 // Close stops the sender and closes the bus connection.
 func (n *DesktopNotifier) Close() {
 	n.once.Do(func() { close(n.done) })
@@ -105,17 +135,63 @@ func (n *DesktopNotifier) Close() {
 
 func (n *DesktopNotifier) run() {
 	defer n.wg.Done()
+	// The bus connection lives until Close: godbus closes a connection when the context it was
+	// made with ends, so it is made with one of its own, and only the connecting is bounded by
+	// notifyTimeout.
 	var conn *dbus.Conn
-	defer func() {
-		if conn != nil {
-			conn.Close()
+	var endConn context.CancelFunc = func() {}
+	defer func() { endConn() }()
+	connect := func() *dbus.Conn {
+		if conn != nil && conn.Connected() {
+			return conn
 		}
-	}()
+		endConn()
+		conn = nil
+		life, end := context.WithCancel(context.Background())
+		type dialed struct {
+			c   *dbus.Conn
+			err error
+		}
+		got := make(chan dialed, 1)
+		go func() {
+			c, err := dbus.Connect(n.cfg.BusAddress, dbus.WithContext(life))
+			got <- dialed{c, err}
+		}()
+		timer := time.NewTimer(notifyTimeout)
+		defer timer.Stop()
+		select {
+		case d := <-got:
+			if d.err != nil {
+				end()
+				n.cfg.Log.Debug("desktop notification not shown: the D-Bus session bus is unreachable", "err", d.err)
+				return nil
+			}
+			conn, endConn = d.c, end
+			return conn
+		case <-timer.C:
+			n.cfg.Log.Debug("desktop notification not shown: the D-Bus session bus did not answer", "within", notifyTimeout)
+		case <-n.done:
+		}
+		end() // a connection made later closes itself
+		return nil
+	}
 	for {
 		select {
 		case <-n.done:
 			return
+		case c := <-n.count:
+			if conn := connect(); conn != nil {
+				err := conn.Emit(launcherPath, launcherSignal, launcherApp,
+					map[string]dbus.Variant{"count": dbus.MakeVariant(int64(c)), "count-visible": dbus.MakeVariant(c > 0)})
+				if err != nil {
+					n.cfg.Log.Debug("the taskbar count was not sent", "err", err)
+				}
+			}
 		case m := <-n.queue:
+			conn := connect()
+			if conn == nil {
+				continue
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 			go func() {
 				select {
@@ -124,24 +200,11 @@ func (n *DesktopNotifier) run() {
 				case <-ctx.Done():
 				}
 			}()
-			if conn == nil {
-				c, err := dbus.Connect(n.cfg.BusAddress, dbus.WithContext(ctx))
-				if err != nil {
-					cancel()
-					n.cfg.Log.Debug("desktop notification not shown: the D-Bus session bus is unreachable", "err", err)
-					continue
-				}
-				conn = c
-			}
 			call := conn.Object(notifyDest, notifyPath).CallWithContext(ctx, notifyMethod, 0,
 				n.cfg.AppName, uint32(0), "", m[0], m[1], []string{}, map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(1))}, int32(-1))
 			cancel()
 			if call.Err != nil {
 				n.cfg.Log.Debug("desktop notification not shown: no notification server answered", "err", call.Err)
-				if !conn.Connected() {
-					conn.Close()
-					conn = nil
-				}
 			}
 		}
 	}

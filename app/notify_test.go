@@ -104,6 +104,48 @@ func TestDesktopNotifier(t *testing.T) {
 		if len(srv.got) != 1 || srv.got[0][0] != want[0] || srv.got[0][1] != want[1] || srv.got[0][2] != want[2] {
 			t.Errorf("got %q, want %q", srv.got, want)
 		}
+		srv.got = nil
+	})
+
+	// The taskbar count and the notifications share one connection, which stays open between
+	// them: a count, two notifications and a count all arrive.
+	t.Run("counts and notifications, one after the other", func(t *testing.T) {
+		if err := srvConn.AddMatchSignal(dbus.WithMatchInterface("com.canonical.Unity.LauncherEntry")); err != nil {
+			t.Fatal(err)
+		}
+		signals := make(chan *dbus.Signal, 8)
+		srvConn.Signal(signals)
+		defer srvConn.RemoveSignal(signals)
+		count := func(want int64) {
+			t.Helper()
+			select {
+			case s := <-signals:
+				props, _ := s.Body[1].(map[string]dbus.Variant)
+				if s.Name != launcherSignal || s.Body[0] != launcherApp || props["count"].Value() != want || props["count-visible"].Value() != (want > 0) {
+					t.Errorf("the taskbar got %s %v; want the count %d", s.Name, s.Body, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the count %d never reached the taskbar", want)
+			}
+		}
+		notified := func(title string) {
+			t.Helper()
+			select {
+			case <-srv.ch:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the notification %q never reached the server", title)
+			}
+		}
+		n := NewDesktopNotifier(DesktopNotifierConfig{BusAddress: addr}, func(string) string { return addr })
+		defer n.Close()
+		n.Count(1)
+		count(1)
+		n.Notify("Approval needed: Shop", "one")
+		notified("one")
+		n.Notify("New terms: Shop", "two")
+		notified("two")
+		n.Count(0)
+		count(0)
 	})
 }
 

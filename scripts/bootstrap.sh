@@ -19,10 +19,11 @@ NODE_MIN=20
 # xdg-utils is a runtime recommendation of the package, installed here so that installing the
 # package in the tests fetches nothing. systemd gives systemd-analyze, which checks the operator's
 # unit (app/cli TestOperatorServiceUnit); no running systemd is needed. libxml2-utils (xmllint)
-# validates check's JUnit reports against the Jenkins JUnit schema (app/cli).
+# validates check's JUnit reports against the Jenkins JUnit schema (app/cli). openbox and
+# at-spi2-core give e2e/realwindow a window manager and the accessibility bus.
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils xdotool
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
-  xdg-utils postgresql systemd libxml2-utils)
+  xdg-utils postgresql systemd libxml2-utils openbox at-spi2-core)
 
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1

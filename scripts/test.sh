@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: Go (unit, real-keyring, end-to-end in headless Chromium),
 # frontend unit tests (Vitest), every package's benchmarks in a short run (scripts/bench.sh), every
-# fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, and the Debian package
+# fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, the release window driven with xdotool and read through AT-SPI
+# (e2e/realwindow), and the Debian package
 # (built, installed, started from its desktop entry, connected to each MCP client, purged). `.ci/run` calls this through
 # `make test`. Full logs go to out/; the last line is the summary.
 set -euo pipefail
@@ -62,6 +63,13 @@ record $rc
 step "desktop smoke test (release build under Xvfb)"
 rc=0
 scripts/smoke.sh || rc=$?
+record $rc
+
+step "the release window as a person uses it (Xvfb, Openbox, xdotool, AT-SPI: e2e/realwindow)"
+rc=0
+go test -tags realwindow -count=1 -timeout 10m -v ./e2e/realwindow/ > out/realwindow.log 2>&1 || rc=$?
+grep -E -- '^(---|    ---|ok|FAIL)|screenshot:|median|Close anyway' out/realwindow.log || true
+[ "$rc" = 0 ] || { echo "the real-window tests failed; see out/realwindow.log"; grep -B2 -A20 -- '--- FAIL' out/realwindow.log | head -80; }
 record $rc
 
 step "Debian package: make package, install, menu launch twice, mcp setup per client, purge"

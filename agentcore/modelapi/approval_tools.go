@@ -3,6 +3,7 @@ package modelapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -17,6 +18,13 @@ const MaxWait = 300 * time.Second
 
 // approvalStatuses are the statuses of get_approval and wait_for_approval.
 var approvalStatuses = append(slices.Clone(outcomeStatuses), StatusSuperseded)
+
+// waitStatuses are wait_for_approval's: an approval's, and the window closed while it waited.
+var waitStatuses = append(slices.Clone(approvalStatuses), StatusWindowClosed)
+
+// ErrWindowClosed is the cause with which the host ends the calls waiting for the user when the
+// user closes its window: wait_for_approval answers [StatusWindowClosed].
+var ErrWindowClosed = errors.New("the user closed the Poppydesk window while this waited; nothing was approved")
 
 // addApprovalTools adds get_approval and wait_for_approval: the model reads and waits, the user
 // decides in the window (Operations 5, 7).
@@ -34,11 +42,11 @@ func addApprovalTools(s *mcp.Server, d Deps) {
 		ReadOnly: true, Idempotent: true}, t.getApproval)
 	AddTool(s, Tool{Name: ToolWaitForApproval, Title: "Wait for the user's decision",
 		Description: "Wait until the user decides about an approval in Poppydesk and the Company answers, or until the timeout. Read-only: waiting never decides anything, and cancelling the wait (notifications/cancelled) ends it at once without changing the approval. Send a progress token to receive progress while it waits." +
-			"\nStatuses:" + statusList(approvalStatuses...),
+			"\nStatuses:" + statusList(waitStatuses...),
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["approval_id"], "properties": {
 			"approval_id": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The approval handle a call returned."},
 			"timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 300, "default": 60, "description": "How long to wait (at most 300 seconds)."}}}`,
-		Output:   output(approvalStatuses, js{"waited_up_to_seconds": integer("The timeout of this wait."), "account": str("")}, outcomeData()),
+		Output:   output(waitStatuses, js{"waited_up_to_seconds": integer("The timeout of this wait."), "account": str("")}, outcomeData()),
 		ReadOnly: true, Idempotent: true,
 		Progress: "waiting for the user's decision in Poppydesk", ProgressEvery: d.ProgressInterval}, t.waitForApproval)
 }
@@ -136,6 +144,10 @@ func (t *tools) waitForApproval(ctx context.Context, raw json.RawMessage) *Reply
 	}
 	progressOf(ctx).setTotal(float64(secs))
 	out, err := t.d.Actions.Wait(ctx, id, time.Duration(secs)*time.Second)
+	if errors.Is(context.Cause(ctx), ErrWindowClosed) {
+		return &Reply{Status: StatusWindowClosed, Message: StatusMeanings[StatusWindowClosed], ApprovalID: id,
+			Fields: map[string]any{"waited_up_to_seconds": secs}}
+	}
 	if err != nil {
 		return errorReply(err, nil, "")
 	}

@@ -77,6 +77,10 @@ const (
 	StatusConnectionLost = "connection_lost"
 	// StatusCancelled: the client cancelled the request; a wait ends without changing anything.
 	StatusCancelled = "cancelled"
+	// StatusWindowClosed: NOT performed, and nothing was approved: the user closed the Poppydesk
+	// window while the call waited for their decision ([ErrWindowClosed]). The approval is not
+	// decided; after the user opens Poppydesk again, wait_for_approval with the same handle.
+	StatusWindowClosed = "window_closed"
 	// StatusCompanyError: the Company answered with an error (its words are in the untrusted
 	// Company content); nothing was performed.
 	StatusCompanyError = "company_error"
@@ -157,6 +161,7 @@ var StatusMeanings = map[string]string{
 	StatusTimeout:           "Poppydesk's time bound passed before the Company answered",
 	StatusCancelled:         "the request was cancelled; nothing changed",
 	StatusConnectionLost:    "the connection to the Company broke before it answered; the request may have been performed: check before sending it again",
+	StatusWindowClosed:      "NOT performed, and nothing was approved: the user closed the Poppydesk window while this waited. Tell the user; once they open Poppydesk again, call wait_for_approval with the same handle (do not send the request again)",
 	StatusCompanyError:      "the Company answered with an error; nothing was performed",
 	StatusRateLimited:       "the Company is limiting requests; retry after the time given",
 	StatusSessionRefused:    "the Company refused Poppydesk's Session; tell the user",

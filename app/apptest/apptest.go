@@ -270,6 +270,12 @@ func (f *Fixture) Model(t testing.TB, name string) *mcp.ClientSession {
 // model's MCP client would reach it over the socket; both ends close when the test ends.
 func Model(t testing.TB, h *app.Host, name string) *mcp.ClientSession {
 	t.Helper()
+	return ModelWith(t, h, name, nil)
+}
+
+// ModelWith is [Model] with the client's options (its handlers of notifications).
+func ModelWith(t testing.TB, h *app.Host, name string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := h.ModelServer().Connect(ctx, st, nil)
@@ -277,7 +283,7 @@ func Model(t testing.TB, h *app.Host, name string) *mcp.ClientSession {
 		t.Fatalf("connecting to the model server: %v", err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatalf("the MCP client's initialize: %v", err)
 	}

@@ -153,6 +153,7 @@ func runHost(ctx context.Context, env *Env, o *windowOptions, restarted app.Rest
 		return serveBridge(ctx, env, h, window, o)
 	}
 	return runWails(ctx, env, windowRun{bind: window.Bindings(), attach: window.Attach, log: log, restart: r,
+		waiting: h.ApprovalsWaiting, urgency: h.SetUrgency,
 		shutdown: func() {
 			if err := h.CloseWithin(app.ShutdownGrace); err != nil {
 				log.Warn("shutdown was not clean", "err", err)
@@ -161,11 +162,14 @@ func runHost(ctx context.Context, env *Env, o *windowOptions, restarted app.Rest
 }
 
 // windowRun is what the Wails window shows: the bound services, what sends the Host's events
-// to the window, and what closes the Host when the window closes.
+// to the window, how many approvals wait (the window asks before closing while any do), where
+// the window's urgency hint goes, and what closes the Host when the window closes.
 type windowRun struct {
 	bind     []any
 	attach   func(app.Emitter) (detach func()) // nil while generating bindings
 	log      *slog.Logger
+	waiting  func() int
+	urgency  func(func(on bool))
 	shutdown func()
 	// restart learns how to quit the window once it started (nil while generating bindings).
 	restart *restarter

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/logger"
@@ -25,8 +26,15 @@ const windowAvailable = true
 // exits.
 const singleInstanceID = "org.poppydesk.Poppydesk"
 
-func runWails(_ context.Context, env *Env, w windowRun) error {
+func runWails(ctx context.Context, env *Env, w windowRun) error {
 	var wctx context.Context
+	// confirmed: the window closes without asking (the user confirmed, or SIGINT/SIGTERM ended
+	// ctx); quitting: the close is under way (GTK's main loop is quit once).
+	var confirmed, quitting atomic.Bool
+	quit := func(c context.Context) {
+		confirmed.Store(true)
+		wruntime.Quit(c)
+	}
 	opts := &options.App{
 		Title:            "Poppydesk",
 		Width:            1120,
@@ -46,16 +54,45 @@ func runWails(_ context.Context, env *Env, w windowRun) error {
 				w.attach(app.EmitterFunc(func(name string, data ...any) { wruntime.EventsEmit(c, name, data...) }))
 			}
 			if w.restart != nil {
-				w.restart.setQuit(func() { wruntime.Quit(c) })
+				w.restart.setQuit(func() { quit(c) })
 			}
-			// SIGINT and SIGTERM need nothing here: Wails handles them itself by quitting the
-			// window, which runs OnShutdown. Quitting a second time from here races GTK's
-			// teardown and crashes (seen in scripts/smoke.sh).
+			if w.urgency != nil {
+				w.urgency(setUrgent)
+			}
+			wruntime.EventsOn(c, app.EventWindowCloseConfirmed, func(...any) {
+				w.log.Info("the user chose to close the window while approvals wait")
+				quit(c)
+			})
+			// SIGINT and SIGTERM (ctx) close without asking; Wails also quits on them itself,
+			// and OnBeforeClose lets only the first quit through.
+			context.AfterFunc(ctx, func() { quit(c) })
 			w.log.Info("window started")
 		},
 		OnDomReady: func(context.Context) { w.log.Info("window DOM ready") },
-		// No OnBeforeClose: closing is never refused, and with it set Wails quits GTK from a
-		// goroutine. OnShutdown runs on every way out (close button, quit, SIGINT/SIGTERM).
+		// Closing (the close button, the window manager, Ctrl+Q in the page, which calls the
+		// runtime's Quit, a signal) comes here first, on a goroutine of Wails's own. While
+		// approvals wait, the page asks the user and the window stays; otherwise the window is
+		// hidden at once (nothing stays on screen while the Host shuts down) and GTK's main
+		// loop is quit, once.
+		OnBeforeClose: func(c context.Context) bool {
+			if quitting.Load() {
+				return true
+			}
+			if !confirmed.Load() && w.waiting != nil {
+				if n := w.waiting(); n > 0 {
+					w.log.Info("the window asks before closing: approvals are waiting", "waiting", n)
+					wruntime.WindowShow(c)
+					wruntime.EventsEmit(c, app.EventWindowCloseRequested, app.CloseRequest{Waiting: n})
+					return true
+				}
+			}
+			if !quitting.CompareAndSwap(false, true) {
+				return true
+			}
+			wruntime.WindowHide(c)
+			return false
+		},
+		// OnShutdown runs on every way out, after GTK's main loop has ended.
 		OnShutdown: func(context.Context) {
 			w.log.Info("window closing")
 			if w.shutdown != nil {

@@ -1,6 +1,7 @@
 import "./style.css";
 import * as api from "./api";
 import { mountShell } from "./app";
+import { mountClosing } from "./closing";
 import { approvalsView } from "./views/approvals";
 import { signInView } from "./views/signin";
 import { companiesView } from "./views/companies";
@@ -19,3 +20,6 @@ mountShell(document, api.shell, {
   inspector: inspectorView(api.inspector, api.activity, () => document.body.classList.contains("demo")),
   settings: settingsView(api.shell, api.settings),
 });
+
+// Ctrl+Q, and the question Go asks before the window closes while approvals wait.
+mountClosing(document, { on: api.onEvent, quit: api.quitWindow, confirmClose: api.confirmClose });

@@ -26,6 +26,12 @@ export const EVENTS = {
   activityChanged: "activity:changed",
   // app.EventInspector: an exchange or a finding was recorded; call Inspector.List again.
   inspectorChanged: "inspector:changed",
+  // app.EventWindowCloseRequested: the desktop window asks before it closes while approvals
+  // wait (app/cli/window_wails.go).
+  windowCloseRequested: "window:close-requested",
+  // app.EventWindowCloseConfirmed: the page's answer, sent to Go (confirmClose), when the user
+  // closes anyway.
+  windowCloseConfirmed: "window:close-confirmed",
 } as const;
 
 export type EventName = (typeof EVENTS)[keyof typeof EVENTS];
@@ -61,6 +67,13 @@ export interface EventData {
   "browser:changed": undefined;
   "activity:changed": undefined;
   "inspector:changed": undefined;
+  "window:close-requested": CloseRequest;
+  "window:close-confirmed": undefined;
+}
+
+// CloseRequest is the data of window:close-requested: how many approvals wait.
+export interface CloseRequest {
+  waiting: number;
 }
 
 // A listener gets the event's data, or undefined when an emitter sent none.

@@ -2,6 +2,7 @@
 // wording of failures. Views import from here, never from wailsjs/ or window.go.
 
 export * from "./types";
-export { EVENTS, onEvent, type ApprovalChange, type ConversationChange, type EventData, type EventName, type Listener, type Subscribe } from "./events";
+export { EVENTS, onEvent, type ApprovalChange, type CloseRequest, type ConversationChange, type EventData, type EventName, type Listener, type Subscribe } from "./events";
 export { describeError } from "./errors";
+export { confirmClose, quitWindow } from "./runtime";
 export * from "./services";

@@ -12,6 +12,7 @@ import type * as Shell from "../../wailsjs/go/fronts/Shell";
 import type * as Inspector from "../../wailsjs/go/fronts/Inspector";
 import type * as Settings from "../../wailsjs/go/fronts/Settings";
 import type * as SignIn from "../../wailsjs/go/fronts/SignIn";
+import { EVENTS } from "./events";
 
 // GoServices are the structs app/fronts binds to the window, by name.
 export interface GoServices {
@@ -33,6 +34,8 @@ export type ServiceName = keyof GoServices;
 // calls this.
 export interface WailsRuntime {
   EventsOnMultiple(name: string, cb: (...data: any[]) => void, max: number): (() => void) | void;
+  EventsEmit?: (name: string, ...data: unknown[]) => void;
+  Quit?: () => void;
 }
 
 declare global {
@@ -58,4 +61,15 @@ export function call<T>(service: ServiceName, f: () => Promise<T>): Promise<T> {
   } catch (err) {
     return Promise.reject(err);
   }
+}
+
+// quitWindow closes the desktop window as its close button does (Go asks first while approvals
+// wait); the browser-testable bridge has no such call, so it does nothing there.
+export function quitWindow(): void {
+  window.runtime?.Quit?.();
+}
+
+// confirmClose tells Go that the user chose to close the window although approvals wait.
+export function confirmClose(): void {
+  window.runtime?.EventsEmit?.(EVENTS.windowCloseConfirmed);
 }

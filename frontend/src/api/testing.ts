@@ -18,6 +18,8 @@ export class FakeEvents {
     "browser:changed": [],
     "activity:changed": [],
     "inspector:changed": [],
+    "window:close-requested": [],
+    "window:close-confirmed": [],
   };
 
   on<E extends EventName>(name: E, cb: Listener<E>): () => void {
