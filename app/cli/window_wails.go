@@ -110,7 +110,7 @@ func runWails(ctx context.Context, env *Env, w windowRun) error {
 				wruntime.Show(wctx)
 			},
 		},
-		Linux: &linux.Options{ProgramName: "poppydesk", Icon: env.Icon, WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+		Linux: &linux.Options{ProgramName: "poppydesk", Icon: windowIcon(env.Icon), WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	}
 	if err := wails.Run(opts); err != nil {
 		return fmt.Errorf("the window failed: %w", err)

@@ -19,6 +19,12 @@ func TestApprovalDialog(t *testing.T) {
 	var latencies []float64
 	var first string
 
+	d.step(t, "the window has its icon", func(t *testing.T) {
+		if out, _ := d.output("xprop", "-id", p.win, "_NET_WM_ICON"); !strings.Contains(out, "Icon (") {
+			t.Errorf("the window has no icon that taskbars read (_NET_WM_ICON): %.200s", out)
+		}
+	})
+
 	d.step(t, "an approval arriving while another application has the focus neither takes the focus nor raises the window", func(t *testing.T) {
 		other := d.openOtherApp()
 		before := p.shownCount()
