@@ -40,6 +40,9 @@ type CompanyEntry struct {
 	ScopeWords map[string]string `json:"scopeWords"`
 	// Demo is true for the demo's reference Company, whose account the demo signed in.
 	Demo bool `json:"demo"`
+	// DemoAccount is, on the demo's Company, the account the demo signs in ([app.DemoAccount]):
+	// the window calls that one the demo's, and any other account there the user's own.
+	DemoAccount string `json:"demoAccount,omitempty"`
 }
 
 // ExcludedTaskEntry is one task a Company chose not to offer, for the Companies screen.
@@ -98,6 +101,9 @@ func (c *Companies) ctx(d time.Duration) (context.Context, context.CancelFunc) {
 // in plain words what could not be read.
 func companyEntryOf(st app.CompanyState) CompanyEntry {
 	e := CompanyEntry{Accounts: []oauth.AccountStatus{}, ExcludedTasks: []ExcludedTaskEntry{}, ScopeWords: map[string]string{}, Demo: st.Demo}
+	if st.Demo {
+		e.DemoAccount = app.DemoAccount
+	}
 	co := st.Company
 	if co == nil {
 		e.Company = CompanyCard{Identifier: st.Identifier, Name: st.Identifier}

@@ -67,11 +67,24 @@ describe("the Companies view", () => {
     const host = document.createElement("div");
     const b = new FakeCompanies();
     b.data.companies![0].demo = true;
+    b.data.companies![0].demoAccount = "personal";
     b.data.companies![0].scopeWords = { "orders:read": "Read your orders" };
     companiesView(b)(host, context([]));
     await flush();
     expect(host.querySelector(".co-account span")!.textContent).toBe("personal (the demo’s account): Read your orders (orders:read)");
     expect(host.querySelector("#co-demo-note")!.textContent).toMatch(/Sign out works/);
+  });
+
+  it("calls the user's own sign-in at the demo's Company theirs, not the demo's", async () => {
+    const host = document.createElement("div");
+    const b = new FakeCompanies();
+    b.data.companies![0].demo = true;
+    b.data.companies![0].demoAccount = "acct_demo";
+    companiesView(b)(host, context([]));
+    await flush();
+    expect(host.querySelector(".co-account span")!.textContent).toMatch(/^personal: /);
+    expect(host.textContent).not.toContain("demo’s account");
+    expect(host.querySelector("#co-demo-note")).toBeNull();
   });
 
   it("shows the tasks a Company does not offer, with the other way, as text", async () => {

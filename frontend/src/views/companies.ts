@@ -21,10 +21,11 @@ export const COMPANIES_PAGE = 30;
 const PAGE_MAX = 100;
 
 // accountWords describes one signed-in account: its label and what it may do, each scope with
-// the Company's own description beside its name when it gave one.
-export function accountWords(a: AccountStatus, words: Record<string, string> | null = null, demo = false): string {
+// the Company's own description beside its name when it gave one. demoAccount is the account the
+// demo signed in (on the demo's Company): only that one is called the demo's.
+export function accountWords(a: AccountStatus, words: Record<string, string> | null = null, demoAccount = ""): string {
   const scopes = (a.scopes ?? []).map((s) => (words?.[s] ? `${words[s]} (${s})` : s));
-  const who = demo ? `${a.account} (the demo’s account)` : a.account;
+  const who = demoAccount && a.account === demoAccount ? `${a.account} (the demo’s account)` : a.account;
   return scopes.length ? `${who}: ${scopes.join(", ")}` : `${who}: signed in`;
 }
 
@@ -117,7 +118,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
             message.textContent = `Signed out of ${c.name} (${a.account}).`;
             return load();
           }), fail("Sign-out failed"));
-        append(accts, [el("li", { class: "co-account", "data-account": a.account }, el("span", {}, accountWords(a, e.scopeWords, e.demo)), out)]);
+        append(accts, [el("li", { class: "co-account", "data-account": a.account }, el("span", {}, accountWords(a, e.scopeWords, e.demoAccount ?? "")), out)]);
       });
       const signIn = el("button", { class: "btn btn-primary", type: "button", hidden: !(c.signIn.direct || c.signIn.device) }, "Sign in…");
       signIn.setAttribute("data-action", "signin");
@@ -140,7 +141,7 @@ export function companiesView(backend: CompaniesBackend): SectionView {
           el("dd", {}, offeredWords(c.signIn)),
           el("dt", {}, "Accounts"),
           el("dd", {}, accounts.length ? accts : "Not signed in."),
-          ...(e.demo && accounts.length
+          ...(e.demoAccount && accounts.some((a) => a.account === e.demoAccount)
             ? [el("dt", {}, "Demo"), el("dd", { class: "muted", id: "co-demo-note" }, "The demo signed this account in at start with a real sign-in. Sign out works as it does anywhere; Reset demo (in Approvals) signs it in again.")]
             : []),
           ...excludedFacts(e),

@@ -465,6 +465,7 @@ export namespace fronts {
 	    excludedTasksProblem?: string;
 	    scopeWords: {[key: string]: string};
 	    demo: boolean;
+	    demoAccount?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new CompanyEntry(source);
@@ -479,6 +480,7 @@ export namespace fronts {
 	        this.excludedTasksProblem = source["excludedTasksProblem"];
 	        this.scopeWords = source["scopeWords"];
 	        this.demo = source["demo"];
+	        this.demoAccount = source["demoAccount"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
