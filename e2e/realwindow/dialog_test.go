@@ -195,7 +195,6 @@ func TestApprovalDialog(t *testing.T) {
 
 	d.step(t, "the decided record names its reference and Escape closes it", func(t *testing.T) {
 		var dlg *node
-		defer func() { t.Logf("screenshot: %s", d.screenshot("record-light.png")) }()
 		d.waitFor("the record of the decision", 10*time.Second, func() bool {
 			dlg = dialogIn(d.a11y.document(t))
 			return dlg != nil && dlg.find(func(n *node) bool { return n.Role == "paragraph" && strings.HasPrefix(n.content(), "Approved on") }) != nil
@@ -206,6 +205,7 @@ func TestApprovalDialog(t *testing.T) {
 		if n := len(dlg.all(func(n *node) bool { return n.Name == "Details" })); n > 1 {
 			t.Errorf("the record has %d controls named Details; want one", n)
 		}
+		t.Logf("screenshot: %s", d.screenshot("record-light.png"))
 		p.key("Escape")
 		if dialogIn(d.a11y.document(t)) != nil {
 			t.Error("Escape did not close the record after Approve")
