@@ -157,6 +157,10 @@ func (w *approvalWorld) approvedRequests() []refcompany.Request {
 
 const dialogOpen = `!!document.getElementById("approval-dialog") && document.getElementById("approval-company").textContent !== ""`
 
+// guardOver holds once the approval dialog's revision is painted and the guard that counts from
+// that paint has ended: Approve then acts on a click.
+const guardOver = `(() => { const d = document.getElementById("approval-dialog"); return !!d && d.dataset.painted === d.dataset.revision && document.getElementById("approve-button").getAttribute("aria-disabled") === "false"; })()`
+
 func TestApprovalDialogInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
 
@@ -226,7 +230,7 @@ func TestApprovalDialogInChromium(t *testing.T) {
 		}
 	}
 
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	shot, err := chromedp.Run(w.bctx, chromedp.FullScreenshot(90))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -267,7 +271,7 @@ func TestApprovalDialogInChromium(t *testing.T) {
 	w.eval(`(() => { document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest("#approve-button")) window.approveClickAt ??= performance.now(); }, true); return "listening"; })()`)
 	// The guard counts from the frame that shows the dialog (a headless browser paints it as
 	// late as the screenshot above) and restarts on any key, Enter included.
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 	toResult := time.Since(clicked)
@@ -418,7 +422,7 @@ func TestExampleAgentInChromium(t *testing.T) {
 	if got := w.eval(`document.getElementById("approval-requester").textContent`); !strings.HasPrefix(got, "Asked by poppydesk-example-agent") {
 		t.Errorf("the dialog does not name the agent that asked: %q", got)
 	}
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the agent's final report", `(document.getElementById("agent-lines")?.textContent ?? "").includes("Outcome: the exchange was performed after your approval.")`, 60*time.Second)
 	w.waitFor("the agent's end", `document.getElementById("agent-state")?.textContent === "The example agent has finished."`, 10*time.Second)

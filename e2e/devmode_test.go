@@ -272,7 +272,7 @@ func TestDeveloperModeAgainstCompanyProcess(t *testing.T) {
 	if got := w.eval(`document.getElementById("approval-domain").textContent`); got != co.Domain {
 		t.Errorf("the dialog names %q, want the Company process's %s", got, co.Domain)
 	}
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 

@@ -23,7 +23,7 @@ func TestInspectorInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
 	w.requestExchange()
 	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 

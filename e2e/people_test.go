@@ -325,7 +325,7 @@ func TestDemoAccountAndResetInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor("the dialog", dialogOpen, 10*time.Second)
-	p.waitFor("the end of the guard", `document.getElementById("approve-button").getAttribute("aria-disabled") === "false"`, 5*time.Second)
+	p.waitFor("the end of the guard", guardOver, 5*time.Second)
 	p.click("#approve-button")
 	p.waitFor("the result", `(document.getElementById("result-status")?.textContent ?? "").endsWith("performed what you approved.")`, 30*time.Second)
 	if n := len(f.Company.Ledger()); n != 1 {

@@ -386,9 +386,14 @@ export class ApprovalDialog {
     if (!w || typeof w.requestAnimationFrame !== "function") return;
     const id = this.item?.id;
     const rev = this.item?.current.revision;
+    // data-painted names the revision on screen once it is painted (tests wait for it before
+    // they wait for the guard's end).
+    delete this.box.dataset.painted;
     w.requestAnimationFrame(() =>
       w.requestAnimationFrame(() => {
-        if (this.isOpen && !this.isRecord && this.item?.id === id && this.item?.current.revision === rev) this.restartGuard();
+        if (!this.isOpen || this.item?.id !== id || this.item?.current.revision !== rev) return;
+        if (!this.isRecord) this.restartGuard();
+        this.box.dataset.painted = rev;
       }),
     );
   }
