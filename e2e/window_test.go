@@ -303,7 +303,11 @@ func jsString(s string) string {
 
 // windowBrowser starts Debian's headless Chromium with the flags every window test uses (a fresh
 // profile, no D-Bus), with extra flags if any, and installs the observer before any page script
-// runs. The browser stops when the test ends.
+// runs. The page is a focused window, as the user's window is when they click in it: headless
+// Chromium's page otherwise has no focus until the first click gives it one, and that focus
+// restarts the approval dialog's guard (the click that brings a window back from elsewhere never
+// decides; e2e/realwindow holds that rule in the real window). The browser stops when the test
+// ends.
 func windowBrowser(t testing.TB, ctx context.Context, chromium string, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append([]chromedp.ExecAllocatorOption{
@@ -317,6 +321,9 @@ func windowBrowser(t testing.TB, ctx context.Context, chromium string, width, he
 	t.Cleanup(cancelBrowser)
 	if _, err := chromedp.Call(bctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer}); err != nil {
 		t.Fatalf("starting Chromium failed: %v", err)
+	}
+	if _, err := chromedp.Call(bctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatalf("making Chromium's page a focused window failed: %v", err)
 	}
 	return bctx
 }
