@@ -158,6 +158,19 @@ func (n *node) extents() (x, y, w, h int32, err error) {
 	return r.X, r.Y, r.W, r.H, err
 }
 
+// rangeExtents is the rectangle on the screen of the node's own text from character start to
+// end (org.a11y.atspi.Text), where the text is laid out whether or not it is clipped.
+func (n *node) rangeExtents(start, end int) (x, y, w, h int32, err error) {
+	err = n.a.conn.Object(n.ref.Bus, n.ref.Path).Call(atspiText+".GetRangeExtents", 0, int32(start), int32(end), uint32(0)).Store(&x, &y, &w, &h)
+	return x, y, w, h, err
+}
+
+// charExtents is the rectangle on the screen of the node's own text's character i.
+func (n *node) charExtents(i int) (x, y, w, h int32, err error) {
+	err = n.a.conn.Object(n.ref.Bus, n.ref.Path).Call(atspiText+".GetCharacterExtents", 0, int32(i), uint32(0)).Store(&x, &y, &w, &h)
+	return x, y, w, h, err
+}
+
 // content is the node's own text (org.a11y.atspi.Text: a paragraph's words, which are not its
 // name), "" when it has none; each child object in it is one U+FFFC.
 func (n *node) content() string {

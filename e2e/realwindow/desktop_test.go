@@ -233,6 +233,15 @@ func (d *desktop) screenshot(name string) string {
 	return p
 }
 
+// windowShot saves the window win (its content, without the window manager's frame) as name
+// under the test's output folder and returns its path.
+func (d *desktop) windowShot(win, name string) string {
+	d.t.Helper()
+	p := filepath.Join(outDir(d.t), name)
+	d.run("import", "-window", win, p)
+	return p
+}
+
 // outDir is where screenshots and logs stay after the test: $POPPYDESK_WINDOW_OUT, default
 // out/realwindow at the repository's root.
 func outDir(t *testing.T) string {

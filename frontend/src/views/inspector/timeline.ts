@@ -105,6 +105,8 @@ export function timelineView(backend: InspectorAPI, host: HTMLElement, empty?: (
       tools.append(orig);
     }
     detail.replaceChildren(tools, entryView(e));
+    // In a small window the exchange opens below the list: it comes into view.
+    detail.scrollIntoView?.({ block: "nearest" });
   };
   const showResent = (orig: InspectorEntry, r: InspectorResent) => {
     const n = r.entry.row;
