@@ -218,6 +218,26 @@ func (d *desktop) above(a, b string) bool {
 	return ia > ib && ib >= 0
 }
 
+// geometry is the window's place and size on the screen.
+func (d *desktop) geometry(win string) (x, y, w, h int32) {
+	out, _ := d.output("xdotool", "getwindowgeometry", "--shell", win)
+	for _, l := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		n, _ := strconv.Atoi(strings.TrimSpace(v))
+		switch k {
+		case "X":
+			x = int32(n)
+		case "Y":
+			y = int32(n)
+		case "WIDTH":
+			w = int32(n)
+		case "HEIGHT":
+			h = int32(n)
+		}
+	}
+	return x, y, w, h
+}
+
 // netState is the window's _NET_WM_STATE atoms (for example _NET_WM_STATE_DEMANDS_ATTENTION).
 func (d *desktop) netState(win string) string {
 	out, _ := d.output("xprop", "-id", win, "_NET_WM_STATE")

@@ -10,9 +10,10 @@ import (
 )
 
 // TestApprovalDialog walks the approval dialog as a user does, in one launch of the release
-// window: an approval arriving while another application has the focus, the dialog as a screen
-// reader hears it, the keyboard inside it, a burst of clicks on Approve, a decision and its
-// record, a keyboard Decline, the Earlier list, and the dialog in a window of 800×600.
+// window: an approval arriving while another application has the focus, a click on Approve that
+// brings the window back, the dialog as a screen reader hears it, the keyboard inside it, a burst
+// of clicks on Approve, a decision and its record, a keyboard Decline, the Earlier list, and the
+// dialog in a window of 800×600.
 func TestApprovalDialog(t *testing.T) {
 	d := startDesktop(t, "1280x800")
 	p := d.launch()
@@ -60,6 +61,32 @@ func TestApprovalDialog(t *testing.T) {
 		d.waitFor("the urgency hint to be cleared", 5*time.Second, func() bool {
 			return !strings.Contains(d.netState(p.win), "_NET_WM_STATE_DEMANDS_ATTENTION")
 		})
+	})
+
+	d.step(t, "a click on Approve that brings the window back from another application does not approve", func(t *testing.T) {
+		// The user goes back to another application, which sits clear of Approve, and the
+		// dialog waits long past its guard.
+		other := d.openOtherApp()
+		d.run("xdotool", "windowmove", other.win, "0", "0")
+		time.Sleep(1500 * time.Millisecond)
+		dlg := dialogIn(d.a11y.document(t))
+		if dlg == nil || button(dlg, "Approve") == nil {
+			t.Fatal("no dialog with Approve")
+		}
+		x, y := centre(t, button(dlg, "Approve"))
+		if d.above(other.win, p.win) {
+			if ox, oy, ow, oh := d.geometry(other.win); x >= ox && x < ox+ow && y >= oy && y < oy+oh {
+				t.Fatalf("the other application covers Approve (%d,%d is inside %d,%d %dx%d)", x, y, ox, oy, ow, oh)
+			}
+		}
+		// One click on Approve: the window manager gives Poppydesk the focus and passes the
+		// click on to it.
+		p.clickAt(x, y)
+		d.waitFor("Poppydesk to have the focus", 5*time.Second, func() bool { return d.activeWindow() == p.win })
+		time.Sleep(1500 * time.Millisecond) // time for an approval to reach the Company
+		if st := p.state(first); st != "waiting_for_user" {
+			t.Fatalf("the click that brought the window back decided the approval: it is %q", st)
+		}
 	})
 
 	d.step(t, "a screen reader is told an alert dialog opened, named by its title, with the Company and the amount", func(t *testing.T) {
