@@ -190,6 +190,14 @@ func (p *poppydesk) waitShown(id string, after int) (time.Time, float64) {
 		for _, l := range lines[min(after, len(lines)):] {
 			if l["approval"] == id {
 				ms, _ = l["since_event_ms"].(float64)
+				var steps []string
+				for k, v := range l {
+					if strings.HasPrefix(k, "window_") {
+						steps = append(steps, fmt.Sprintf("%s=%v", strings.TrimPrefix(k, "window_"), v))
+					}
+				}
+				sort.Strings(steps)
+				p.d.t.Logf("the dialog of %s painted %.1f ms after the Host sent its event (the window's own steps, from the event's arrival: %s)", id, ms, strings.Join(steps, " "))
 				return true
 			}
 		}
