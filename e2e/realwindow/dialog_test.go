@@ -177,13 +177,23 @@ func TestApprovalDialog(t *testing.T) {
 		settled := func(id, what string, x, y int32) {
 			t.Helper()
 			var ap *node
-			d.waitFor("Approve to be available after "+what, 20*time.Second, func() bool {
+			available := func() bool {
 				dlg := dialogIn(d.a11y.document(t))
 				if dlg == nil {
 					t.Fatalf("the dialog is gone after %s (the approval is %q)", what, p.state(id))
 				}
 				ap = button(dlg, "Approve")
 				return ap == nil || ap.has(stateEnabled)
+			}
+			// A window starved of CPU handles queued clicks in bursts: Approve can show as
+			// available between two of them. It has settled when it stays available for longer
+			// than the guard.
+			d.waitFor("Approve to stay available after "+what, 30*time.Second, func() bool {
+				if !available() {
+					return false
+				}
+				time.Sleep(1200 * time.Millisecond)
+				return available()
 			})
 			if st := p.state(id); st != "waiting_for_user" {
 				t.Fatalf("%s decided the approval: it is %q", what, st)
