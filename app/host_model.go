@@ -146,8 +146,9 @@ func (m *modelCalls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// end ends every call in flight and waits for them to return, at most until ctx ends.
-func (m *modelCalls) end(ctx context.Context) {
+// end ends every call in flight and waits for them to return, then closes the model's sessions,
+// which waits until their answers are written, at most until ctx ends.
+func (m *modelCalls) end(ctx context.Context, srv *mcp.Server) {
 	m.init()
 	select {
 	case <-m.closed:
@@ -155,7 +156,17 @@ func (m *modelCalls) end(ctx context.Context) {
 		close(m.closed)
 	}
 	done := make(chan struct{})
-	go func() { m.wg.Wait(); close(done) }()
+	go func() {
+		m.wg.Wait()
+		// A handler that has returned has not yet written its answer; closing a session waits
+		// for its requests in flight to be answered before it closes the connection.
+		if srv != nil {
+			for ss := range srv.Sessions() {
+				ss.Close()
+			}
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
