@@ -83,7 +83,7 @@ func TestInspectorResendInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
 	w.requestExchange()
 	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 	const path = "/api/orders/ord_7Hk2/exchanges"
@@ -122,11 +122,12 @@ func TestInspectorResendInChromium(t *testing.T) {
 			t.Errorf("the resend carried an earlier request's Session JWT (jti %s)", jtiOf(last))
 		}
 	}
-	// The window: the Company's answer in words, two decoded Session JWTs with different jti.
+	// The window: the Company's answer in words, two decoded Session JWTs with different jti
+	// (read from the claims as shown, whose times carry the local date beside them).
 	if res := w.eval(`document.getElementById("insp-rs-result").textContent`); !strings.Contains(res, "The Company refused it: HTTP 409 already_exchanged") {
 		t.Errorf("the answer shown: %q", res)
 	}
-	jtis := w.eval(`[...document.querySelectorAll('#insp-compare [aria-label="Session JWT (Poppy-Session) claims"]')].map(p => JSON.parse(p.textContent).jti).join(" ")`)
+	jtis := w.eval(`[...document.querySelectorAll('#insp-compare [aria-label="Session JWT (Poppy-Session) claims"]')].map(p => (p.textContent.match(/"jti": "([^"]+)"/) || [])[1]).join(" ")`)
 	if f := strings.Fields(jtis); len(f) != 2 || f[0] == f[1] || f[1] != jtiOf(last) {
 		t.Errorf("the decoded Session JWTs shown have jti %q; the Company received %s", jtis, jtiOf(last))
 	}
@@ -144,7 +145,7 @@ func TestInspectorFlowInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
 	w.requestExchange()
 	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
-	w.waitFor("the end of the guard", `document.getElementById("approve-button").disabled === false`, 5*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
 	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
 	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
 
