@@ -58,7 +58,10 @@ func (d *devFlags) transport() (transport.Config, error) {
 }
 
 // withOperators is developer mode with operators under development: their hosts join the
-// Companies' (if any), and the --dev-ca is trusted for all of them.
+// Companies' (if any), and the --dev-ca is trusted for all of them. Poppydesk then publishes no
+// identity of its own, with Companies named or not: the identity Companies see is the one the
+// operator publishes (Get started enrolls with it), so a developer tries their Company and
+// their operator together as a user of that operator meets them.
 func (d *devFlags) withOperators() (app.Developer, error) {
 	var dev app.Developer
 	if len(d.companies) > 0 {
@@ -66,6 +69,7 @@ func (d *devFlags) withOperators() (app.Developer, error) {
 		if dev, err = app.DeveloperFrom(app.DeveloperSettings{Companies: d.companies, CAFile: d.ca}); err != nil {
 			return app.Developer{}, usageError{err.Error()}
 		}
+		dev.AgentListen = ""
 	} else if d.ca != "" {
 		certs, err := app.ReadPEMCerts(d.ca)
 		if err != nil {

@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
@@ -387,45 +387,12 @@ func userBrowser(t *testing.T, companyCA *x509.Certificate) *browserAsUser {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-var consentRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
-
 func (b *browserAsUser) approve(authURL string) {
-	fail := func(format string, args ...any) { b.t.Errorf("the user's browser: "+format, args...) }
-	u, err := url.Parse(authURL)
-	if err != nil {
-		fail("%v", err)
-		return
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := poppytest.AnswerConsent(ctx, b.hc, authURL, poppytest.Consent{Decision: "approve", Account: "user@shop.example"}); err != nil {
+		b.t.Errorf("the user's browser: %v", err)
 	}
-	resp, err := b.hc.Get(authURL)
-	if err != nil {
-		fail("opening the consent page: %v", err)
-		return
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := consentRequest.FindSubmatch(page)
-	if m == nil {
-		fail("no sign-in request on the consent page (HTTP %d): %.300s", resp.StatusCode, page)
-		return
-	}
-	form := url.Values{"request": {string(m[1])}, "decision": {"approve"}, "account": {"user@shop.example"}, "scope": strings.Fields(u.Query().Get("scope"))}
-	resp, err = b.hc.PostForm(u.Scheme+"://"+u.Host+"/oauth/authorize", form)
-	if err != nil {
-		fail("approving: %v", err)
-		return
-	}
-	resp.Body.Close()
-	back := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(back, "http://127.0.0.1:") {
-		fail("the consent answer is HTTP %d to %q, not a redirect back to the loopback listener", resp.StatusCode, back)
-		return
-	}
-	resp, err = (&http.Client{Transport: &http.Transport{}, Timeout: 30 * time.Second}).Get(back)
-	if err != nil {
-		fail("following the redirect back: %v", err)
-		return
-	}
-	resp.Body.Close()
 }
 
 func httpGet(t *testing.T, h *app.Host, u string) string {

@@ -30,6 +30,8 @@ type poppydesk struct {
 	domain string // the reference Company's domain (shop.localhost:PORT)
 	model  *mcp.ClientSession
 	asked  time.Time // when the model last asked for an exchange
+	// launched is when the process was started.
+	launched time.Time
 }
 
 // binary is the release build under test: $POPPYDESK_BIN, default build/bin/poppydesk.
@@ -50,7 +52,7 @@ func binary(t *testing.T) string {
 func (d *desktop) launch(extraEnv ...string) *poppydesk {
 	t := d.t
 	t.Helper()
-	p := &poppydesk{d: d, exited: make(chan struct{}), log: filepath.Join(d.dir, "state", "poppydesk", "poppydesk.log")}
+	p := &poppydesk{d: d, exited: make(chan struct{}), log: filepath.Join(d.dir, "state", "poppydesk", "poppydesk.log"), launched: time.Now()}
 	// --debug: the log a failing test keeps says what the Host decided (focus, notifications).
 	p.cmd = exec.Command(binary(t), "demo", "--debug")
 	p.cmd.Env = append(d.environ(), extraEnv...)
@@ -60,33 +62,14 @@ func (d *desktop) launch(extraEnv ...string) *poppydesk {
 		t.Fatalf("starting %s failed: %v", p.cmd.Path, err)
 	}
 	go func() { p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		if p.running() {
-			p.cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-p.exited:
-			case <-time.After(15 * time.Second):
-				p.cmd.Process.Kill()
-				<-p.exited
-			}
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(p.log); err == nil {
-				os.WriteFile(filepath.Join(outDir(t), t.Name()+".log"), b, 0o644)
-			}
-		}
-	})
+	t.Cleanup(p.quit)
 	d.waitFor("the window to show data from Go", 60*time.Second, func() bool {
 		if !p.running() {
 			t.Fatalf("poppydesk demo exited before its window was ready (see %s)", filepath.Join(d.dir, "app.stderr"))
 		}
 		return len(logLines(p.log, "window frontend ready")) > 0 && len(logLines(p.log, "signed in")) > 0
 	})
-	d.waitFor("the Poppydesk window", 10*time.Second, func() bool {
-		out, err := d.output("xdotool", "search", "--onlyvisible", "--name", "^Poppydesk$")
-		p.win, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
-		return err == nil && p.win != ""
-	})
+	p.findWindow()
 	listening := logLines(p.log, "model interface listening")
 	if len(listening) == 0 {
 		t.Fatal("the app's log does not say where the model interface listens")
@@ -116,6 +99,35 @@ func (d *desktop) launch(extraEnv ...string) *poppydesk {
 		t.Fatalf("discover_company answered %q", st)
 	}
 	return p
+}
+
+// findWindow waits for the Poppydesk window on the screen and keeps its X window.
+func (p *poppydesk) findWindow() {
+	p.d.waitFor("the Poppydesk window", 10*time.Second, func() bool {
+		out, err := p.d.output("xdotool", "search", "--onlyvisible", "--name", "^Poppydesk$")
+		p.win, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+		return err == nil && p.win != ""
+	})
+}
+
+// quit ends the app as a session's logout does (SIGINT, then SIGKILL after 15 s) and, when the
+// test failed, keeps the app's log beside its screenshots.
+func (p *poppydesk) quit() {
+	t := p.d.t
+	if p.running() {
+		p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.exited:
+		case <-time.After(15 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	if t.Failed() {
+		if b, err := os.ReadFile(p.log); err == nil {
+			os.WriteFile(filepath.Join(outDir(t), strings.ReplaceAll(t.Name(), "/", "_")+".log"), b, 0o644)
+		}
+	}
 }
 
 func (p *poppydesk) running() bool {
