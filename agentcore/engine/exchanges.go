@@ -48,6 +48,7 @@ type exchangeSink struct {
 	now      func() time.Time
 	company  func(host string) string
 	onRecord func(store.Exchange)
+	dec      inspect.Decoder // the writer's: headers and unchanged tokens decoded once
 
 	mu      sync.RWMutex // guards closed and sends on ch (read-locked by senders)
 	closed  bool
@@ -94,7 +95,7 @@ func (s *exchangeSink) record(it sinkItem) store.Exchange {
 	}
 	switch d := ex.Inspected.(type) {
 	case *inspect.Pending:
-		rec.Details = d.Details().Marshal()
+		rec.Details = s.dec.Details(d).Marshal()
 	case *inspect.Details:
 		rec.Details = d.Marshal()
 	}

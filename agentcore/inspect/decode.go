@@ -3,9 +3,11 @@ package inspect
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -79,50 +81,52 @@ const maxJWT = 16 << 10
 // the findings visible in this one exchange.
 func Decode(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any {
 	c, ok := CauseOf(ctx)
-	if d := decode(c, ok, req, reqBody, respHeader, respBody); d != nil {
+	if d := decode(nil, c, ok, req, reqBody, respHeader, respBody); d != nil {
 		return d
 	}
 	return nil
 }
 
 // decode is Decode with the cause already read from the context (hasCause false: none).
-func decode(cause Cause, hasCause bool, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) *Details {
+// A nil dec decodes every segment afresh.
+func decode(dec *Decoder, cause Cause, hasCause bool, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) *Details {
 	d := &Details{}
 	if hasCause {
 		d.Cause = &cause
 	}
 	if v := req.Header.Get("Poppy-Session"); v != "" {
-		if t, ok := decodeJWT(TokenSession, v); ok {
+		if t, ok := dec.decodeJWT(TokenSession, v, false); ok {
 			if sid, _ := t.Claims["sid"].(string); sid != "" {
 				d.SID = sid
 			}
 			hideClaims(t.Claims, "sub", "agent_id")
 			dlg, _ := t.Header["poppy_dlg"].(string)
 			if dlg != "" {
+				t.Header = maps.Clone(t.Header) // a header decoded once may be shared (Decoder)
 				t.Header["poppy_dlg"] = "(decoded below)"
 			}
 			d.Tokens = append(d.Tokens, t)
 			if dlg != "" {
-				if dt, ok := decodeJWT(TokenDelegation, dlg); ok {
+				if dt, ok := dec.decodeJWT(TokenDelegation, dlg, true); ok {
 					d.Tokens = append(d.Tokens, dt)
 				}
 			}
 		}
 	}
 	if v := req.Header.Get("DPoP"); v != "" {
-		if t, ok := decodeJWT(TokenDPoP, v); ok {
+		if t, ok := dec.decodeJWT(TokenDPoP, v, false); ok {
 			d.Tokens = append(d.Tokens, t)
 		}
 	}
 	if v := req.Header.Get("Authorization"); v != "" {
 		if scheme, tok, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "DPoP")) {
-			d.Tokens = append(d.Tokens, accessToken(TokenAccess+" "+scheme, tok))
+			d.Tokens = append(d.Tokens, dec.accessToken(TokenAccess+" "+scheme, tok))
 		}
 	}
 	if isForm(req.Header) && len(reqBody) > 0 {
 		if form, err := url.ParseQuery(string(reqBody)); err == nil {
 			if a := form.Get("client_assertion"); a != "" {
-				if t, ok := decodeJWT(TokenAssertion, a); ok {
+				if t, ok := dec.decodeJWT(TokenAssertion, a, false); ok {
 					d.Tokens = append(d.Tokens, t)
 				}
 			}
@@ -133,7 +137,7 @@ func decode(cause Cause, hasCause bool, req *http.Request, reqBody []byte, respH
 			AccessToken string `json:"access_token"`
 		}
 		if json.Unmarshal(respBody, &tr) == nil && tr.AccessToken != "" {
-			d.Tokens = append(d.Tokens, accessToken(TokenIssued, tr.AccessToken))
+			d.Tokens = append(d.Tokens, dec.accessToken(TokenIssued, tr.AccessToken))
 		}
 	}
 	d.Findings = append(d.Findings, ExchangeFindings(req, respHeader, respBody)...)
@@ -143,9 +147,9 @@ func decode(cause Cause, hasCause bool, req *http.Request, reqBody []byte, respH
 	return d
 }
 
-func accessToken(where, tok string) Token {
-	if t, ok := decodeJWT(where, tok); ok {
-		hideClaims(t.Claims, "sub")
+func (dec *Decoder) accessToken(where, tok string) Token {
+	if t, ok := dec.decodeJWT(where, tok, true); ok {
+		hideClaims(t.Claims, "sub") // on claims a Decoder keeps too: hiding twice changes nothing
 		return t
 	}
 	return Token{Where: where, Note: fmt.Sprintf("an opaque token of %d characters (its value is never shown)", len(tok))}
@@ -162,8 +166,11 @@ func isJSON(h http.Header) bool {
 
 // decodeJWT decodes a compact JWS's header and payload (JSON objects) and drops its signature.
 // It verifies nothing: what it shows is what was sent. It is hand-written because a verifying
-// parser (jwx) needs the key, and the Inspector shows also what would not verify.
-func decodeJWT(where, s string) (Token, bool) {
+// parser (jwx) needs the key, and the Inspector shows also what would not verify. A header, and
+// with sameClaims the claims (a token sent unchanged on many requests: a delegation, an access
+// token), may come from dec's cache: the caller clones a map before changing it, unless the
+// change is the same every time.
+func (dec *Decoder) decodeJWT(where, s string, sameClaims bool) (Token, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) > maxJWT {
 		return Token{Where: where, Note: fmt.Sprintf("%d characters, too long to decode", len(s))}, true
@@ -172,14 +179,45 @@ func decodeJWT(where, s string) (Token, bool) {
 	if len(parts) != 3 {
 		return Token{}, false
 	}
-	var hdr, claims map[string]any
-	if !decodeSegment(parts[0], &hdr) || !decodeSegment(parts[1], &claims) {
+	hdr, ok := dec.segment(parts[0], true)
+	if !ok {
 		return Token{}, false
 	}
-	t := Token{Where: where, Header: hdr, Claims: claims}
-	scrub(t.Header)
-	scrub(t.Claims)
-	return t, true
+	claims, ok := dec.segment(parts[1], sameClaims)
+	if !ok {
+		return Token{}, false
+	}
+	return Token{Where: where, Header: hdr, Claims: claims}, true
+}
+
+// segment is one decoded and scrubbed segment, from dec's cache when keep and already there
+// (and then kept in it).
+func (dec *Decoder) segment(seg string, keep bool) (map[string]any, bool) {
+	if dec == nil || !keep {
+		var m map[string]any
+		if !decodeSegment(seg, &m) {
+			return nil, false
+		}
+		scrub(m)
+		return m, true
+	}
+	key := sha256.Sum256([]byte(seg))
+	if m, ok := dec.segs[key]; ok {
+		return m, true
+	}
+	var m map[string]any
+	if !decodeSegment(seg, &m) {
+		return nil, false
+	}
+	scrub(m)
+	if len(dec.segs) >= decoderCache {
+		clear(dec.segs)
+	}
+	if dec.segs == nil {
+		dec.segs = make(map[[32]byte]map[string]any, decoderCache)
+	}
+	dec.segs[key] = m
+	return m, true
 }
 
 func decodeSegment(seg string, v *map[string]any) bool {

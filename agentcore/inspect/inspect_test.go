@@ -3,6 +3,7 @@ package inspect_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -281,5 +282,57 @@ func TestPendingDecodesLaterAndShowsNoSecret(t *testing.T) {
 				t.Fatalf("decoded later:\n%s\nwant what Decode gives:\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives: a Decoder that sees the same Session, DPoP
+// key and tokens again and again (its cache warm) gives, every time, exactly what Decode gives
+// for each exchange, whatever order they come in; and its cache stays within its bound when
+// every request carries a different token.
+func TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives(t *testing.T) {
+	x := newSignedExchanges(t)
+	ctx := inspect.WithCause(context.Background(), inspect.Cause{Kind: inspect.CauseModel, Name: "call_api_operation"})
+	respHeader := http.Header{"Content-Type": {"application/json"}}
+	// An access token that is a JWT with a sub (hidden when shown) and a DPoP proof header.
+	seg := func(v any) string { b, _ := json.Marshal(v); return base64.RawURLEncoding.EncodeToString(b) }
+	jwtAccess := seg(map[string]any{"alg": "ES256", "typ": "at+jwt"}) + "." +
+		seg(map[string]any{"sub": "user-SECRET-id", "scope": "orders:read", "cnf": map[string]any{"jkt": "abc"}}) + ".c2ln"
+	withAccess := x.req.Clone(context.Background())
+	withAccess.Header.Set("Authorization", "DPoP "+jwtAccess)
+	withAccess.Header.Set("DPoP", seg(map[string]any{"typ": "dpop+jwt", "alg": "ES256",
+		"jwk": map[string]any{"kty": "EC", "crv": "P-256", "x": "eA", "y": "eQ", "d": "PRIVATE"}})+"."+
+		seg(map[string]any{"htm": "POST", "jti": "j1"})+".c2ln")
+	type exchange struct {
+		req  *http.Request
+		body []byte
+		resp []byte
+	}
+	exchanges := []exchange{
+		{x.req, nil, nil},
+		{withAccess, nil, nil},
+		{x.tokReq, []byte(x.body), []byte(`{"access_token":"` + jwtAccess + `","token_type":"DPoP"}`)},
+	}
+	var dec inspect.Decoder
+	for round := 0; round < 3; round++ {
+		for i, ex := range exchanges {
+			want, _ := json.Marshal(inspect.Decode(ctx, ex.req, ex.body, respHeader, ex.resp))
+			got, _ := json.Marshal(dec.Details(inspect.Defer(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Pending)))
+			if string(got) != string(want) {
+				t.Fatalf("round %d, exchange %d decoded by a Decoder:\n%s\nwant what Decode gives:\n%s", round, i, got, want)
+			}
+			if strings.Contains(string(got), "user-SECRET-id") || strings.Contains(string(got), "PRIVATE") {
+				t.Fatalf("round %d, exchange %d shows a hidden claim or a private key: %s", round, i, got)
+			}
+		}
+	}
+
+	for i := 0; i < 200; i++ {
+		tok := seg(map[string]any{"alg": "ES256"}) + "." + seg(map[string]any{"n": i}) + ".c2ln"
+		req, _ := http.NewRequest(http.MethodGet, "https://shop.localhost:8443/api/orders", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		dec.Details(inspect.Defer(ctx, req, nil, respHeader, nil).(*inspect.Pending))
+		if n := dec.Cached(); n > 64 {
+			t.Fatalf("after %d different tokens the Decoder holds %d segments, more than its bound of 64", i+1, n)
+		}
 	}
 }

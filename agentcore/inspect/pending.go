@@ -33,10 +33,31 @@ func Defer(ctx context.Context, req *http.Request, reqBody []byte, respHeader ht
 // Details decodes the exchange as [Decode] does (nil when there is nothing to keep). It only
 // reads p, so observers may call it concurrently.
 func (p *Pending) Details() *Details {
+	var fresh *Decoder // no cache: each call decodes everything
+	return fresh.Details(p)
+}
+
+// decoderCache bounds a Decoder's cache: it is emptied when it holds this many segments.
+const decoderCache = 64
+
+// Decoder decodes Pending exchanges one after another, as Pending.Details does, keeping the
+// segments that repeat from request to request: the headers of the Session JWTs and DPoP proofs
+// (one per Session and key) and the whole of a delegation or an access token (one per Session
+// or token). The claims of a Session JWT, a DPoP proof or a client assertion (a fresh jti
+// each) are decoded every time. The cache is keyed by the segment's SHA-256, so it keeps no
+// token, only the decoded form that is stored anyway, and holds at most decoderCache segments.
+// The Details it returns may share maps with each other: read them (marshal them), never change
+// them. A Decoder is for one goroutine; its zero value is ready.
+type Decoder struct {
+	segs map[[32]byte]map[string]any
+}
+
+// Details decodes p (nil when there is nothing to keep); a nil dec decodes every segment afresh.
+func (dec *Decoder) Details(p *Pending) *Details {
 	if p == nil || p.req == nil {
 		return nil
 	}
-	return decode(p.cause, p.hasCause, p.req, p.reqBody, p.respHeader, p.respBody)
+	return decode(dec, p.cause, p.hasCause, p.req, p.reqBody, p.respHeader, p.respBody)
 }
 
 // String hides the raw material.
