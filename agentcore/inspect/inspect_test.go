@@ -29,7 +29,7 @@ type signedExchanges struct {
 	sess        *session.Session
 }
 
-func newSignedExchanges(t *testing.T) signedExchanges {
+func newSignedExchanges(t testing.TB) signedExchanges {
 	t.Helper()
 	ctx := context.Background()
 	now := func() time.Time { return time.Unix(1790900000, 0) }
