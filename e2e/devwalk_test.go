@@ -54,6 +54,7 @@ type walkCompany struct {
 	CACert  string   `json:"ca_cert"`
 	AgentCA string   `json:"agent_ca"`
 	Faults  []string `json:"faults"`
+	caPEM   []byte   // the ca_cert file's content when it started
 	proc    *walkProcess
 }
 
@@ -189,7 +190,8 @@ func TestDevelopersDocWalk(t *testing.T) {
 		t.Fatalf("the clean machine already has %s (%v)", devCA, err)
 	}
 
-	var co, previous *walkCompany
+	var co *walkCompany
+	byState := map[string]*walkCompany{} // the Company last started with each --state
 	ran := map[string]int{}
 	for i, st := range steps {
 		args := make([]string, len(st.args))
@@ -219,22 +221,26 @@ func TestDevelopersDocWalk(t *testing.T) {
 		case len(args) > 1 && args[0] == "company" && args[1] == "serve":
 			if co != nil {
 				co.proc.stop(t) // Ctrl-C before starting it again
-				previous = co
 			}
 			p, line := startWalkProcess(t, bin, home, env, args)
 			co = &walkCompany{proc: p}
 			if err := json.Unmarshal([]byte(line), co); err != nil || co.Domain == "" || co.CACert == "" {
 				t.Fatalf("step %d (`%s`) printed %q (%v); stderr:\n%s", i+1, st.line, line, err, p.stderr.String())
 			}
-			if _, err := os.Stat(co.CACert); err != nil {
+			if co.caPEM, err = os.ReadFile(co.CACert); err != nil {
 				t.Errorf("step %d (`%s`): its ca_cert %s: %v", i+1, st.line, co.CACert, err)
 			}
 			if co.AgentCA != devCA {
 				t.Errorf("step %d (`%s`): the Company trusts %q, want the developer CA %s by itself", i+1, st.line, co.AgentCA, devCA)
 			}
-			if previous != nil && (co.Domain != previous.Domain || co.CACert != previous.CACert) {
-				t.Errorf("step %d (`%s`): restarted with the same --state, the Company is %s with %s, before %s with %s",
-					i+1, st.line, co.Domain, co.CACert, previous.Domain, previous.CACert)
+			state := flagValue(args, "--state")
+			previous := byState[state]
+			if state != "" {
+				byState[state] = co
+			}
+			if previous != nil && (co.Domain != previous.Domain || co.CACert != previous.CACert || !bytes.Equal(co.caPEM, previous.caPEM)) {
+				t.Errorf("step %d (`%s`): restarted with the same --state, the Company is %s with %s (same CA: %t), before %s with %s",
+					i+1, st.line, co.Domain, co.CACert, bytes.Equal(co.caPEM, previous.caPEM), previous.Domain, previous.CACert)
 			}
 		case args[0] == "discover":
 			stdout, stderr, code := runWalk(t, bin, home, env, args)
@@ -262,18 +268,16 @@ func TestDevelopersDocWalk(t *testing.T) {
 			if !strings.Contains(stderr, "must trust "+devCA) {
 				t.Errorf("step %d (`%s`): check does not name the developer CA %s the Company must trust; stderr:\n%s", i+1, st.line, devCA, stderr)
 			}
-			for j, a := range args {
-				if a == "--har" && j+1 < len(args) {
-					har := filepath.Join(home, args[j+1])
-					var h struct {
-						Log struct {
-							Entries []json.RawMessage `json:"entries"`
-						} `json:"log"`
-					}
-					b, err := os.ReadFile(har)
-					if err != nil || json.Unmarshal(b, &h) != nil || len(h.Log.Entries) < 10 {
-						t.Errorf("step %d (`%s`): the HAR archive %s holds %d entries (%v)", i+1, st.line, har, len(h.Log.Entries), err)
-					}
+			if name := flagValue(args, "--har"); name != "" {
+				har := filepath.Join(home, name)
+				var h struct {
+					Log struct {
+						Entries []json.RawMessage `json:"entries"`
+					} `json:"log"`
+				}
+				b, err := os.ReadFile(har)
+				if err != nil || json.Unmarshal(b, &h) != nil || len(h.Log.Entries) < 10 {
+					t.Errorf("step %d (`%s`): the HAR archive %s holds %d entries (%v)", i+1, st.line, har, len(h.Log.Entries), err)
 				}
 			}
 		default:
@@ -317,4 +321,14 @@ func runWalk(t *testing.T, bin, dir string, env, args []string) (string, string,
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// flagValue is the value of flag in args ("" when absent).
+func flagValue(args []string, flag string) string {
+	for j, a := range args {
+		if a == flag && j+1 < len(args) {
+			return args[j+1]
+		}
+	}
+	return ""
 }
