@@ -6,7 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,6 +195,8 @@ func TestDevelopersDocWalk(t *testing.T) {
 	}
 
 	var co *walkCompany
+	var win *walkWindow
+	clientID := ""                       // the developer-mode client_id Settings showed at the first start
 	byState := map[string]*walkCompany{} // the Company last started with each --state
 	ran := map[string]int{}
 	for i, st := range steps {
@@ -210,13 +216,40 @@ func TestDevelopersDocWalk(t *testing.T) {
 		stepStart := time.Now()
 		switch {
 		case args[0] == "window":
-			p, line := startWalkProcess(t, bin, home, env, append(args, "--e2e-listen", "127.0.0.1:0", "--e2e-dist", dist))
-			if !strings.HasPrefix(line, "Open http://127.0.0.1:") {
-				t.Errorf("step %d (`%s`): the window's bridge printed %q", i+1, st.line, line)
+			if win != nil {
+				win.proc.stop(t) // quit before starting it again
 			}
-			p.stop(t)
+			p, line := startWalkProcess(t, bin, home, env, append(args, "--e2e-listen", "127.0.0.1:0", "--e2e-dist", dist))
+			win = openWalkWindow(t, p, line)
 			if _, err := os.Stat(devCA); err != nil {
 				t.Fatalf("step %d (`%s`): the developer CA the document names is not there: %v; stderr:\n%s", i+1, st.line, err, p.stderr.String())
+			}
+			var view struct {
+				Developer struct {
+					Active      bool     `json:"active"`
+					Companies   []string `json:"companies"`
+					CAFile      string   `json:"ca_file"`
+					ClientID    string   `json:"client_id"`
+					AgentCAFile string   `json:"agent_ca_file"`
+				} `json:"developer"`
+			}
+			if e := win.call(t, "fronts.Settings.View", &view); e != "" {
+				t.Fatalf("step %d (`%s`): Settings: %s", i+1, st.line, e)
+			}
+			d := view.Developer
+			wantCompany, wantCA := flagValue(args, "--dev-company"), flagValue(args, "--dev-ca")
+			if !d.Active || len(d.Companies) != 1 || d.Companies[0] != wantCompany || d.CAFile != wantCA || d.AgentCAFile != devCA || d.ClientID == "" {
+				t.Errorf("step %d (`%s`): Settings → Developer mode shows %+v, want %s with CA %q and the developer CA %s", i+1, st.line, d, wantCompany, wantCA, devCA)
+			}
+			if clientID != "" && d.ClientID != clientID {
+				t.Errorf("step %d (`%s`): the client_id is %s, at the start before %s; the document says it stays the same", i+1, st.line, d.ClientID, clientID)
+			}
+			clientID = d.ClientID
+			if co != nil {
+				discoverInWindow(t, win, co, i, st)
+			}
+			if strings.Contains(st.comment, "quit it") {
+				win.proc.stop(t)
 			}
 		case len(args) > 1 && args[0] == "company" && args[1] == "serve":
 			if co != nil {
@@ -237,6 +270,12 @@ func TestDevelopersDocWalk(t *testing.T) {
 			previous := byState[state]
 			if state != "" {
 				byState[state] = co
+			}
+			// The running window discovers the restarted Company. Not a Company started with a
+			// fault: the window's discovery keeps the documents it fetched as long as their HTTP
+			// caching allows (agentcore/discovery), so it may not see a fault until they expire.
+			if win != nil && win.proc.cmd.ProcessState == nil && len(co.Faults) == 0 {
+				discoverInWindow(t, win, co, i, st) // the running Poppydesk, not restarted
 			}
 			if previous != nil && (co.Domain != previous.Domain || co.CACert != previous.CACert || !bytes.Equal(co.caPEM, previous.caPEM)) {
 				t.Errorf("step %d (`%s`): restarted with the same --state, the Company is %s with %s (same CA: %t), before %s with %s",
@@ -293,6 +332,82 @@ func TestDevelopersDocWalk(t *testing.T) {
 	}
 	if co != nil {
 		co.proc.stop(t)
+	}
+	if win != nil {
+		win.proc.stop(t)
+	}
+}
+
+// walkWindow is a running `poppydesk window --e2e-listen`: its process and a client of its
+// browser-testable bridge, holding the cookie the one-time URL was traded for.
+type walkWindow struct {
+	proc   *walkProcess
+	c      *http.Client
+	origin string
+}
+
+// openWalkWindow opens the URL the window printed ("Open URL"), as the browser would.
+func openWalkWindow(t *testing.T, p *walkProcess, line string) *walkWindow {
+	t.Helper()
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), "Open ")
+	parsed, err := url.Parse(u)
+	if !ok || err != nil {
+		t.Fatalf("the window printed %q, not Open URL; stderr:\n%s", line, p.stderr.String())
+	}
+	jar, _ := cookiejar.New(nil)
+	w := &walkWindow{proc: p, c: &http.Client{Jar: jar, Timeout: 90 * time.Second}, origin: parsed.Scheme + "://" + parsed.Host}
+	res, err := w.c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("opening the window's URL: HTTP %d", res.StatusCode)
+	}
+	return w
+}
+
+// call calls a window service method through the bridge, as the frontend does, decoding the
+// result into out; it returns the error the window would show ("" for none).
+func (w *walkWindow) call(t *testing.T, name string, out any, args ...any) string {
+	t.Helper()
+	if args == nil {
+		args = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"name": name, "args": args})
+	req, _ := http.NewRequest(http.MethodPost, w.origin+"/bridge/call", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := w.c.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer res.Body.Close()
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&r); err != nil {
+		t.Fatalf("%s: HTTP %d: %v", name, res.StatusCode, err)
+	}
+	if r.Error == "" && out != nil {
+		if err := json.Unmarshal(r.Result, out); err != nil {
+			t.Fatalf("%s result %s: %v", name, r.Result, err)
+		}
+	}
+	return r.Error
+}
+
+// discoverInWindow is Companies → Discover in the running window for the running Company: it
+// must find it by its domain.
+func discoverInWindow(t *testing.T, w *walkWindow, co *walkCompany, i int, st walkStep) {
+	t.Helper()
+	var entry map[string]any
+	if e := w.call(t, "fronts.Companies.Discover", &entry, co.Domain); e != "" {
+		t.Errorf("step %d (`%s`): Companies → Discover %s in the running window: %s", i+1, st.line, co.Domain, e)
+		return
+	}
+	if !strings.Contains(fmt.Sprint(entry), co.Domain) {
+		t.Errorf("step %d (`%s`): Companies → Discover %s in the running window gave %v", i+1, st.line, co.Domain, entry)
 	}
 }
 
