@@ -124,23 +124,32 @@ func (p *walkProcess) stop(t *testing.T) {
 // TestDevelopersDocWalk runs the command block of docs/DEVELOPERS.md section 2 as a Company
 // developer on a clean machine types it: a fresh home folder (HOME and every XDG folder empty),
 // the Secret Service of scripts/with-keyring.sh (fresh each run), the poppydesk binary built
-// from this module, each line in the document's order, and each line's result as the document
-// states it:
+// from this module by `go build` (not build/bin/poppydesk: `make build` makes the release build,
+// which has no --e2e-listen, and may be older than the tree), each line in the document's order,
+// and each line's result as the document states it:
 //
-//   - `window`: runs with --e2e-listen instead of opening the window (the one thing skipped: no
-//     window is drawn; the Host starts as the window starts it), and must leave the developer CA
-//     at DATA/developer/poppydesk-agent-ca.pem; it is stopped with Ctrl-C once it serves;
+//   - `window`: runs with --e2e-listen instead of opening the window, so nothing is drawn (the
+//     Host starts as the window starts it; the test clicks through the window's services over
+//     its bridge, as the frontend calls them). It must leave the developer CA at
+//     DATA/developer/poppydesk-agent-ca.pem, and Settings → Developer mode must show the
+//     --dev-company and --dev-ca it was given, that CA and the client_id of the first start.
+//     With a Company running, Companies → Discover must find it. A line whose comment says
+//     "quit it" is stopped with Ctrl-C at once; otherwise it runs until the next window line or
+//     the end.
 //   - `company serve`: runs until the next `company serve` line (stopped with Ctrl-C before it)
 //     or the end; its JSON line names its domain, its CA file (which exists) and, without
 //     --agent-ca, the developer CA as agent_ca; started again with the same --state, the same
-//     domain and CA file;
+//     domain and CA (the file's content too), and the running window discovers it again.
 //   - `discover`: exit 0 and the Company as JSON with that domain;
 //   - `check`: exit 0 with PASS lines and no FAIL, or, where the line's comment says "exit 1:
-//     FAIL MUST, WORDS", exit 1 with a MUST failure that says WORDS; stderr names the developer CA the Company must trust; --har
-//     writes an archive of the exchanges.
+//     FAIL MUST, WORDS", exit 1 with a MUST failure that says WORDS; stderr names the developer
+//     CA the Company must trust; --har writes an archive of the exchanges.
 //
 // DOMAIN and CA_CERT are replaced by the running Company's domain and ca_cert, ~ by the home
-// folder. A line of the block whose subcommand the test does not know fails the test.
+// folder. A line of the block whose subcommand the test does not know fails the test. Not
+// walked: sign-in, operations and approvals (they need the browser and the window's dialog;
+// e2e/devmode_test.go does those in Chromium), and Settings → Developer mode with a restart
+// (the block passes --dev-company and --dev-ca, the document's other way).
 func TestDevelopersDocWalk(t *testing.T) {
 	dist, err := filepath.Abs(filepath.Join("..", "frontend", "dist"))
 	if err != nil {
