@@ -132,8 +132,11 @@ func (p *walkProcess) stop(t *testing.T) {
 //     Host starts as the window starts it; the test clicks through the window's services over
 //     its bridge, as the frontend calls them). It must leave the developer CA at
 //     DATA/developer/poppydesk-agent-ca.pem, and Settings → Developer mode must show the
-//     --dev-company and --dev-ca it was given, that CA and the client_id of the first start.
-//     With a Company running, Companies → Discover must find it. A line whose comment says
+//     --dev-company and --dev-ca it was given (without them, what was entered in Settings), that
+//     CA and the client_id of the first start. A line whose comment says "enter DOMAIN and
+//     CA_CERT in Settings" enters them in Settings → Developer mode instead, which must say a
+//     restart is needed. With a Company running, Companies → Discover must find it (where
+//     developer mode is on). A line whose comment says
 //     "quit it" is stopped with Ctrl-C at once; otherwise it runs until the next window line or
 //     the end.
 //   - `company serve`: runs until the next `company serve` line (stopped with Ctrl-C before it)
@@ -148,8 +151,7 @@ func (p *walkProcess) stop(t *testing.T) {
 // DOMAIN and CA_CERT are replaced by the running Company's domain and ca_cert, ~ by the home
 // folder. A line of the block whose subcommand the test does not know fails the test. Not
 // walked: sign-in, operations and approvals (they need the browser and the window's dialog;
-// e2e/devmode_test.go does those in Chromium), and Settings → Developer mode with a restart
-// (the block passes --dev-company and --dev-ca, the document's other way).
+// e2e/devmode_test.go does those in Chromium).
 func TestDevelopersDocWalk(t *testing.T) {
 	dist, err := filepath.Abs(filepath.Join("..", "frontend", "dist"))
 	if err != nil {
@@ -206,6 +208,8 @@ func TestDevelopersDocWalk(t *testing.T) {
 	var co *walkCompany
 	var win *walkWindow
 	clientID := ""                       // the developer-mode client_id Settings showed at the first start
+	saved := []string{"", ""}            // the Company and CA file entered in Settings → Developer mode
+	winDev := false                      // the running window is in developer mode
 	byState := map[string]*walkCompany{} // the Company last started with each --state
 	ran := map[string]int{}
 	for i, st := range steps {
@@ -235,26 +239,39 @@ func TestDevelopersDocWalk(t *testing.T) {
 			}
 			var view struct {
 				Developer struct {
-					Active      bool     `json:"active"`
-					Companies   []string `json:"companies"`
-					CAFile      string   `json:"ca_file"`
-					ClientID    string   `json:"client_id"`
-					AgentCAFile string   `json:"agent_ca_file"`
+					Active        bool     `json:"active"`
+					Companies     []string `json:"companies"`
+					CAFile        string   `json:"ca_file"`
+					ClientID      string   `json:"client_id"`
+					AgentCAFile   string   `json:"agent_ca_file"`
+					RestartNeeded bool     `json:"restart_needed"`
 				} `json:"developer"`
 			}
 			if e := win.call(t, "fronts.Settings.View", &view); e != "" {
 				t.Fatalf("step %d (`%s`): Settings: %s", i+1, st.line, e)
 			}
-			d := view.Developer
-			wantCompany, wantCA := flagValue(args, "--dev-company"), flagValue(args, "--dev-ca")
-			if !d.Active || len(d.Companies) != 1 || d.Companies[0] != wantCompany || d.CAFile != wantCA || d.AgentCAFile != devCA || d.ClientID == "" {
-				t.Errorf("step %d (`%s`): Settings → Developer mode shows %+v, want %s with CA %q and the developer CA %s", i+1, st.line, d, wantCompany, wantCA, devCA)
+			if strings.Contains(st.comment, "enter DOMAIN and CA_CERT in Settings") {
+				// Settings → Developer mode, as the developer fills it in: saved for the next start.
+				if e := win.call(t, "fronts.Settings.SetDeveloper", &view, []string{co.Domain}, co.CACert); e != "" || !view.Developer.RestartNeeded {
+					t.Errorf("step %d (`%s`): Settings → Developer mode with %s and %s: %q, restart needed %t", i+1, st.line, co.Domain, co.CACert, e, view.Developer.RestartNeeded)
+				}
+				saved = []string{co.Domain, co.CACert}
+			} else {
+				d := view.Developer
+				want := []string{flagValue(args, "--dev-company"), flagValue(args, "--dev-ca")}
+				if want[0] == "" {
+					want = saved // without --dev-company the saved settings apply
+				}
+				if !d.Active || len(d.Companies) != 1 || d.Companies[0] != want[0] || d.CAFile != want[1] || d.AgentCAFile != devCA || d.ClientID == "" {
+					t.Errorf("step %d (`%s`): Settings → Developer mode shows %+v, want %q with CA %q and the developer CA %s", i+1, st.line, d, want[0], want[1], devCA)
+				}
+				if clientID != "" && d.ClientID != clientID {
+					t.Errorf("step %d (`%s`): the client_id is %s, at the start before %s; the document says it stays the same", i+1, st.line, d.ClientID, clientID)
+				}
+				clientID = d.ClientID
 			}
-			if clientID != "" && d.ClientID != clientID {
-				t.Errorf("step %d (`%s`): the client_id is %s, at the start before %s; the document says it stays the same", i+1, st.line, d.ClientID, clientID)
-			}
-			clientID = d.ClientID
-			if co != nil {
+			winDev = view.Developer.Active
+			if co != nil && winDev {
 				discoverInWindow(t, win, co, i, st)
 			}
 			if strings.Contains(st.comment, "quit it") {
@@ -283,7 +300,7 @@ func TestDevelopersDocWalk(t *testing.T) {
 			// The running window discovers the restarted Company. Not a Company started with a
 			// fault: the window's discovery keeps the documents it fetched as long as their HTTP
 			// caching allows (agentcore/discovery), so it may not see a fault until they expire.
-			if win != nil && win.proc.cmd.ProcessState == nil && len(co.Faults) == 0 {
+			if win != nil && win.proc.cmd.ProcessState == nil && winDev && len(co.Faults) == 0 {
 				discoverInWindow(t, win, co, i, st) // the running Poppydesk, not restarted
 			}
 			if previous != nil && (co.Domain != previous.Domain || co.CACert != previous.CACert || !bytes.Equal(co.caPEM, previous.caPEM)) {
