@@ -21,11 +21,7 @@ import (
 
 func TestInspectorInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
-	w.requestExchange()
-	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
-	w.waitFor("the end of the guard", guardOver, 5*time.Second)
-	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
-	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+	w.approveExchangeInWindow()
 
 	w.openInspector()
 	w.checkApprovedExchange()
@@ -45,6 +41,17 @@ func TestInspectorInChromium(t *testing.T) {
 }
 
 // openInspector opens the Inspector's timeline and waits for its rows.
+// approveExchangeInWindow asks for the jacket exchange, waits for the dialog's painted revision
+// and its guard, clicks Approve and waits for the Company's result.
+func (w *approvalWorld) approveExchangeInWindow() {
+	w.t.Helper()
+	w.requestExchange()
+	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
+	w.waitFor("the end of the guard", guardOver, 5*time.Second)
+	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
+	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+}
+
 func (w *approvalWorld) openInspector() {
 	w.t.Helper()
 	w.do("open the Inspector", chromedp.Evaluate[chromedp.Void](`location.hash = "#/inspector"`))
@@ -81,11 +88,7 @@ func (w *approvalWorld) checkApprovedExchange() {
 // lists the new exchange as a resend of the original.
 func TestInspectorResendInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
-	w.requestExchange()
-	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
-	w.waitFor("the end of the guard", guardOver, 5*time.Second)
-	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
-	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+	w.approveExchangeInWindow()
 	const path = "/api/orders/ord_7Hk2/exchanges"
 	before := len(w.company.RequestsTo(refcompany.ShopHost, path))
 
@@ -143,11 +146,7 @@ func TestInspectorResendInChromium(t *testing.T) {
 // with the window's Approve as their cause; choosing an arrow opens its exchange.
 func TestInspectorFlowInChromium(t *testing.T) {
 	w := startApprovalWorld(t)
-	w.requestExchange()
-	w.waitFor("the approval dialog", dialogOpen, 10*time.Second)
-	w.waitFor("the end of the guard", guardOver, 5*time.Second)
-	w.do("click Approve", chromedp.Click(chromedp.ID("approve-button")))
-	w.waitFor("the Company's result", `!!document.getElementById("result-body")`, 30*time.Second)
+	w.approveExchangeInWindow()
 
 	w.openInspector()
 	w.waitFor("the approved request", `[...document.querySelectorAll("#insp-list .insp-status")].some(e => e.textContent === "201")`, 10*time.Second)
