@@ -5,10 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -20,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poppydesk/poppydesk/agentcore/refcompany"
+	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/vault"
@@ -63,25 +61,8 @@ func TestGetStartedInTheReleaseWindow(t *testing.T) {
 	dir := t.TempDir()
 
 	// The operator's TLS certificate for operator.localhost, from a CA of this test.
-	ca, err := refcompany.NewCA(time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := ca.Leaf(time.Now(), "operator.localhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "tls.pem"), filepath.Join(dir, "tls.key")
-	var chain []byte
-	for _, der := range leaf.Certificate {
-		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
-	}
-	kder, _ := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
-	for f, b := range map[string][]byte{caFile: ca.PEM, certFile: chain, keyFile: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})} {
-		if err := os.WriteFile(f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	opTLS := poppytest.NewServerTLS(t, dir, "operator.localhost")
+	caFile, certFile, keyFile := opTLS.CAFile, opTLS.CertFile, opTLS.KeyFile
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,8 @@
 // Start serves one for a test and stops it at the test's end, Transport builds a client transport
 // that trusts it, NewEngine builds an engine over it as the Host does (state database on disk,
 // its identity published, Direct Sign-In approved at the Company), Claims reads a recorded JWS,
-// AnswerConsent answers its consent page as a user's browser, BlockedIn waits for a goroutine to
+// AnswerConsent answers its consent page as a user's browser, NewServerTLS writes a loopback
+// server's certificate from a CA of the test's own, BlockedIn waits for a goroutine to
 // block, NeedGitHubDescription gives a test the large real API
 // description or skips it (and NeedGraphSizedDescription one of Microsoft Graph v1.0's size made
 // from it), and StartPostgres runs a throwaway PostgreSQL cluster. Only tests import it; the

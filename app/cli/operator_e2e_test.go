@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +28,6 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
-	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/fronts"
@@ -106,25 +104,8 @@ func TestOperatorEndToEnd(t *testing.T) {
 	env := testEnv(dir)
 
 	// The operator's TLS certificate for operator.localhost, from a CA of this test.
-	ca, err := refcompany.NewCA(time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := ca.Leaf(time.Now(), "operator.localhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "tls.pem"), filepath.Join(dir, "tls.key")
-	var chain []byte
-	for _, der := range leaf.Certificate {
-		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
-	}
-	kder, _ := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
-	for f, b := range map[string][]byte{caFile: ca.PEM, certFile: chain, keyFile: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})} {
-		if err := os.WriteFile(f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	opTLS := poppytest.NewServerTLS(t, dir, "operator.localhost")
+	ca, caFile, certFile, keyFile := opTLS.CA, opTLS.CAFile, opTLS.CertFile, opTLS.KeyFile
 	keyPEM, db := filepath.Join(dir, "operator-key.pem"), filepath.Join(dir, "operator.sqlite")
 	if code, out, errs := runCLI(t, env, "operator", "keygen", "--out", keyPEM, "--bits", "2048"); code != 0 || !strings.Contains(out, "kid") {
 		t.Fatalf("keygen: %d %s %s", code, out, errs)

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/poppydesk/poppydesk/agentcore/devca"
 	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 )
@@ -52,25 +50,8 @@ func TestFirstHourThroughTheAssistant(t *testing.T) {
 	}
 
 	// The operator's certificate for operator.localhost, from a CA of this test.
-	ca, err := devca.New(time.Now(), devca.Options{Name: "Operator test CA", Lifetime: 24 * time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := ca.Leaf(time.Now(), "operator.localhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opCA, certFile, keyFile := filepath.Join(dir, "operator-ca.pem"), filepath.Join(dir, "tls.pem"), filepath.Join(dir, "tls.key")
-	var chain []byte
-	for _, der := range leaf.Certificate {
-		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
-	}
-	kder, _ := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
-	for f, b := range map[string][]byte{opCA: ca.PEM, certFile: chain, keyFile: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})} {
-		if err := os.WriteFile(f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	opTLS := poppytest.NewServerTLS(t, dir, "operator.localhost")
+	opCA, certFile, keyFile := opTLS.CAFile, opTLS.CertFile, opTLS.KeyFile
 	port := freePort(t)
 	opURL := fmt.Sprintf("https://operator.localhost:%d", port)
 
@@ -112,7 +93,7 @@ func TestFirstHourThroughTheAssistant(t *testing.T) {
 	}
 	// Developer mode reaches both on loopback and trusts the test's two CAs for their hosts only.
 	bothCAs := filepath.Join(dir, "dev-ca.pem")
-	if err := os.WriteFile(bothCAs, append(append([]byte{}, ca.PEM...), coCA...), 0o600); err != nil {
+	if err := os.WriteFile(bothCAs, append(append([]byte{}, opTLS.CA.PEM...), coCA...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
