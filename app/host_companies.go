@@ -165,14 +165,15 @@ func (h *Host) companyState(ctx context.Context, co *discovery.Company, readAcco
 }
 
 // DiscoverCompany finds and verifies the Company at domain ("example.com"; host:port in the
-// demo) as the user asked in the window (spec 3), and tells the window. A failed check is also
+// demo) as the user asked in the window (spec 3), fetching its documents anew rather than from
+// the cache (engine.DiscoverAnew: a developer's change shows at once), and tells the window. A failed check is also
 // a finding of the Inspector (agentcore/inspect); the error is discovery's, naming the check
 // and its section.
 func (h *Host) DiscoverCompany(ctx context.Context, domain string) (CompanyState, error) {
 	if err := h.Refusal(); err != nil {
 		return CompanyState{}, err
 	}
-	co, err := h.engine.Discover(ctx, domain)
+	co, err := h.engine.DiscoverAnew(ctx, domain)
 	if err != nil {
 		if ce, ok := discovery.AsCheckError(err); ok && h.findings != nil {
 			f := inspect.FromCheckError(ce)

@@ -244,6 +244,15 @@ func (e *Engine) Discover(ctx context.Context, domain string) (*discovery.Compan
 	return e.discover(ctx, domain)
 }
 
+// DiscoverAnew is Discover for a person's explicit request to verify the Company now (the
+// window's Companies → Discover, the model's discover_company): every discovery document is
+// fetched again without the cached copy (discovery.NoCache), so a change the Company just made
+// is seen at once, and the fresh copies are cached for the engine's ordinary use, which keeps
+// honouring the Company's HTTP caching (RFC 9111).
+func (e *Engine) DiscoverAnew(ctx context.Context, domain string) (*discovery.Company, error) {
+	return e.discover(ctx, domain, discovery.NoCache())
+}
+
 func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.Option) (*discovery.Company, error) {
 	c, err := e.disc.Discover(ctx, domain, opts...)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // decides an approval or signs in (docs/DESIGN.md invariant 1). [NewEngineActions] implements it over
 // the engine and the approval queue; the tools never reach the engine in any other way.
 type Actions interface {
-	// Discover finds and verifies the Company at domain (spec 3).
+	// Discover finds and verifies the Company at domain now (spec 3), its documents fetched anew.
 	Discover(ctx context.Context, domain string) (*discovery.Company, error)
 	// Company returns a discovered Company by its identifier ("https://...") or its domain
 	// (discovered again through the cache when only the domain is given). An error matching

@@ -37,7 +37,7 @@ func addCompanyTools(s *mcp.Server, d Deps) {
 			js{"names": open(js{})}),
 		ReadOnly: true, Idempotent: true}, t.listCompanies)
 	AddTool(s, Tool{Name: ToolDiscoverCompany, Title: "Discover a Company",
-		Description: "Find and verify the Company at a domain (its poppy.json and sign-in metadata, Poppy spec section 3). Returns the Company's identifier and a short summary. Read-only: nothing is sent on the user's behalf." +
+		Description: "Find and verify the Company at a domain (its poppy.json and sign-in metadata, Poppy spec section 3). Its documents are fetched anew, not from Poppydesk's cache, so a change the Company just made is seen. Returns the Company's identifier and a short summary. Read-only: nothing is sent on the user's behalf." +
 			"\nStatuses:" + statusList(StatusOK, StatusDiscoveryFailed, StatusNetworkError, StatusBlocked),
 		Schema: `{"type": "object", "additionalProperties": false, "required": ["domain"], "properties": {
 			"domain": {"type": "string", "minLength": 1, "maxLength": 260, "description": "The Company's domain, e.g. shop.example (host:port only in the local demo). No scheme, no path."}}}`,

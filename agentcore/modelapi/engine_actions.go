@@ -73,9 +73,10 @@ func NewEngineActions(e *engine.Engine, q *approvals.Queue) (*EngineActions, err
 	return &EngineActions{engine: e, queue: q}, nil
 }
 
-// Discover is engine.Discover (spec 3).
+// Discover is engine.DiscoverAnew (spec 3): the model asked to verify the Company now, as the
+// person does with the window's Discover, so its documents are fetched anew, not from the cache.
 func (a *EngineActions) Discover(ctx context.Context, domain string) (*discovery.Company, error) {
-	return a.engine.Discover(ctx, domain)
+	return a.engine.DiscoverAnew(ctx, domain)
 }
 
 // Company reads a Company by identifier, or by domain through discovery (its RFC 9111 cache).
