@@ -396,36 +396,12 @@ func startDevAgent(ctx context.Context, p Paths, listen string, now time.Time, l
 	return a, nil
 }
 
-// DevAgent is Poppydesk's client metadata served on loopback for developer mode, for the
-// subcommands that build their own identity (`poppydesk check`).
-type DevAgent struct {
-	// ClientID is https://agent.localhost:PORT/agent.json and CAFile the CA to trust for it.
-	ClientID, CAFile string
-	a                *agentServer
-}
-
-// ServeDevAgent listens on listen (loopback) with the developer-mode CA of the data folder p.
-// Mount the identity's handler with Mount once it exists.
-func ServeDevAgent(ctx context.Context, p Paths, listen string, now time.Time) (*DevAgent, error) {
-	a, err := startDevAgent(ctx, p, listen, now, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &DevAgent{ClientID: "https://" + DevAgentHost + ":" + strconv.Itoa(a.port) + "/agent.json", CAFile: a.caPath, a: a}, nil
-}
-
-// Mount serves h.
-func (d *DevAgent) Mount(h http.Handler) { d.a.handler.Store(&h) }
-
-// Close stops serving.
-func (d *DevAgent) Close(ctx context.Context) error { return d.a.srv.Shutdown(ctx) }
-
 // DevClientID is the client_id developer mode serves ("" when it serves none).
 func (h *Host) DevClientID() string {
 	if h.agentSrv == nil {
 		return ""
 	}
-	return "https://" + DevAgentHost + ":" + strconv.Itoa(h.agentSrv.port) + "/agent.json"
+	return devClientID(h.agentSrv.port)
 }
 
 // DevCAFile is the developer-mode CA certificate the developer's Company must trust ("" when

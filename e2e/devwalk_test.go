@@ -142,11 +142,14 @@ func (p *walkProcess) stop(t *testing.T) {
 //   - `company serve`: runs until the next `company serve` line (stopped with Ctrl-C before it)
 //     or the end; its JSON line names its domain, its CA file (which exists) and, without
 //     --agent-ca, the developer CA as agent_ca; started again with the same --state, the same
-//     domain and CA (the file's content too), and the running window discovers it again.
+//     domain and CA (the file's content too), and the running window discovers it again at
+//     once, or, started with a --fault, its Discover fails at once.
 //   - `discover`: exit 0 and the Company as JSON with that domain;
 //   - `check`: exit 0 with PASS lines and no FAIL, or, where the line's comment says "exit 1:
 //     FAIL MUST, WORDS", exit 1 with a MUST failure that says WORDS; stderr names the developer
-//     CA the Company must trust; --har writes an archive of the exchanges.
+//     CA the Company must trust and the client_id check acts as, which must be the one Settings
+//     showed at the window's first start, whether a window runs or not; --har writes an
+//     archive of the exchanges.
 //
 // DOMAIN and CA_CERT are replaced by the running Company's domain and ca_cert, ~ by the home
 // folder. A line of the block whose subcommand the test does not know fails the test. Not
@@ -297,11 +300,15 @@ func TestDevelopersDocWalk(t *testing.T) {
 			if state != "" {
 				byState[state] = co
 			}
-			// The running window discovers the restarted Company. Not a Company started with a
-			// fault: the window's discovery keeps the documents it fetched as long as their HTTP
-			// caching allows (agentcore/discovery), so it may not see a fault until they expire.
-			if win != nil && win.proc.cmd.ProcessState == nil && winDev && len(co.Faults) == 0 {
-				discoverInWindow(t, win, co, i, st) // the running Poppydesk, not restarted
+			// The running window's Discover fetches the documents anew: it finds the restarted
+			// Company, and sees at once a fault the Company now has, although the documents it
+			// fetched before were still fresh by their HTTP caching.
+			if win != nil && win.proc.cmd.ProcessState == nil && winDev {
+				if len(co.Faults) == 0 {
+					discoverInWindow(t, win, co, i, st) // the running Poppydesk, not restarted
+				} else if e := win.call(t, "fronts.Companies.Discover", nil, co.Domain); e == "" {
+					t.Errorf("step %d (`%s`): Companies → Discover in the running window still verifies %s, started with %v", i+1, st.line, co.Domain, co.Faults)
+				}
 			}
 			if previous != nil && (co.Domain != previous.Domain || co.CACert != previous.CACert || !bytes.Equal(co.caPEM, previous.caPEM)) {
 				t.Errorf("step %d (`%s`): restarted with the same --state, the Company is %s with %s (same CA: %t), before %s with %s",
@@ -330,6 +337,10 @@ func TestDevelopersDocWalk(t *testing.T) {
 				t.Errorf("step %d (`%s`): exit %d, want 1 with a MUST failure saying %q\nstdout:\n%s\nstderr:\n%s", i+1, st.line, code, rule, stdout, stderr)
 			}
 			t.Logf("step %d: check's summary: %s; its failures: %q", i+1, lastLine(stdout), regexp.MustCompile(`(?m)^.*FAIL.*$`).FindAllString(stdout, -1))
+			// One client_id to register: check acts as the window's, running or not.
+			if m := regexp.MustCompile(`client_id is (\S+)`).FindStringSubmatch(stderr); m == nil || m[1] != clientID {
+				t.Errorf("step %d (`%s`): check acts as the client_id %q, want the window's %s; stderr:\n%s", i+1, st.line, m, clientID, stderr)
+			}
 			if !strings.Contains(stderr, "must trust "+devCA) {
 				t.Errorf("step %d (`%s`): check does not name the developer CA %s the Company must trust; stderr:\n%s", i+1, st.line, devCA, stderr)
 			}

@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/conformance"
-	"github.com/poppydesk/poppydesk/agentcore/identity"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
-	"github.com/poppydesk/poppydesk/agentcore/store"
 	"github.com/poppydesk/poppydesk/app"
 )
 
@@ -27,7 +25,7 @@ func checkCommand() command {
 			dev.register(fs)
 			format := fs.String("format", "text", "report `format`: text, json or junit")
 			probe := fs.String("probe-url", "", "a safe GET `URL` of the Company that verifies the Session header signed out (the Session and version probes use it)")
-			listen := fs.String("agent-listen", "127.0.0.1:0", "developer mode: loopback `address` where check serves Poppydesk's client metadata for the Company to fetch")
+			listen := fs.String("agent-listen", "", "developer mode: loopback `address` where check serves Poppydesk's client metadata for the Company to fetch (default: the window's kept client_id, see docs/DEVELOPERS.md)")
 			var actions listFlag
 			fs.Var(&actions, "allow-actions", "actions check may perform at the Company (`NAME,...`): "+strings.Join(conformance.Actions, ", ")+
 				"; sign-in opens your browser once, operation performs the --operation request once, conversation talks to the Company Agent, feedback sends one report")
@@ -79,25 +77,24 @@ func checkCommand() command {
 					return open(authURL)
 				}
 				if len(dev.companies) > 0 {
-					// Poppydesk's client metadata, served for the Company to fetch (spec 4.1).
+					// Poppydesk's developer-mode identity, its client metadata served for the
+					// Company to fetch (spec 4.1); app/devcheck.go has the rule that keeps its
+					// client_id the window's.
 					paths, err := env.Paths()
 					if err != nil {
 						return err
 					}
-					da, err := app.ServeDevAgent(ctx, paths, *listen, time.Now())
+					secrets, kerr := env.OpenSecrets(ctx)
+					if kerr != nil {
+						secrets = nil // no keyring (a Company's CI): keys made for this run
+					}
+					ca, err := app.OpenCheckAgent(ctx, paths, secrets, *listen, "Poppydesk check", time.Now)
 					if err != nil {
 						return err
 					}
-					defer da.Close(context.Background())
-					secrets := store.NewSecrets(store.NewMemoryKV())
-					op := identity.NewLocalOperator(secrets, time.Now)
-					a, err := identity.New(identity.Config{ClientID: da.ClientID, ClientName: "Poppydesk check"}, op, time.Now)
-					if err != nil {
-						return err
-					}
-					da.Mount(a.Handler(nil))
-					cfg.Agent, cfg.Operator = a, op
-					fmt.Fprintf(env.Stderr, "check: Poppydesk's client metadata is at %s; the Company must trust %s to fetch it\n", da.ClientID, da.CAFile)
+					defer ca.Close(context.Background())
+					cfg.Agent, cfg.Operator = ca.Agent, ca.Operator
+					fmt.Fprintf(env.Stderr, "check: Poppydesk's client_id is %s (%s); the Company must trust %s to fetch it\n", ca.ClientID, ca.How, ca.CAFile)
 				}
 				if len(actions) > 0 {
 					fmt.Fprintf(env.Stderr, "check: allowed to act at %s: %s\n", args[0], strings.Join(actions, ", "))
