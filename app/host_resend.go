@@ -8,6 +8,10 @@ package app
 // token with a new DPoP proof (spec 4.5, RFC 9449). Nothing secret is taken from the log (it
 // holds none, docs/DESIGN.md invariant 5), and nothing the user approves is ever sent by it:
 // Poppy-Approval goes only with an approval given in Poppydesk's own dialog (Operations 6).
+//
+// Exchanges of a Company's MCP server and of its Company Agent are refused (statefulChannel):
+// each belongs to a conversation Poppydesk's client holds with the Company, which the exchange
+// alone cannot be sent again in.
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
 	"github.com/poppydesk/poppydesk/agentcore/redact"
 	"github.com/poppydesk/poppydesk/agentcore/store"
@@ -93,6 +98,11 @@ func (h *Host) Resend(ctx context.Context, r Resend) (Resent, error) {
 			return Resent{}, fmt.Errorf("exchange %d was sent in Session %s, which Poppydesk no longer knows (the Company was forgotten or everything was reset): sign in or call the Company again, then send one of the new exchanges. Nothing was sent", r.Of, d.SID)
 		}
 		return Resent{}, err
+	}
+	if co, err := h.engine.Company(ctx, sess.Company); err == nil {
+		if why := statefulChannel(co, exs[0].URL, r.URL); why != "" {
+			return Resent{}, fmt.Errorf("exchange %d %s. Nothing was sent", r.Of, why)
+		}
 	}
 	req, err := resendRequest(r)
 	if err != nil {
@@ -208,4 +218,31 @@ func (h *Host) resentIDs(ctx context.Context, after, of int64) ([]int64, error) 
 		}
 		q.AfterID = page[len(page)-1].ID
 	}
+}
+
+// statefulChannel says why an exchange at one of urls (the original's and the edit's) cannot be
+// sent again ("" when it can): an MCP server's requests belong to the MCP session Poppydesk's
+// client holds (its Mcp-Session-Id, and JSON-RPC ids the client must never use twice in it, MCP
+// base protocol), and the Company Agent's to a conversation Poppydesk keeps (its message ids,
+// which the Company takes as retries of the same message, and its events in order, spec 8).
+func statefulChannel(co *discovery.Company, urls ...string) string {
+	under := func(u, base string) bool {
+		base = strings.TrimSuffix(base, "/")
+		u, _, _ = strings.Cut(u, "?")
+		return base != "" && (u == base || strings.HasPrefix(u, base+"/"))
+	}
+	for _, u := range urls {
+		for _, a := range co.Channels.APIs {
+			if a.Type == "mcp" && under(u, a.URL) {
+				return "is a request to the Company's MCP server " + a.URL + ", which belongs to the MCP session Poppydesk's client holds with it: " +
+					"its Mcp-Session-Id and a JSON-RPC id the client must never use twice in that session (MCP base protocol), so it cannot be sent again on its own. " +
+					"Call the tool again through the model (call_mcp_tool), which signs a new request in the session, or run this one with its curl export"
+			}
+		}
+		if ep, ok := co.AgentEndpoint(); ok && under(u, ep) {
+			return "is part of a conversation with the Company Agent at " + ep + ", which Poppydesk keeps in order (spec 8): sent again, a message with the same id is a retry the Company answers as before, " +
+				"and one with a new id is a message Poppydesk's conversation does not know. Continue the conversation in Poppydesk instead, or run this one with its curl export"
+		}
+	}
+	return ""
 }

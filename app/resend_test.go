@@ -11,6 +11,7 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/apis"
 	"github.com/poppydesk/poppydesk/agentcore/inspect"
+	"github.com/poppydesk/poppydesk/agentcore/modelapi"
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
 	"github.com/poppydesk/poppydesk/agentcore/refcompany"
 	"github.com/poppydesk/poppydesk/app"
@@ -239,5 +240,86 @@ func TestInspectorResendRefusals(t *testing.T) {
 	}
 	if _, err := plain.Fronts().Inspector.Resend(fronts.InspectorResend{Of: 1, Method: "GET", URL: echo.base + "/items"}); err == nil || !strings.Contains(err.Error(), "developer mode") {
 		t.Errorf("outside developer mode: %v", err)
+	}
+}
+
+// TestInspectorResendStatefulChannels: an exchange with the Company's MCP server (a tools/call)
+// or its Company Agent (a conversation's message) is not sent again: each belongs to a session
+// Poppydesk's client holds (the MCP session's Mcp-Session-Id and never-reused JSON-RPC ids; the
+// conversation's message ids and order), so the Inspector refuses in words naming why and what
+// to do instead, as typed and with the URL edited to it, and the Company receives nothing.
+func TestInspectorResendStatefulChannels(t *testing.T) {
+	f := apptest.Start(t, apptest.Options{})
+	f.SignIn(t, "personal", "orders:read")
+	co := f.Discover(t)
+	cs := f.Model(t, "test")
+	callToolRaw(t, cs, modelapi.ToolCallMCPTool, map[string]any{"company": f.Company.Domain, "account": "personal", "tool": "search_products", "arguments": map[string]any{"query": "lamp"}})
+	callToolRaw(t, cs, "start_conversation", map[string]any{"company": f.Company.Domain, "text": "Is the lamp in stock?"})
+	if err := f.Host.Engine().FlushExchanges(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var mcpURL string
+	for _, a := range co.Channels.APIs {
+		if a.Type == "mcp" {
+			mcpURL = a.URL
+		}
+	}
+	agent, _ := co.AgentEndpoint()
+	in := f.Fronts().Inspector
+	page, err := in.List(fronts.InspectorQuery{Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest exchange of each channel whose request body holds want.
+	find := func(base, want string) fronts.InspectorEntry {
+		t.Helper()
+		for _, r := range page.Rows {
+			if r.Method != http.MethodPost || !strings.HasPrefix(r.URL, base) {
+				continue
+			}
+			e, err := in.Entry(r.ID)
+			if err == nil && strings.Contains(e.RequestBody, want) {
+				return e
+			}
+		}
+		t.Fatalf("no POST to %s with %s in the log: %+v", base, want, page.Rows)
+		return fronts.InspectorEntry{}
+	}
+	call, message := find(mcpURL, `"tools/call"`), find(agent, "lamp")
+	toItems := f.Company.URL(refcompany.ShopHost, "/api/products")
+	tests := []struct {
+		name string
+		of   fronts.InspectorEntry
+		url  string
+		want []string
+	}{
+		{"MCP tools/call as it was", call, call.Row.URL, []string{"MCP server", "Mcp-Session-Id", "JSON-RPC id", "call_mcp_tool", "Nothing was sent"}},
+		{"MCP tools/call edited to an API", call, toItems, []string{"MCP server"}},
+		{"conversation message as it was", message, message.Row.URL, []string{"conversation with the Company Agent", "retry", "Nothing was sent"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			posts := func() (n int) {
+				for _, r := range f.Company.Requests() {
+					if r.Method == http.MethodPost && (strings.HasSuffix(tt.of.Row.URL, r.Path) || strings.HasSuffix(tt.url, r.Path)) {
+						n++
+					}
+				}
+				return n
+			}
+			before := posts()
+			_, err := in.Resend(fronts.InspectorResend{Of: tt.of.Row.ID, Method: "POST", URL: tt.url, Headers: tt.of.RequestHeaders, Body: tt.of.RequestBody})
+			if err == nil {
+				t.Fatal("sent")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if n := posts() - before; n != 0 {
+				t.Errorf("the Company received %d POSTs to %s or %s", n, tt.of.Row.URL, tt.url)
+			}
+		})
 	}
 }
