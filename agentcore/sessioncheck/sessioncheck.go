@@ -89,7 +89,12 @@ type Config struct {
 	// RequestURL returns the URL the Personal Agent used for r, for the htu check, when the server
 	// sits behind a proxy. Default: https when r.TLS is set (else http), r.Host and r.URL's path.
 	RequestURL func(r *http.Request) *url.URL
-	Logger     *slog.Logger
+	// HTUAnyScheme accepts an htu of any scheme, compared with the request URL without it. It
+	// breaks spec 3 (Companies MUST reject a URL of another scheme from a Personal Agent), and
+	// exists only so the reference Company can play a Company that does (its htu-any-scheme
+	// fault, which `poppydesk check` must catch); a Company never sets it.
+	HTUAnyScheme bool
+	Logger       *slog.Logger
 }
 
 // Session is a verified Session (spec 5.3 step 4).
@@ -508,7 +513,7 @@ func decodeParts(raw string, hdr, claims any) error {
 // scheme and host case-insensitive, default port and percent-encoding normalized (RFC 3986 §6).
 func (v *Verifier) checkHTU(r *http.Request, htu string) *Error {
 	claim, err := url.Parse(htu)
-	if err != nil || !strings.EqualFold(claim.Scheme, "https") || claim.Host == "" {
+	if err != nil || !strings.EqualFold(claim.Scheme, "https") && !v.cfg.HTUAnyScheme || claim.Host == "" {
 		return invalid("the Session JWT's htu %q is not an HTTPS URL (spec 3, 5.2)", htu)
 	}
 	var req *url.URL
@@ -522,6 +527,11 @@ func (v *Verifier) checkHTU(r *http.Request, htu string) *Error {
 			scheme = "https"
 		}
 		req = &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath}
+	}
+	if req != nil && v.cfg.HTUAnyScheme {
+		c := *claim
+		c.Scheme = req.Scheme
+		claim = &c
 	}
 	if req == nil || normalizeURL(claim) != normalizeURL(req) {
 		return invalid("the Session JWT's htu %q does not match the request URL (spec 5.3, RFC 9449 §4.3)", htu)

@@ -419,3 +419,24 @@ func TestReplayCacheBounded(t *testing.T) {
 	f.check(t, "invalid_session", "older than the Company's replay cache", replay(0))
 	f.check(t, "invalid_session", "jti was already used", replay(2*max-1))
 }
+
+// TestHTUAnyScheme: the option the reference Company's htu-any-scheme fault sets accepts the
+// http:// form of the request URL as htu, and nothing more: another path is still refused.
+// Without it, the same htu is refused (TestVerifyChecks "htu http"; spec 3).
+func TestHTUAnyScheme(t *testing.T) {
+	f := newFixture(t)
+	f.ver = sessioncheck.New(sessioncheck.Config{Identifier: f.company, HTTPClient: f.onlyServerClient(), Now: f.clock.Now,
+		Versions: []string{"0.4"}, HTUAnyScheme: true})
+	for _, tc := range []struct {
+		name, htu, wantCode string
+	}{
+		{"http form of the request URL", strings.Replace(f.srv.URL, "https:", "http:", 1) + "/api/orders", ""},
+		{"http form of another path", strings.Replace(f.srv.URL, "https:", "http:", 1) + "/api/other", "invalid_session"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := f.valid("GET", "/api/orders", "")
+			s.claims["htu"] = tc.htu
+			f.check(t, tc.wantCode, "", f.sendJWT("GET", "/api/orders", f.mint(s), "", "", nil))
+		})
+	}
+}
