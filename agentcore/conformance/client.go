@@ -90,8 +90,12 @@ type call struct {
 	version string
 	// session signs in this Session instead of the run's flow Sessions (signed only).
 	session *probeSession
-	// token sends the sign-in's access token (with its DPoP proof when bound).
-	token bool
+	// token sends the sign-in's access token (with its DPoP proof when bound), or access when
+	// set; tokenInQuery leaves it out of Authorization (the probe puts it in the URL's query,
+	// RFC 6750 §2.3) and sends the rest as before: the Session JWT's ath, the DPoP proof.
+	token        bool
+	access       *tokens
+	tokenInQuery bool
 	// extensions is Poppy-Extensions ("": none); approval is Poppy-Approval.
 	extensions, approval string
 	accept               string
@@ -256,13 +260,18 @@ func (r *run) once(ctx context.Context, c call) answer {
 		req.Header.Set("Accept", "application/json")
 	}
 	token := ""
-	if c.token && r.tok != nil {
-		token = r.tok.access
-		if strings.EqualFold(r.tok.typ, "DPoP") && r.dp != nil {
-			req.Header.Set("Authorization", "DPoP "+token)
+	if t := c.access; c.token && (t != nil || r.tok != nil) {
+		if t == nil {
+			t = r.tok
+		}
+		token = t.access
+		scheme := "Bearer"
+		if strings.EqualFold(t.typ, "DPoP") && r.dp != nil {
+			scheme = "DPoP"
 			req.Header.Set("DPoP", r.dp.proof(c.method, u, token, r.now()))
-		} else {
-			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if !c.tokenInQuery {
+			req.Header.Set("Authorization", scheme+" "+token)
 		}
 	}
 	if c.signed && r.dlg != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +86,12 @@ type Config struct {
 	// ProbeURL is a safe GET endpoint of the Company that verifies the Session header signed
 	// out ("": the Session and version probes are skipped).
 	ProbeURL string
+	// SignedInURL is a safe GET endpoint of the Company that requires the access token, such
+	// as one that lists the account's orders ("": the signed-in request probes are skipped).
+	// Once signed in, the run sends it the correct signed-in request without cookies, the
+	// access token in its query instead of Authorization, and a token issued for an MCP
+	// server (spec 5.6, 7).
+	SignedInURL string
 	// AllowActions names the actions the run may perform ([Actions]).
 	AllowActions []string
 	// SignIn opens the User's browser at authURL (ActionSignIn); the run then waits for the
@@ -216,7 +223,14 @@ type run struct {
 	dp            *dpopKey // the run's DPoP key (nil: the issuer does not bind tokens)
 	oa            oauthState
 	limited       []string // the 429s seen (spec 5.6), for the rate limit probe
-	notes         map[string]bool
+	// mcpServers are the urls of the MCP servers whose protected resource metadata names them
+	// (spec 7): a token for one can be asked for.
+	mcpServers []string
+	// signedIn is SignedInURL once it accepted the correct signed-in request and refused it
+	// without the access token (nil: signedInSkip says why not).
+	signedIn     *url.URL
+	signedInSkip string
+	notes        map[string]bool
 }
 
 // Run checks the Company at cfg.Domain.
@@ -268,11 +282,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	device := r.startDeviceProbes(ctx)
 	r.oauthProbes(ctx)
 	r.signIn(ctx)
+	r.signedInProbes(ctx)
 	r.joinTokenProbe(ctx)
 	r.operationProbes(ctx)
 	r.conversationProbes(ctx)
 	r.feedbackProbes(ctx)
 	r.refreshProbes(ctx)
+	r.mcpTokenProbe(ctx)
 	r.revoke(ctx)
 	device()
 	r.rateProbe()

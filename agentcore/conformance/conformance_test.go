@@ -64,6 +64,7 @@ func runCheckOn(t *testing.T, s *refcompany.Server, edit func(*refcompany.Server
 	}
 	cfg := conformance.Config{Domain: s.Domain, Transport: s.ClientConfig(), Agent: a, Operator: op,
 		ProbeURL:     s.URL(refcompany.ShopHost, "/api/products"),
+		SignedInURL:  s.URL(refcompany.ShopHost, "/api/orders"),
 		AllowActions: conformance.Actions,
 		SignIn: func(ctx context.Context, authURL string) error {
 			u, err := url.Parse(authURL)

@@ -12,9 +12,11 @@
 //     documents of the other versions poppy.json serves name the same domain and issuer (3.4);
 //   - the Session header (spec 5.2, 5.3): a wrong aud, a stale iat, no delegation, a
 //     delegation signed by a key not in jwks_uri, a wrong typ, ath without a token, a
-//     mismatched htu and htm must each get HTTP 400 invalid_session; versions (spec 3.4): no
+//     mismatched htu and htm must each get HTTP 400 invalid_session, and so must an htu that is
+//     the http:// form of the request URL (spec 3: a URL of another scheme); versions (spec 3.4): no
 //     Poppy-Version and an incompatible one get version_unsupported, the served one works; the
-//     correct request (spec 3, 5.5): no redirect with credentials, a new Session not ended;
+//     correct request (spec 3, 5.5, 5.6): no redirect with credentials, a new Session not ended,
+//     accepted with no cookie (one it sets and then requires fails);
 //     a Session continued with a new delegated key works (5.2), a known sid with another User
 //     ID gets invalid_session (5.3), and an unknown extension and claim are ignored (3.3);
 //   - Session destinations (spec 5.2): an OpenAPI description listing the origin's root,
@@ -45,7 +47,9 @@
 //     back (RFC 9207), no scope beyond those asked, at least one granted (spec 4.7), DPoP
 //     nonces at a resource (noted), authorize of the browser-session endpoint with the access
 //     token (spec 6 step 2), a refresh that is accepted and rotates (spec 4.4); the refresh
-//     token is revoked at the end (spec 4.6);
+//     token is revoked at the end (spec 4.6). At Config.SignedInURL (signedin.go): the correct
+//     signed-in request accepted with no cookie, the access token in the URL's query refused
+//     (spec 5.6), and a token asked for an MCP server's url refused there (spec 7);
 //   - ActionOperation (signed in, Config.Operation): the request without the extension gets no
 //     operation (Operations 2); with it, the summary's formatting (3) and the terms against
 //     the request (5); the changed request gets other terms under a new revision (3); one
@@ -65,7 +69,8 @@
 // The broken Session JWTs and client assertions are built here, by unexported builders that
 // sign with a delegated key of their own or with the identity's key (Config.Operator), so only
 // the named defect differs. They are production-safe: Run sends them only to Config.ProbeURL and
-// the Company's token endpoint, on the Company's own hosts. Every request is bounded by
+// the Company's token endpoint, on the Company's own hosts; the access token goes, in its query
+// or for another resource, only to Config.SignedInURL, on the same hosts. Every request is bounded by
 // Config.Timeout, so a Company that does not answer fails transport.answers-in-time instead of
 // stopping the run; after the token endpoint timed out once, it is not asked again.
 //

@@ -115,6 +115,12 @@ var FaultRules = map[string]FaultRule{
 	"alternative-empty":               {inspect.RuleAlternativeContent, "MUST: an alternative has instructions or references (spec 9.2)"},
 	"agent-conversation-any-user":     {inspect.RuleConvOwner, "MUST: another User of the same Personal Agent gets conversation_not_found (spec 8.2, 8.10)"},
 	"agent-user-requested-unchecked":  {inspect.RuleConvUserRequested, "MUST: a user_requested_event_id that names no user_requested event gets invalid_request (spec 8.10)"},
+	"cookie-required":                 {inspect.RuleNoCookies, "MUST: the Session header and access token are accepted without cookies (spec 5.6)"},
+
+	// A Company that accepts what it must refuse (spec 3, 5.6, 7).
+	"htu-any-scheme":     {inspect.RuleHTTPSOnly, "MUST: a Session JWT whose htu is the http:// form of the request URL is rejected (spec 3)"},
+	"token-in-query":     {inspect.RuleTokenInURL, "MUST: an access token in the URL's query is not accepted (spec 5.6)"},
+	"token-any-resource": {inspect.RuleMCPTokenElsewhere, "MUST: a token issued for the MCP server's url is rejected at other APIs (spec 7)"},
 }
 
 // Rules lists every rule a run reports: the discovery checks a single run can see (not
@@ -131,7 +137,8 @@ func Rules() []string {
 		inspect.RuleSessionVerify, inspect.RuleSessionEndedFresh, inspect.RuleVersionChecked, inspect.RuleVersionListedRefused,
 		inspect.RuleRateLimited, inspect.RuleRedirectCredentials, inspect.RuleResourceDPoPNonce, inspect.RuleDestinationsDescribed,
 		inspect.RuleDescriptionAtRoot, inspect.RuleAnswersInTime, inspect.RuleSessionNewKey, inspect.RuleSessionSidOwner,
-		inspect.RuleUnknownIgnored, inspect.RuleMCPResourceMetadata,
+		inspect.RuleUnknownIgnored, inspect.RuleMCPResourceMetadata, inspect.RuleHTTPSOnly, inspect.RuleNoCookies,
+		inspect.RuleTokenInURL, inspect.RuleMCPTokenElsewhere,
 
 		inspect.RuleOAuthClientMetadata, inspect.RuleOAuthAssertionAud, inspect.RuleOAuthPKCE, inspect.RuleOAuthRedirectExact,
 		inspect.RuleOAuthIss, inspect.RuleOAuthIssWrong, inspect.RuleOAuthScopeWider, inspect.RuleOAuthNoScope,

@@ -49,6 +49,8 @@ func (r *run) mcpProbes(ctx context.Context) {
 		}
 		if doc.Resource != a.URL {
 			bad = append(bad, fmt.Sprintf("the metadata of %s names the resource %q; it must equal the url poppy.json lists, character for character", a.URL, doc.Resource))
+		} else {
+			r.mcpServers = append(r.mcpServers, a.URL)
 		}
 		if r.co.Issuer != "" && !slices.Contains(doc.AuthorizationServers, r.co.Issuer) {
 			bad = append(bad, fmt.Sprintf("the metadata of %s lists the authorization servers %q, not the Company's issuer %s", a.URL, doc.AuthorizationServers, r.co.Issuer))

@@ -58,11 +58,13 @@ func (r *run) sessionProbes(ctx context.Context) {
 		{"session: no delegation", inspect.RuleSessionVerify}, {"session: delegation key not in jwks_uri", inspect.RuleSessionVerify},
 		{"session: wrong typ", inspect.RuleSessionVerify}, {"session: ath without a token", inspect.RuleSessionVerify},
 		{"session: htu mismatch", inspect.RuleSessionVerify}, {"session: htm mismatch", inspect.RuleSessionVerify},
+		{probeHTTPHtu, inspect.RuleHTTPSOnly},
 		{"version: no Poppy-Version", inspect.RuleVersionChecked}, {"version: incompatible Poppy-Version", inspect.RuleVersionChecked},
 		{probeNewKey, inspect.RuleSessionNewKey}, {probeSidOwner, inspect.RuleSessionSidOwner}, {probeUnknown, inspect.RuleUnknownIgnored}}
 	probes := append(checks[:len(checks):len(checks)], [2]string{"version: the served version is accepted", inspect.RuleVersionListedRefused},
 		[2]string{"request: no redirect with credentials", inspect.RuleRedirectCredentials},
-		[2]string{"request: a new Session is not ended", inspect.RuleSessionEndedFresh})
+		[2]string{"request: a new Session is not ended", inspect.RuleSessionEndedFresh},
+		[2]string{probeCookiesOut, inspect.RuleNoCookies})
 	why := r.need(true)
 	switch {
 	case why != "":
@@ -86,6 +88,10 @@ func (r *run) sessionProbes(ctx context.Context) {
 	// The correct request first: it must work, so the broken ones below show the checks.
 	a := r.send(ctx, pu, dlg.sign(good(), sessionHeader()), r.co.Version)
 	st, code := a.status, a.code
+	r.cookieProbe(probeCookiesOut, "the correct signed-out request to --probe-url "+r.cfg.ProbeURL, a, func(cookie string) answer {
+		return r.do(ctx, call{method: http.MethodGet, url: pu.String(), header: http.Header{
+			"Poppy-Session": {dlg.sign(good(), sessionHeader())}, "Poppy-Version": {r.co.Version}, "Cookie": {cookie}}})
+	})
 	switch {
 	case st >= 300 && st < 400:
 		r.addSaid("request: no redirect with credentials", inspect.RuleRedirectCredentials, Fail, fmt.Sprintf("the correct signed-out request got HTTP %d to %s", st, a.header.Get("Location")), a.said())
@@ -153,6 +159,12 @@ func (r *run) sessionProbes(ctx context.Context) {
 			c.Htm = http.MethodPost
 			return "", false, false
 		}},
+		// Spec 3: every URL the protocol exchanges is HTTPS, and Companies MUST reject one of
+		// another scheme from a Personal Agent; the htu is such a URL.
+		{probeHTTPHtu, func(c *sessionClaims, h map[string]any) (string, bool, bool) {
+			c.Htu = "http" + strings.TrimPrefix(c.Htu, "https")
+			return "", false, false
+		}},
 	}
 	for _, bc := range cases {
 		c, h := good(), sessionHeader()
@@ -171,10 +183,14 @@ func (r *run) sessionProbes(ctx context.Context) {
 			jwt = dlg.sign(c, h)
 		}
 		a := r.send(ctx, pu, jwt, r.co.Version)
+		rule, what, why := inspect.RuleSessionVerify, "a Session JWT with "+strings.TrimPrefix(bc.name, "session: "), ""
+		if bc.name == probeHTTPHtu {
+			rule, what, why = inspect.RuleHTTPSOnly, "a Session JWT whose htu is the http:// form of the request URL", "; a Company rejects a URL of another scheme from a Personal Agent (spec 3)"
+		}
 		if a.status == http.StatusBadRequest && a.code == "invalid_session" {
-			r.addSaid(bc.name, inspect.RuleSessionVerify, Pass, a.words(), a.said())
+			r.addSaid(bc.name, rule, Pass, a.words(), a.said())
 		} else {
-			r.addSaid(bc.name, inspect.RuleSessionVerify, Fail, fmt.Sprintf("a Session JWT with %s got %s; it must get HTTP 400 invalid_session", strings.TrimPrefix(bc.name, "session: "), a.words()), a.said())
+			r.addSaid(bc.name, rule, Fail, fmt.Sprintf("%s got %s; it must get HTTP 400 invalid_session%s", what, a.words(), why), a.said())
 		}
 	}
 	for _, vc := range []struct{ name, version string }{{"version: no Poppy-Version", ""}, {"version: incompatible Poppy-Version", "9.9"}} {
@@ -190,6 +206,7 @@ func (r *run) sessionProbes(ctx context.Context) {
 }
 
 const (
+	probeHTTPHtu  = "request: an http:// htu is refused"
 	probeNewKey   = "session: a new delegated key in the same Session"
 	probeSidOwner = "session: a known sid with another User ID"
 	probeUnknown  = "request: an unknown extension and claim are ignored"

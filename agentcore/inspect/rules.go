@@ -34,6 +34,9 @@ const (
 	RuleSessionNewKey        = "session.new-delegated-key"
 	RuleSessionSidOwner      = "session.sid-owner"
 	RuleUnknownIgnored       = "request.unknown-ignored"
+	RuleHTTPSOnly            = "request.https-only"
+	RuleNoCookies            = "request.no-cookies"
+	RuleTokenInURL           = "request.token-in-url"
 
 	// The authorization server (spec 4).
 	RuleOAuthIss            = "oauth.iss"
@@ -70,6 +73,7 @@ const (
 	RuleOAuthNoScope          = "oauth.no-scope-granted"
 	RuleAnswersInTime         = "transport.answers-in-time"
 	RuleMCPResourceMetadata   = "mcp.resource-metadata"
+	RuleMCPTokenElsewhere     = "mcp.token-elsewhere"
 
 	// Task coverage (spec 9).
 	RuleSkillDigest          = "coverage.skill-digest"
@@ -129,6 +133,9 @@ var catalog = []Rule{
 	{RuleSessionNewKey, MUST, "spec 5.2", "a new delegated key in a Session", "a request in a known Session signed with a new delegated key is handled like the first", "verify each Session JWT with the delegation it carries; never pin a Session to its first delegated key"},
 	{RuleSessionSidOwner, MUST, "spec 5.3", "a Session belongs to its User", "a Session JWT with a known sid and another User ID gets HTTP 400 invalid_session", "key Sessions by client_id and sid, and refuse a known sid whose sub or agent_id differs"},
 	{RuleUnknownIgnored, MUST, "spec 3.3", "unknown extensions and fields are ignored", "a correct request that also declares an unknown extension and carries an unknown claim is handled as without them", "ignore extensions, versions and fields you do not support instead of refusing the request"},
+	{RuleHTTPSOnly, MUST, "spec 3", "a URL of another scheme is refused", "a Session JWT whose htu is the http:// form of the request URL gets HTTP 400 invalid_session", "refuse every URL a Personal Agent gives that is not https://, the Session JWT's htu included; compare htu with the request URL, scheme and all"},
+	{RuleNoCookies, MUST, "spec 5.6", "no cookies required", "a correct request with the Session header (and the access token) and no cookie is handled", "identify the Personal Agent by its Session header and access token; never require a cookie from it"},
+	{RuleTokenInURL, MUST, "spec 5.6", "no tokens from a URL", "a request whose access token is only in the URL's query (access_token) is refused like one without it", "read the access token only from the Authorization header, never from the query or the body"},
 	{RuleResourceDPoPNonce, NOTE, "spec 4.5, RFC 9449 §9", "resource DPoP nonces", "a DPoP proof without a nonce is accepted, or use_dpop_nonce comes with DPoP-Nonce", "none needed if intended; every nonce costs one extra round trip"},
 
 	{RuleOAuthIss, MUST, "spec 4.2, RFC 9207", "iss on authorization responses", "the authorization response carries iss = the issuer", "add iss (the issuer) to the redirect back to the Personal Agent, for success and error responses"},
@@ -162,6 +169,7 @@ var catalog = []Rule{
 	{RuleDescriptionAtRoot, NOTE, "spec 5.2", "a description at the origin's root", "an OpenAPI description is served below the API it describes, not at the origin's root", "none needed; Personal Agents take Session destinations from the description's servers and paths, never from where it is served, but serving it under the API's own path keeps careless clients from signing every URL of the origin"},
 	{RuleOAuthNoScope, NOTE, "spec 4.7", "a sign-in grants a scope", "a token response grants at least one requested scope", "answer access_denied when the user grants nothing"},
 	{RuleMCPResourceMetadata, MUST, "spec 7", "an MCP server's protected resource metadata", "resource equals the mcp entry's url and authorization_servers lists the Company's issuer", "serve RFC 9728 metadata at /.well-known/oauth-protected-resource{path} with resource = the url in poppy.json and the issuer in authorization_servers"},
+	{RuleMCPTokenElsewhere, MUST, "spec 7", "an MCP server's token works only there", "an access token issued with resource = the MCP server's url is refused by every other API", "check each access token's resource (audience) at every API, and accept a token for the MCP server's url only at that server"},
 	{RuleAnswersInTime, SHOULD, "spec 3", "documents and tokens are answered promptly", "discovery, metadata and token requests answer within seconds", "answer discovery and token requests without waiting on slow work"},
 	{RuleSkillDigest, MUST, "spec 9.4", "a skill matches its digest", "the artifact's SHA-256 equals the index's digest", "publish the digest of the artifact as it is served"},
 	{RuleSkillArchive, MUST, "spec 9.4", "a skill archive stays in its folder", "no absolute path, no .., no links", "build the archive with relative paths inside one folder"},

@@ -137,6 +137,9 @@ func (s *Server) serveWWW(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveShop(w http.ResponseWriter, r *http.Request) {
 	o := s.Origin()
 	p := r.URL.Path
+	if s.refusesWithoutCookie(w, r) { // unkept.go
+		return
+	}
 	if x := s.extraAPIAt(p); x != nil {
 		x.serve(s, w, r) // extra_api.go
 		return

@@ -2,6 +2,7 @@ package refcompany
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -72,6 +73,18 @@ const (
 	// FaultVersionDocumentRedirect: poppy.json is version 0.5 and lists its 0.4 document at a
 	// URL that redirects (spec 3.4: each listed document is served without redirects).
 	FaultVersionDocumentRedirect = "version-document-redirect"
+	// FaultHTUAnyScheme: a Session JWT's htu is compared with the request URL without its
+	// scheme, so the http:// form of the request URL is accepted (spec 3: Companies MUST reject
+	// a URL of another scheme from a Personal Agent). The verifier's HTUAnyScheme option.
+	FaultHTUAnyScheme = "htu-any-scheme"
+	// FaultTokenInQuery: a request without Authorization has its access token read from the
+	// access_token query parameter (RFC 6750 §2.3), with the DPoP scheme when it carries a DPoP
+	// proof (spec 5.6: Companies MUST NOT accept tokens from a URL).
+	FaultTokenInQuery = "token-in-query"
+	// FaultTokenAnyResource: the protected endpoints accept an access token the issuer issued
+	// for any resource, such as one for the MCP server's url at the Orders API (spec 7: a token
+	// for the MCP server works only there, and the Company MUST reject it elsewhere).
+	FaultTokenAnyResource = "token-any-resource"
 	// AgentFaultMissingFields: reads of a conversation carry no has_more, and the Company
 	// Agent's messages no author (spec 8.5, 8.7: every successful read includes has_more; each
 	// Company message includes author.type).
@@ -85,7 +98,8 @@ const (
 var lenientFaults = []string{FaultPoppyJSONMissing, FaultSessionIatUnchecked, FaultVersionUnchecked, FaultClientMetadataUnfetched,
 	FaultAssertionAudLoose, FaultPKCEOptional, FaultRedirectURILoose, FaultOperationIgnoresChange, FaultOperationIDShared,
 	FaultApprovalPerformsAgain, FaultOrganizationNameMissing, FaultFeedbackHTTPURL, FaultASMetadataNoRevocation, FaultResourceMetadataWrongResource,
-	FaultAuthIssuerUnlisted, FaultSignInWithoutIssuer, FaultVersionDocumentRedirect}
+	FaultAuthIssuerUnlisted, FaultSignInWithoutIssuer, FaultVersionDocumentRedirect, FaultHTUAnyScheme, FaultTokenInQuery,
+	FaultTokenAnyResource}
 
 // movedVersionPath is where FaultVersionDocumentRedirect lists the 0.4 document: it redirects.
 const movedVersionPath = "/poppy/0.4-moved.json"
@@ -114,20 +128,42 @@ func (s *Server) lenientServe(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// lenientVerifier is the Session verifier under FaultSessionIatUnchecked: nil when the fault
-// is off. Its iat window is three hours either side of now.
+// lenientVerifier is the Session verifier under FaultSessionIatUnchecked (an iat window of three
+// hours either side of now) and FaultHTUAnyScheme (htu compared without its scheme): nil when
+// both are off.
 func (s *Server) lenientVerifier(identifier string) *sessioncheck.Verifier {
-	if !s.fault(FaultSessionIatUnchecked) {
+	iat, scheme := s.fault(FaultSessionIatUnchecked), s.fault(FaultHTUAnyScheme)
+	if !iat && !scheme {
 		return nil
 	}
+	key := fmt.Sprintf("%s|%t|%t", identifier, iat, scheme)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.verifierLenient == nil || s.verifierLenientFor != identifier {
-		s.verifierLenient = sessioncheck.New(sessioncheck.Config{Identifier: identifier, HTTPClient: s.client.NoRedirectClient(),
-			Now: s.now, Versions: []string{ProtocolVersion}, Logger: s.log, Window: 3 * time.Hour})
-		s.verifierLenientFor = identifier
+	if s.verifierLenient == nil || s.verifierLenientFor != key {
+		cfg := sessioncheck.Config{Identifier: identifier, HTTPClient: s.client.NoRedirectClient(),
+			Now: s.now, Versions: []string{ProtocolVersion}, Logger: s.log, HTUAnyScheme: scheme}
+		if iat {
+			cfg.Window = 3 * time.Hour
+		}
+		s.verifierLenient = sessioncheck.New(cfg)
+		s.verifierLenientFor = key
 	}
 	return s.verifierLenient
+}
+
+// queryToken is the Authorization a request carries ("" for none), or under FaultTokenInQuery,
+// for a request without one, its access_token query parameter as a Bearer token, or as a DPoP
+// token when the request carries a DPoP proof.
+func (s *Server) queryToken(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	t := r.URL.Query().Get("access_token")
+	if a != "" || t == "" || !s.fault(FaultTokenInQuery) {
+		return a
+	}
+	if r.Header.Get("DPoP") != "" {
+		return "DPoP " + t
+	}
+	return "Bearer " + t
 }
 
 // audAccepted reports whether a client assertion's aud passes: the issuer as one string, or

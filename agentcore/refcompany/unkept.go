@@ -50,6 +50,11 @@ const (
 	// for the account device@shop.example with the scopes asked (spec 4.3: opening the link
 	// MUST NOT approve the request by itself).
 	FaultDeviceLinkApproves = "device-link-approves"
+	// FaultCookieRequired: the APIs (/api/...) answer a Session request without their cookie
+	// with 401 cookie_required and a Set-Cookie, and handle it only when it carries that cookie
+	// (spec 5.6: Companies MUST accept the Session header and access token without requiring
+	// cookies).
+	FaultCookieRequired = "cookie-required"
 	// AgentFaultAnyUser: a conversation belongs to the Personal Agent alone, so any User of it
 	// reads the conversation and starts Direct Conversations under it (spec 8.2: a request
 	// continues a conversation only when the client_id and User ID match).
@@ -64,7 +69,7 @@ const (
 var unkeptFaults = []string{FaultSessionKeyPinned, FaultSessionSidAnyUser, FaultUnknownExtensionRefused,
 	FaultMCPMetadataWrongResource, FaultMCPMetadataOtherIssuer, FaultVersionDocumentOtherDomain,
 	FaultScopeHintPartial, FaultApprovalUnknownMemberRefused,
-	FaultDeviceLinkApproves}
+	FaultDeviceLinkApproves, FaultCookieRequired}
 
 // mcpMetadata is the MCP server's protected resource metadata (spec 7 "MCP servers", RFC 9728),
 // with the MCP metadata faults of this file applied.
@@ -86,6 +91,33 @@ type unkeptState struct {
 	mu      sync.Mutex
 	perUser map[string]*sessioncheck.Verifier // identifier|sub → its verifier
 	keys    map[string]string                 // client_id|sid → the kid of its first request
+	cookies map[string]bool                   // the values of the API cookie FaultCookieRequired set
+}
+
+// apiCookie is the cookie FaultCookieRequired sets and then requires.
+const apiCookie = "shop_api"
+
+// refusesWithoutCookie answers, under FaultCookieRequired, a Session request to the APIs that
+// does not carry a cookie the APIs set: 401 cookie_required with a new cookie. It reports
+// whether it answered.
+func (s *Server) refusesWithoutCookie(w http.ResponseWriter, r *http.Request) bool {
+	if !s.fault(FaultCookieRequired) || !strings.HasPrefix(r.URL.Path, "/api/") || r.Header.Get(headers.Session) == "" {
+		return false
+	}
+	u := &s.unkept
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if c, err := r.Cookie(apiCookie); err == nil && u.cookies[c.Value] {
+		return false
+	}
+	if u.cookies == nil {
+		u.cookies = map[string]bool{}
+	}
+	v := randID(16)
+	u.cookies[v] = true
+	http.SetCookie(w, &http.Cookie{Name: apiCookie, Value: v, Path: "/api/", Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	writeError(w, http.StatusUnauthorized, "cookie_required", "this API keeps its clients by the "+apiCookie+" cookie: send the request again with the cookie set in this answer")
+	return true
 }
 
 // unkeptVerifier is the verifier under FaultSessionSidAnyUser (nil when it is off): one per

@@ -143,7 +143,7 @@ func challenge(w http.ResponseWriter, status int, scheme, code, desc, resourceMe
 // resourceMetadata goes in every challenge when set (MCP servers, spec 7). It returns the token
 // ("" when the request has none) and its record; on failure it has written the answer.
 func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, resourceMetadata string) (string, AccessToken, bool) {
-	a := r.Header.Get("Authorization")
+	a := s.queryToken(r) // the Authorization header; the query too under FaultTokenInQuery (lenient.go)
 	if a == "" {
 		return "", AccessToken{}, true
 	}
@@ -169,7 +169,7 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, resour
 		challenge(w, http.StatusUnauthorized, sch, "invalid_token", "the access token has expired", resourceMetadata)
 		return "", AccessToken{}, false
 	}
-	if res, issued := s.TokenResource(token); issued && res != s.resourceOf(r) {
+	if res, issued := s.TokenResource(token); issued && res != s.resourceOf(r) && !s.fault(FaultTokenAnyResource) {
 		rm := resourceMetadata
 		if rm == "" {
 			rm = s.resourceMetadataOf(r)

@@ -19,12 +19,13 @@ import (
 
 func checkCommand() command {
 	return command{name: "check", summary: "Check a Company against the spec from outside (discovery, Sessions, sign-in, operations, browser sessions, conversations, task coverage): pass, fail, note or skip for each probe, with its section.",
-		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE] [--probe-url URL] [--allow-actions NAME,...] [--operation FILE] [--scopes S,...] [--timeout D] [--sign-in-timeout D] [--format text|json|junit] [--har FILE]",
+		usage: "DOMAIN [--dev-company DOMAIN]... [--dev-ca FILE] [--probe-url URL] [--signed-in-url URL] [--allow-actions NAME,...] [--operation FILE] [--scopes S,...] [--timeout D] [--sign-in-timeout D] [--format text|json|junit] [--har FILE]",
 		register: func(fs *flag.FlagSet, env *Env) runFunc {
 			var dev devFlags
 			dev.register(fs)
 			format := fs.String("format", "text", "report `format`: text, json or junit")
 			probe := fs.String("probe-url", "", "a safe GET `URL` of the Company that verifies the Session header signed out (the Session and version probes use it)")
+			signedIn := fs.String("signed-in-url", "", "a safe GET `URL` of the Company that requires the access token, such as one that lists the account's orders (with --allow-actions sign-in: the probes of cookies, a token in the URL and an MCP server's token use it)")
 			listen := fs.String("agent-listen", "", "developer mode: loopback `address` where check serves Poppydesk's client metadata for the Company to fetch (default: the window's kept client_id, see docs/DEVELOPERS.md)")
 			var actions listFlag
 			fs.Var(&actions, "allow-actions", "actions check may perform at the Company (`NAME,...`): "+strings.Join(conformance.Actions, ", ")+
@@ -59,7 +60,7 @@ func checkCommand() command {
 				if err != nil {
 					return err
 				}
-				cfg := conformance.Config{Domain: args[0], Transport: tc, ProbeURL: *probe, AllowActions: actions, Scopes: scopes,
+				cfg := conformance.Config{Domain: args[0], Transport: tc, ProbeURL: *probe, SignedInURL: *signedIn, AllowActions: actions, Scopes: scopes,
 					Timeout: *timeout, SignInTimeout: *signInTimeout}
 				if *opFile != "" {
 					op, err := readOperation(*opFile)

@@ -116,7 +116,8 @@ func TestCheckCLIAllowActions(t *testing.T) {
 	harFile := filepath.Join(t.TempDir(), "check.har")
 	start := time.Now()
 	code, stdout, stderr := runCLI(t, env, "check", s.Domain, "--dev-company", s.Domain, "--dev-ca", companyCA,
-		"--probe-url", s.URL(refcompany.ShopHost, "/api/products"), "--allow-actions", "sign-in,operation,conversation,feedback",
+		"--probe-url", s.URL(refcompany.ShopHost, "/api/products"), "--signed-in-url", s.URL(refcompany.ShopHost, "/api/orders"),
+		"--allow-actions", "sign-in,operation,conversation,feedback",
 		"--operation", opFile, "--format", "json", "--har", harFile)
 	took := time.Since(start)
 	if code != 0 {
