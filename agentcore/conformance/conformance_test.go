@@ -278,6 +278,44 @@ func TestProbeURLPreconditions(t *testing.T) {
 	}
 }
 
+// TestSignedInURLPreconditions: a --signed-in-url that cannot show what happens to a token
+// elsewhere (an endpoint that answers without the access token, one that refuses the correct
+// signed-in request, none named) skips the token-in-the-URL and MCP token probes with words
+// that say why and what to name instead, and fails nothing.
+func TestSignedInURLPreconditions(t *testing.T) {
+	for _, tc := range []struct{ name, path, words string }{
+		{"answers without the token", "/api/products", "does not require the token"},
+		{"refuses the correct request", "/api/nowhere", "got HTTP 404"},
+		{"none named", "", "--signed-in-url"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := runCheck(t, func(s *refcompany.Server, cfg *conformance.Config) {
+				cfg.SignedInURL = ""
+				if tc.path != "" {
+					cfg.SignedInURL = s.URL(refcompany.ShopHost, tc.path)
+				}
+			})
+			if n := c.rep.MustFailures(); n != 0 {
+				t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
+			}
+			n := 0
+			for _, r := range c.rep.Results {
+				if r.Rule != inspect.RuleTokenInURL && r.Rule != inspect.RuleMCPTokenElsewhere {
+					continue
+				}
+				n++
+				if r.Status != conformance.Skip || !strings.Contains(r.Evidence, tc.words) || !strings.Contains(r.Evidence, "name") {
+					t.Errorf("%s %s: %s", r.Status, r.Probe, r.Evidence)
+				}
+			}
+			if n != 2 {
+				t.Errorf("%d token-in-the-URL and MCP token probes, want 2", n)
+			}
+		})
+	}
+}
+
 // TestRepeatedRun: a second run against the same Company, signed in with the same account,
 // fails nothing: the operation the first run performed is refused now (409 already_exchanged),
 // and the operation probes say so, with the Company's words, and what to do.
@@ -309,17 +347,29 @@ func TestRepeatedRun(t *testing.T) {
 // TestCompanyWords: a failure shows what the Company said, beside check's reading: its status,
 // error and error_description.
 func TestCompanyWords(t *testing.T) {
-	c := runCheck(t, nil, refcompany.FaultClientMetadataUnfetched)
-	for _, r := range c.rep.Failed() {
-		if r.Rule == inspect.RuleOAuthClientMetadata {
-			if r.Said == nil || r.Said.Status != 401 || r.Said.Error != "invalid_client" || !strings.Contains(r.Said.Description, "knows only the clients registered with it") {
-				t.Errorf("the Company's words: %+v", r.Said)
+	for _, tc := range []struct {
+		fault, rule string
+		status      int
+		code, words string
+	}{
+		{refcompany.FaultClientMetadataUnfetched, inspect.RuleOAuthClientMetadata, 401, "invalid_client", "knows only the clients registered with it"},
+		{refcompany.FaultCookieRequired, inspect.RuleNoCookies, 401, "cookie_required", "send the request again with the cookie"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			t.Parallel()
+			c := runCheck(t, nil, tc.fault)
+			for _, r := range c.rep.Failed() {
+				if r.Rule == tc.rule {
+					if r.Said == nil || r.Said.Status != tc.status || r.Said.Error != tc.code || !strings.Contains(r.Said.Description, tc.words) {
+						t.Errorf("the Company's words: %+v", r.Said)
+					}
+					if !strings.Contains(r.Evidence, tc.words) {
+						t.Errorf("the evidence does not quote the Company: %s", r.Evidence)
+					}
+					return
+				}
 			}
-			if !strings.Contains(r.Evidence, "knows only the clients registered with it") {
-				t.Errorf("the evidence does not quote the Company: %s", r.Evidence)
-			}
-			return
-		}
+			t.Fatalf("no failure of %s:%s", tc.rule, describe(c.rep.Results))
+		})
 	}
-	t.Fatalf("no failure of %s:%s", inspect.RuleOAuthClientMetadata, describe(c.rep.Results))
 }
