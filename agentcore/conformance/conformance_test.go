@@ -258,22 +258,7 @@ func TestProbeURLPreconditions(t *testing.T) {
 				cfg.ProbeURL = s.URL(refcompany.ShopHost, tc.path)
 				cfg.AllowActions = nil
 			})
-			if n := c.rep.MustFailures(); n != 0 {
-				t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
-			}
-			n := 0
-			for _, r := range c.rep.Results {
-				if r.Rule != inspect.RuleSessionVerify && r.Rule != inspect.RuleVersionChecked {
-					continue
-				}
-				n++
-				if r.Status != conformance.Skip || !strings.Contains(r.Evidence, tc.words) || !strings.Contains(r.Evidence, "name") {
-					t.Errorf("%s %s: %s", r.Status, r.Probe, r.Evidence)
-				}
-			}
-			if n != 10 {
-				t.Errorf("%d Session and version probes, want 10", n)
-			}
+			skippedWithWords(t, c, 10, tc.words, inspect.RuleSessionVerify, inspect.RuleVersionChecked)
 		})
 	}
 }
@@ -296,23 +281,30 @@ func TestSignedInURLPreconditions(t *testing.T) {
 					cfg.SignedInURL = s.URL(refcompany.ShopHost, tc.path)
 				}
 			})
-			if n := c.rep.MustFailures(); n != 0 {
-				t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
-			}
-			n := 0
-			for _, r := range c.rep.Results {
-				if r.Rule != inspect.RuleTokenInURL && r.Rule != inspect.RuleMCPTokenElsewhere {
-					continue
-				}
-				n++
-				if r.Status != conformance.Skip || !strings.Contains(r.Evidence, tc.words) || !strings.Contains(r.Evidence, "name") {
-					t.Errorf("%s %s: %s", r.Status, r.Probe, r.Evidence)
-				}
-			}
-			if n != 2 {
-				t.Errorf("%d token-in-the-URL and MCP token probes, want 2", n)
-			}
+			skippedWithWords(t, c, 2, tc.words, inspect.RuleTokenInURL, inspect.RuleMCPTokenElsewhere)
 		})
+	}
+}
+
+// skippedWithWords requires a run without MUST failures whose probes of rules, want of them, are
+// each skipped with words and with what to name instead.
+func skippedWithWords(t *testing.T, c checked, want int, words string, rules ...string) {
+	t.Helper()
+	if n := c.rep.MustFailures(); n != 0 {
+		t.Fatalf("%d MUST failures:%s", n, describe(c.rep.Failed()))
+	}
+	n := 0
+	for _, r := range c.rep.Results {
+		if !slices.Contains(rules, r.Rule) {
+			continue
+		}
+		n++
+		if r.Status != conformance.Skip || !strings.Contains(r.Evidence, words) || !strings.Contains(r.Evidence, "name") {
+			t.Errorf("%s %s: %s", r.Status, r.Probe, r.Evidence)
+		}
+	}
+	if n != want {
+		t.Errorf("%d probes of %s, want %d", n, strings.Join(rules, ", "), want)
 	}
 }
 
