@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -176,9 +177,9 @@ const (
 // problemText is each Problem in the words the window and the model get.
 var problemText = map[string]string{
 	ProblemNoKeyring: "Poppydesk keeps its keys and sign-ins in the system keyring, and none is reachable, so it cannot act at Companies. " +
-		"Start a Secret Service (for example GNOME Keyring, or KeePassXC with Secret Service integration), unlock it, and restart Poppydesk.",
+		vault.KeyringHelp(runtime.GOOS) + ", then restart Poppydesk.",
 	ProblemKeyringLocked: "The system keyring is locked, so Poppydesk cannot read its keys and sign-ins and cannot act at Companies. " +
-		"Unlock the keyring (your login keyring, in GNOME Keyring or KeePassXC), then restart Poppydesk.",
+		"Unlock your login keyring (in GNOME Keyring or KeePassXC on Linux, the login Keychain on macOS), then restart Poppydesk.",
 	ProblemNoIdentity: "Poppydesk has no identity yet that Companies can recognise it by, so it cannot act at Companies. " +
 		"Open Poppydesk's window and choose how to start: Get started (when this Poppydesk names an operator), another operator, an identity of your own, or the demo.",
 	ProblemWasReset:     "Poppydesk was reset: every key, sign-in and record is deleted. Quit Poppydesk and start it again",

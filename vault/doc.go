@@ -8,8 +8,8 @@
 //
 // # What is kept where, and why
 //
-// The OS keyring ([Keyring], the Secret Service through github.com/zalando/go-keyring) holds
-// every secret: the self-operated operator's root private key; and, per (Company identifier,
+// The OS keyring ([Keyring], through github.com/zalando/go-keyring: the Secret Service on Linux,
+// the Credential Manager on Windows, the login Keychain on macOS) holds every secret: the self-operated operator's root private key; and, per (Company identifier,
 // account), the User ID and Agent ID, the delegated private keys with their delegations, the DPoP
 // key, and the access and refresh tokens with their scopes, resources and expiries. Spec 10.2
 // (Secrets and the model) and docs/DESIGN.md invariant 5 require keys and tokens to stay out of
@@ -44,11 +44,43 @@
 // absent keyring cannot hang the app; a call that times out keeps running in the background but
 // its result is discarded, and later calls for the same item wait behind it so writes are never
 // reordered. Values are cached in memory after the first read (also "absent"), so once warm the
-// hot path of signing a request reads no keyring at all. Each write is one Secret Service
-// CreateItem with replace, so it is atomic per item. There is no other backend: without a Secret
-// Service every call fails with an error matching [ErrKeyringUnavailable] that says how to start
-// one (GNOME Keyring, or KeePassXC's Secret Service integration). There is deliberately no
-// plain-text file fallback.
+// hot path of signing a request reads no keyring at all. Each write of a value that fits one item
+// is one keyring call that replaces it (a Secret Service CreateItem with replace, a CredWrite, a
+// `security add-generic-password -U`), so it is atomic per item. There is no other backend:
+// without a usable keyring every call fails with an error matching [ErrKeyringUnavailable] that
+// names the platform's keyring and says how to make it usable ([KeyringHelp]). There is
+// deliberately no plain-text file fallback.
+//
+// # Each platform's keyring, and its limits
+//
+// The limits are go-keyring v0.2.8's, in its own words and checks (keyring.go's ErrSetDataTooBig,
+// keyring_windows.go, keyring_darwin.go, and its test TestSetTooLong, which expects a 10,002-byte
+// value to fail on Windows and macOS):
+//
+//   - Linux and the BSDs, the Secret Service over D-Bus: "no theoretical limit but performance
+//     suffers with big values (>100KiB)". A value is one item; [MaxItemSize] (64 KiB, at most
+//     about 87 KiB once base64-encoded) stays below that.
+//   - Windows, the Credential Manager (CredWrite through github.com/danieljoos/wincred): "the
+//     password is limited to 2560 bytes" (CRED_MAX_CREDENTIAL_BLOB_SIZE), the service name to
+//     fewer than 512 bytes. The target name is "SERVICE:NAME". Nothing prompts; any program
+//     running as the same user can read the items, as with an unlocked Secret Service.
+//   - macOS, the login Keychain through /usr/bin/security: go-keyring writes one line
+//     `add-generic-password -U -s SERVICE -a NAME -w go-keyring-base64:…` to `security -i`'s
+//     standard input (so the secret is never on a command line) and refuses a line over 4,096
+//     bytes, about 3,000 bytes of value ("the combination of service, username & password should
+//     not exceed ~3000 bytes"). It checks that length only after starting `security`, so the
+//     vault never hands it a longer line. The items' access list names /usr/bin/security, the
+//     program that created them, so macOS shows its prompts for `security` rather than
+//     Poppydesk: when the login Keychain is locked, macOS asks for its password and the call
+//     waits; a call not answered within the timeout fails with ErrKeyringUnavailable, and the
+//     next call asks again. Any program of the user that runs `security` reads the items without
+//     a prompt. None of this is measured here (no Mac): it is read from go-keyring's source.
+//
+// A value longer than its platform's item limit (a Company bundle with several tokens and
+// delegations is a few KiB, and the index grows with the Companies) is kept in parts: the item
+// holds a manifest and the parts are items of their own, written before the manifest and deleted
+// after it is replaced, so a reader sees the old value or the new one (keyring_parts.go). A value
+// above MaxItemSize is an error matching [ErrValueTooBig] and changes nothing.
 //
 // # State behaviour
 //

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -25,8 +26,9 @@ const DefaultService = "Poppydesk"
 // DefaultKeyringTimeout bounds every keyring call (a locked or absent keyring must not hang the app).
 const DefaultKeyringTimeout = 3 * time.Second
 
-// MaxItemSize is the largest value one keyring item may hold. Bundles are a few KiB; the Secret
-// Service has no hard limit but slows down with large values.
+// MaxItemSize is the largest value Poppydesk keeps under one name. Bundles are a few KiB; the
+// Secret Service has no hard limit but slows down with large values, and on Windows and macOS a
+// value above the OS keyring's own item limit is kept in parts (keyring_parts.go).
 const MaxItemSize = 64 << 10
 
 // indexItem is the keyring item (user attribute) that lists the names of the other items, because
@@ -37,18 +39,13 @@ const indexItem = "_poppydesk_index"
 const encodedPrefix = "poppydesk-b64:"
 
 // ErrKeyringUnavailable is matched (errors.Is) by every error that means the OS keyring could not be
-// used: no Secret Service on the session bus, no session bus, a locked collection, or a timeout.
-var ErrKeyringUnavailable = errors.New("OS keyring (Secret Service) unavailable")
+// used: no Secret Service on the session bus, no session bus, a locked collection or Keychain, or
+// a timeout.
+var ErrKeyringUnavailable = errors.New("OS keyring unavailable")
 
 // ErrKeyringLocked is matched, besides ErrKeyringUnavailable, by an error of a keyring whose
 // collection is locked: the Secret Service answers but will not unlock it for Poppydesk.
-var ErrKeyringLocked = errors.New("OS keyring (Secret Service) locked")
-
-// keyringHelp says how to provide a keyring; it ends every ErrKeyringUnavailable message.
-const keyringHelp = "Poppydesk keeps secrets only in the OS keyring and has no plain-text fallback. " +
-	"Start a Secret Service provider in your desktop session and unlock it, for example GNOME Keyring " +
-	"(`gnome-keyring-daemon --unlock --components=secrets`, Debian package gnome-keyring) or KeePassXC " +
-	"with Settings > Secret Service Integration enabled, then retry"
+var ErrKeyringLocked = errors.New("OS keyring locked")
 
 // Backend is the raw keyring: the functions of github.com/zalando/go-keyring. Get and Delete report
 // an absent item with keyring.ErrNotFound, and only with it. Tests inject a
@@ -60,7 +57,9 @@ type Backend interface {
 	DeleteAll(service string) error
 }
 
-// SystemBackend returns the OS keyring through go-keyring (the Secret Service over D-Bus on Linux).
+// SystemBackend returns the OS keyring through go-keyring: the Secret Service over D-Bus on Linux
+// and the BSDs, the Credential Manager (CredWrite/CredRead) on Windows, the login Keychain through
+// /usr/bin/security on macOS.
 func SystemBackend() Backend { return systemBackend{} }
 
 type systemBackend struct{}
@@ -88,6 +87,10 @@ type KeyringOptions struct {
 	Timeout time.Duration // per call; default DefaultKeyringTimeout
 	Backend Backend       // default SystemBackend()
 	Logger  *slog.Logger  // default slog.Default(); values are never logged
+	// Platform is the GOOS whose keyring rules apply: item size limits (values above them are
+	// kept in parts) and the advice in errors. Default runtime.GOOS; tests set another to run
+	// one platform's rules against this machine's keyring.
+	Platform string
 }
 
 // Keyring is a store of secret items in the OS keyring, one keyring item per name. It satisfies
@@ -100,10 +103,11 @@ type KeyringOptions struct {
 // safe for concurrent use. It assumes it is the only writer of its service's items (one Poppydesk
 // per desktop session); [Keyring.DropCache] forgets the cache if that ever changes.
 type Keyring struct {
-	service string
-	timeout time.Duration
-	backend Backend
-	log     *slog.Logger
+	service  string
+	platform string
+	timeout  time.Duration
+	backend  Backend
+	log      *slog.Logger
 
 	all sync.RWMutex // item operations hold it shared; DeleteAll holds it exclusively
 
@@ -117,17 +121,22 @@ type Keyring struct {
 type cached struct {
 	value   []byte
 	present bool
+	layout  layout
 }
 
 // NewKeyring returns a Keyring. It does not contact the keyring; the first call does.
 func NewKeyring(opts KeyringOptions) *Keyring {
 	k := &Keyring{
-		service: opts.Service,
-		timeout: opts.Timeout,
-		backend: opts.Backend,
-		log:     opts.Logger,
-		cache:   map[string]cached{},
-		locks:   map[string]*sync.Mutex{},
+		service:  opts.Service,
+		platform: opts.Platform,
+		timeout:  opts.Timeout,
+		backend:  opts.Backend,
+		log:      opts.Logger,
+		cache:    map[string]cached{},
+		locks:    map[string]*sync.Mutex{},
+	}
+	if k.platform == "" {
+		k.platform = runtime.GOOS
 	}
 	if k.service == "" {
 		k.service = DefaultService
@@ -167,7 +176,7 @@ func (k *Keyring) get(ctx context.Context, name string) ([]byte, error) {
 	}
 	var out []byte
 	err := k.call(ctx, "read", name, func() (func(), error) {
-		s, err := k.backend.Get(k.service, name)
+		s, l, err := k.readItem(name)
 		if isNotFound(err) {
 			return func() { k.cache[name] = cached{} }, errAbsent
 		}
@@ -179,7 +188,7 @@ func (k *Keyring) get(ctx context.Context, name string) ([]byte, error) {
 			return nil, &badValueError{fmt.Errorf("keyring item %q of service %q: %w", name, k.service, err)}
 		}
 		out = v
-		return func() { k.cache[name] = cached{value: slices.Clone(v), present: true} }, nil
+		return func() { k.cache[name] = cached{value: slices.Clone(v), present: true, layout: l} }, nil
 	})
 	if err == errAbsent {
 		return nil, notFound(name)
@@ -187,14 +196,15 @@ func (k *Keyring) get(ctx context.Context, name string) ([]byte, error) {
 	return out, err
 }
 
-// Set stores value under name, replacing any previous value atomically (the Secret Service
-// replaces the item's secret in one call).
+// Set stores value under name, replacing any previous value atomically: one keyring call
+// replaces the item, or, for a value above the platform's item limit, its manifest of parts
+// (keyring_parts.go). A value above MaxItemSize is an error matching ErrValueTooBig.
 func (k *Keyring) Set(ctx context.Context, name string, value []byte) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
 	if len(value) > MaxItemSize {
-		return fmt.Errorf("keyring item %q: value of %d bytes exceeds the %d-byte limit; keep secret bundles small", name, len(value), MaxItemSize)
+		return errTooBig(name, len(value))
 	}
 	added, err := k.indexAdd(ctx, name)
 	if err != nil {
@@ -214,10 +224,15 @@ func (k *Keyring) set(ctx context.Context, name string, value []byte) error {
 	enc := encodeValue(value)
 	v := slices.Clone(value)
 	return k.call(ctx, "write", name, func() (func(), error) {
-		if err := k.backend.Set(k.service, name, enc); err != nil {
+		old, err := k.currentLayout(name)
+		if err != nil {
 			return nil, err
 		}
-		return func() { k.cache[name] = cached{value: v, present: true} }, nil
+		l, err := k.writeItem(name, enc, old)
+		if err != nil {
+			return nil, err
+		}
+		return func() { k.cache[name] = cached{value: v, present: true, layout: l} }, nil
 	})
 }
 
@@ -228,11 +243,16 @@ func (k *Keyring) Delete(ctx context.Context, name string) error {
 	}
 	err := k.call(ctx, "delete", name, func() (func(), error) {
 		err := k.backend.Delete(k.service, name)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		if k.canSplit() {
+			// The manifest is gone, so its parts (and any a crash left) go too.
+			k.dropParts(name, 'a', 0)
+			k.dropParts(name, 'b', 0)
+		}
 		if isNotFound(err) {
 			return func() { k.cache[name] = cached{} }, errAbsent
-		}
-		if err != nil {
-			return nil, err
 		}
 		return func() { k.cache[name] = cached{} }, nil
 	})
@@ -255,8 +275,8 @@ func (k *Keyring) Names(ctx context.Context) ([]string, error) {
 	return k.readIndex(ctx)
 }
 
-// DeleteAll removes every item of the service, including any the index does not know about
-// ("reset Poppydesk").
+// DeleteAll removes every item of the service, including any the index does not know about and
+// every part ("reset Poppydesk").
 func (k *Keyring) DeleteAll(ctx context.Context) error {
 	k.indexMu.Lock()
 	defer k.indexMu.Unlock()
@@ -406,8 +426,8 @@ func (k *Keyring) run(ctx context.Context, verb, name string, op func(commit fun
 	case err := <-done:
 		return k.wrap(verb, name, err)
 	case <-timer.C:
-		why = fmt.Errorf("%w: the keyring did not answer the %s of item %q within %v (it may be locked and waiting for a password prompt, or not running). %s: %w",
-			ErrKeyringUnavailable, verb, name, k.timeout, keyringHelp, context.DeadlineExceeded)
+		why = fmt.Errorf("%w: the %s did not answer the %s of item %q within %v (it may be locked and waiting for a password prompt, or not running). %s: %w",
+			ErrKeyringUnavailable, keyringName(k.platform), verb, name, k.timeout, KeyringHelp(k.platform)+", then retry", context.DeadlineExceeded)
 	case <-ctx.Done():
 		why = fmt.Errorf("keyring %s of item %q: %w", verb, name, ctx.Err())
 	}
@@ -435,13 +455,13 @@ func (k *Keyring) wrap(verb, name string, err error) error {
 		return err
 	}
 	if errors.Is(err, keyring.ErrSetDataTooBig) {
-		return fmt.Errorf("keyring %s of item %q: the keyring refused the value as too big: %w", verb, name, err)
+		return fmt.Errorf("keyring %s of item %q: the %s refused the value as too big, and the previous value is unchanged: %w (%w)", verb, name, keyringName(k.platform), err, ErrValueTooBig)
 	}
 	var bad *badValueError
 	if errors.As(err, &bad) {
 		return err
 	}
-	return &KeyringError{Op: verb, Item: name, Service: k.service, Err: err, Locked: isLocked(err)}
+	return &KeyringError{Op: verb, Item: name, Service: k.service, Keyring: keyringName(k.platform), Help: KeyringHelp(k.platform), Err: err, Locked: isLocked(err)}
 }
 
 // isLocked reports the Secret Service's refusal to unlock a collection. go-keyring reports it
@@ -454,7 +474,10 @@ func isLocked(err error) bool {
 // KeyringError reports a failed keyring call. It matches ErrKeyringUnavailable.
 type KeyringError struct {
 	Op, Item, Service string
-	Err               error
+	// Keyring names the OS keyring ("Secret Service", "Windows Credential Manager", "macOS
+	// Keychain"); Help says how to make it usable (KeyringHelp).
+	Keyring, Help string
+	Err           error
 	// Locked is set when the Secret Service answered but its collection is locked.
 	Locked bool
 }
@@ -464,7 +487,7 @@ func (e *KeyringError) Error() string {
 	if e.Item != "" {
 		item = fmt.Sprintf(" of item %q", e.Item)
 	}
-	return fmt.Sprintf("%v: %s%s (service %q) failed: %v. %s", ErrKeyringUnavailable, e.Op, item, e.Service, e.Err, keyringHelp)
+	return fmt.Sprintf("%v: %s%s (%s, service %q) failed: %v. %s, then retry", ErrKeyringUnavailable, e.Op, item, e.Keyring, e.Service, e.Err, e.Help)
 }
 
 // Unwrap returns ErrKeyringUnavailable only. The backend's error stays in Err but is not
@@ -500,8 +523,8 @@ func checkName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("keyring item name is empty")
-	case name == indexItem:
-		return fmt.Errorf("keyring item name %q is reserved for the vault's index", name)
+	case strings.HasPrefix(name, reservedPrefix):
+		return fmt.Errorf("keyring item name %q is reserved: names starting with %q are the vault's own items (its index and parts)", name, reservedPrefix)
 	case !utf8.ValidString(name) || len(name) > 1024:
 		return fmt.Errorf("keyring item name is not valid UTF-8 of at most 1024 bytes")
 	}
@@ -511,9 +534,12 @@ func checkName(name string) error {
 // encodeValue keeps UTF-8 text (the versioned JSON bundles) as is, so `secret-tool lookup` shows
 // it, and base64-encodes anything else behind encodedPrefix: Secret Service providers treat the
 // value as text ("text/plain; charset=utf8" in go-keyring), and some may not keep arbitrary bytes.
+//
+// A value that starts with either marker prefix (encodedPrefix, or partsPrefix of a manifest) is
+// encoded too, so a stored string starting with one of them is always what the vault wrote.
 func encodeValue(v []byte) string {
 	s := string(v)
-	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) && !strings.HasPrefix(s, encodedPrefix) {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) && !strings.HasPrefix(s, encodedPrefix) && !strings.HasPrefix(s, partsPrefix) {
 		return s
 	}
 	return encodedPrefix + base64.StdEncoding.EncodeToString(v)

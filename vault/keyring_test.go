@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,7 @@ func TestKeyringValuesRoundTrip(t *testing.T) {
 		{"invalid UTF-8", []byte{0xff, 0xfe, 0x00, 0x01}, false},
 		{"NUL byte", []byte("a\x00b"), false},
 		{"starts with the encoding prefix", []byte(encodedPrefix + "abc"), false},
+		{"starts with the parts prefix", []byte(partsPrefix + "1:a:2:" + checksum("x")), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +237,7 @@ func TestKeyringConcurrentWritersKeepTheIndex(t *testing.T) {
 func TestKeyringTimeoutDoesNotHangOrPoisonTheCache(t *testing.T) {
 	ctx := context.Background()
 	be := newMemBackend()
-	k := NewKeyring(KeyringOptions{Backend: be, Timeout: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	k := NewKeyring(KeyringOptions{Backend: be, Platform: "linux", Timeout: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err := k.Set(ctx, "item", []byte("old")); err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +283,9 @@ func TestKeyringTimeoutDoesNotHangOrPoisonTheCache(t *testing.T) {
 }
 
 func TestKeyringWithoutSecretServiceSaysWhatToDo(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		t.Skipf("go-keyring on %s uses no D-Bus; a missing Secret Service is a Linux and BSD state", runtime.GOOS)
+	}
 	// A real go-keyring call against a session bus that does not exist.
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/poppydesk-test-bus")
 	k := NewKeyring(KeyringOptions{Service: "PoppydeskNoBus", Timeout: 5 * time.Second})
@@ -345,7 +350,7 @@ func BenchmarkKeyringWarmRead(b *testing.B) {
 // FuzzKeyringValueEncoding checks that any value survives the keyring encoding and that UTF-8
 // text without NUL is stored as is (so `secret-tool lookup` shows the JSON).
 func FuzzKeyringValueEncoding(f *testing.F) {
-	for _, s := range []string{`{"v":1}`, "", "\xff\x00", encodedPrefix, encodedPrefix + "!!", "a\x00"} {
+	for _, s := range []string{`{"v":1}`, "", "\xff\x00", encodedPrefix, encodedPrefix + "!!", "a\x00", partsPrefix + "1:a:1:x"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, v []byte) {
@@ -356,6 +361,9 @@ func FuzzKeyringValueEncoding(f *testing.F) {
 		}
 		if !strings.HasPrefix(enc, encodedPrefix) && enc != string(v) {
 			t.Fatalf("encode(%q) = %q: changed without the marker prefix", v, enc)
+		}
+		if strings.HasPrefix(enc, partsPrefix) {
+			t.Fatalf("encode(%q) = %q: reads as a manifest of parts", v, enc)
 		}
 		// Decoding what a keyring hands back never panics.
 		decodeValue(string(v))

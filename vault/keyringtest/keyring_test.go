@@ -13,8 +13,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,8 +53,14 @@ func randomHex(n int) string {
 // POPPYDESK_REQUIRE_KEYRING=1.
 func realKeyring(tb testing.TB) (*vault.Keyring, *countingBackend) {
 	tb.Helper()
+	return realKeyringOn(tb, "")
+}
+
+// realKeyringOn is realKeyring with the keyring rules of platform (a GOOS; "" for this one).
+func realKeyringOn(tb testing.TB, platform string) (*vault.Keyring, *countingBackend) {
+	tb.Helper()
 	be := &countingBackend{Backend: vault.SystemBackend()}
-	k := vault.NewKeyring(vault.KeyringOptions{Service: "PoppydeskTest-" + randomHex(4), Backend: be})
+	k := vault.NewKeyring(vault.KeyringOptions{Service: "PoppydeskTest-" + randomHex(4), Backend: be, Platform: platform})
 	_, err := k.Get(context.Background(), "probe")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		msg := fmt.Sprintf("no reachable Secret Service (%v); run the tests with `bash scripts/with-keyring.sh go test ./vault/...`", err)
@@ -70,22 +76,6 @@ func realKeyring(tb testing.TB) (*vault.Keyring, *countingBackend) {
 	})
 	be.calls.Store(0)
 	return k, be
-}
-
-// secretToolLookup reads an item with libsecret's secret-tool, independently of go-keyring.
-func secretToolLookup(t *testing.T, service, user string) (string, bool) {
-	t.Helper()
-	if _, err := exec.LookPath("secret-tool"); err != nil {
-		if os.Getenv("POPPYDESK_REQUIRE_KEYRING") == "1" {
-			t.Fatal("secret-tool not found; install libsecret-tools")
-		}
-		t.Skip("secret-tool not found; install libsecret-tools to cross-check the keyring")
-	}
-	out, err := exec.Command("secret-tool", "lookup", "service", service, "username", user).Output()
-	if err != nil {
-		return "", false // secret-tool exits 1 when nothing matches
-	}
-	return string(out), true
 }
 
 func TestRealKeyringItems(t *testing.T) {
@@ -112,15 +102,19 @@ func TestRealKeyringItems(t *testing.T) {
 			t.Fatalf("Get(%s) from the daemon = %q, %v; want %q", tc.name, got, err, tc.value)
 		}
 	}
-	// Cross-check with libsecret's own client: the JSON is stored as is, and each item's label
-	// says what it holds.
-	if v, ok := secretToolLookup(t, k.Service(), "root"); !ok || v != string(tests[0].value) {
-		t.Fatalf("secret-tool lookup root = %q, %v; want %q", v, ok, tests[0].value)
+	// Cross-check with the keyring's own client: the JSON is stored as is.
+	if v, ok := lookupOutside(t, k.Service(), "root"); !ok || v != string(tests[0].value) {
+		t.Fatalf("looking up root outside go-keyring = %q, %v; want %q", v, ok, tests[0].value)
 	}
+	// Each item's label says what it holds; labels are set through the Secret Service only
+	// (vault/keyring_label_linux.go): go-keyring gives the Credential Manager and the Keychain none.
 	for name, want := range map[string]string{
 		"root":                                k.Service() + ": the private key of your own identity",
 		"company/https%3A%2F%2Fshop.example/": k.Service() + ": the keys and IDs Poppydesk uses at https://shop.example",
 	} {
+		if runtime.GOOS != "linux" {
+			break
+		}
 		out, err := exec.Command("secret-tool", "search", "--all", "service", k.Service(), "username", name).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "label = "+want+"\n") {
 			t.Errorf("secret-tool search %s: want the label %q:\n%s (%v)", name, want, out, err)
@@ -133,8 +127,8 @@ func TestRealKeyringItems(t *testing.T) {
 	if err := fresh.Delete(ctx, "binary"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := secretToolLookup(t, k.Service(), "binary"); ok {
-		t.Fatal("secret-tool still finds a deleted item")
+	if _, ok := lookupOutside(t, k.Service(), "binary"); ok {
+		t.Fatal("a lookup outside go-keyring still finds a deleted item")
 	}
 	if _, err := vault.NewKeyring(vault.KeyringOptions{Service: k.Service()}).Get(ctx, "binary"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Get after Delete = %v, want fs.ErrNotExist", err)
@@ -198,12 +192,83 @@ func TestRealKeyringSecretsBundles(t *testing.T) {
 	if err := s2.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := secretToolLookup(t, k.Service(), "root"); ok {
-		t.Fatal("secret-tool still finds the root item after Reset")
+	if _, ok := lookupOutside(t, k.Service(), "root"); ok {
+		t.Fatal("a lookup outside go-keyring still finds the root item after Reset")
 	}
 	pairs, err = store.NewSecrets(vault.NewKeyring(vault.KeyringOptions{Service: k.Service()})).Companies(ctx)
 	if err != nil || len(pairs) != 0 {
 		t.Fatalf("Companies after Reset = %v, %v", pairs, err)
+	}
+}
+
+// TestRealKeyringValuesInParts stores a Company bundle larger than one Windows Credential
+// Manager item (2,560 bytes) or one macOS Keychain line (about 3,000 bytes) in this machine's
+// real keyring, under the rules of each platform, and reads it back through a fresh Keyring. It
+// then looks at the items from outside go-keyring: under Windows's and macOS's rules the item
+// holds a manifest and the parts hold the JSON; under this platform's own rules on Linux it is
+// one item. Sign-out leaves no part behind.
+func TestRealKeyringValuesInParts(t *testing.T) {
+	ctx := context.Background()
+	platforms := []string{runtime.GOOS}
+	for _, p := range []string{"windows", "darwin"} {
+		if p != runtime.GOOS {
+			platforms = append(platforms, p)
+		}
+	}
+	for _, platform := range platforms {
+		t.Run(platform, func(t *testing.T) {
+			k, _ := realKeyringOn(t, platform)
+			s := store.NewSecrets(k)
+			const company = "https://shop.example"
+			want, err := s.UpdateCompany(ctx, company, "", func(b *store.CompanyBundle) error {
+				b.UserID = "user-" + randomHex(8)
+				for i := range 12 {
+					b.Tokens = append(b.Tokens, store.Token{Resource: fmt.Sprintf("https://api%d.shop.example", i), AccessToken: randomHex(300), TokenType: "DPoP"})
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := store.NewSecrets(vault.NewKeyring(vault.KeyringOptions{Service: k.Service(), Platform: platform}))
+			got, err := fresh.LoadCompany(ctx, company, "")
+			if err != nil || got.UserID != want.UserID || len(got.Tokens) != 12 || got.Tokens[11].AccessToken != want.Tokens[11].AccessToken {
+				t.Fatalf("a fresh Keyring reads %+v, %v", got, err)
+			}
+			names, err := k.Names(ctx)
+			if err != nil || len(names) != 1 {
+				t.Fatalf("Names = %v, %v; want the one bundle", names, err)
+			}
+			raw, ok := lookupOutside(t, k.Service(), names[0])
+			if !ok {
+				t.Fatalf("no item %q in the keyring", names[0])
+			}
+			whole := raw
+			if inParts := strings.HasPrefix(raw, "poppydesk-parts:"); inParts != (platform == "windows" || platform == "darwin") {
+				t.Fatalf("item %q holds %.60q…; in parts = %v on %s", names[0], raw, inParts, platform)
+			} else if inParts {
+				whole = ""
+				for i := 0; ; i++ {
+					part, ok := lookupOutside(t, k.Service(), fmt.Sprintf("_poppydesk_part:a:%d:%s", i, names[0]))
+					if !ok {
+						break
+					}
+					whole += part
+				}
+			}
+			var stored store.CompanyBundle
+			if err := json.Unmarshal([]byte(whole), &stored); err != nil || stored.UserID != want.UserID {
+				t.Fatalf("the items outside go-keyring do not hold the bundle's JSON (%d bytes): %v", len(whole), err)
+			}
+			if err := fresh.DeleteCompany(ctx, company, ""); err != nil {
+				t.Fatal(err)
+			}
+			for _, item := range []string{names[0], "_poppydesk_part:a:0:" + names[0], "_poppydesk_part:b:0:" + names[0]} {
+				if _, ok := lookupOutside(t, k.Service(), item); ok {
+					t.Errorf("item %q is still in the keyring after sign-out", item)
+				}
+			}
+		})
 	}
 }
 
