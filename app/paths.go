@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 )
 
 // AppDirName is the folder name Poppydesk uses inside the per-user data, config and state
@@ -40,14 +42,18 @@ func OSEnv(goos string) (Env, error) {
 	return Env{GOOS: goos, Getenv: os.Getenv, Home: home}, nil
 }
 
-// ResolvePaths returns Poppydesk's directories for env without touching the disk.
+// ResolvePaths returns Poppydesk's directories for env without touching the disk. The paths are
+// those of env.GOOS, whatever system runs the call (the tests check every platform's rules on
+// each).
 //
 // On Linux and the BSDs it follows the XDG Base Directory specification: $XDG_DATA_HOME
 // (default ~/.local/share), $XDG_CONFIG_HOME (default ~/.config) and $XDG_STATE_HOME (default
 // ~/.local/state), each with a "poppydesk" folder. Relative XDG values are ignored, as the
 // specification requires. On macOS everything is under ~/Library/Application Support/poppydesk
-// (logs in ~/Library/Logs/poppydesk); on Windows under %LocalAppData%\poppydesk (settings in
-// %AppData%\poppydesk), like os.UserConfigDir.
+// (logs in ~/Library/Logs/poppydesk), as Apple's File System Programming Guide places app data
+// and logs. On Windows the data is under %LocalAppData%\poppydesk (logs in its logs folder) and
+// the settings under %AppData%\poppydesk, which roams with the user's profile, as
+// os.UserCacheDir and os.UserConfigDir choose them; relative values are refused.
 func ResolvePaths(env Env) (Paths, error) {
 	get := func(k string) string {
 		if env.Getenv == nil {
@@ -55,53 +61,76 @@ func ResolvePaths(env Env) (Paths, error) {
 		}
 		return env.Getenv(k)
 	}
-	xdg := func(k, def string) (string, error) {
-		if v := get(k); v != "" && filepath.IsAbs(v) {
-			return filepath.Join(v, AppDirName), nil
-		}
-		if env.Home == "" {
-			return "", errors.New("the home directory is unknown and $" + k + " is not set to an absolute path; set $HOME or $" + k)
-		}
-		return filepath.Join(env.Home, def, AppDirName), nil
-	}
-	switch env.GOOS {
-	case "windows":
+	if env.GOOS == "windows" {
 		local, roaming := get("LocalAppData"), get("AppData")
-		if local == "" || roaming == "" {
-			return Paths{}, errors.New("%LocalAppData% or %AppData% is not set; Poppydesk cannot choose where to keep its data")
+		if !windowsAbs(local) || !windowsAbs(roaming) {
+			return Paths{}, fmt.Errorf("%%LocalAppData%% (%q) or %%AppData%% (%q) is not set to an absolute path; Poppydesk cannot choose where to keep its data. Sign in to Windows with a user profile, or set both", local, roaming)
 		}
 		return Paths{
-			Data:   filepath.Join(local, AppDirName),
-			Config: filepath.Join(roaming, AppDirName),
-			State:  filepath.Join(local, AppDirName, "logs"),
+			Data:   windowsJoin(local, AppDirName),
+			Config: windowsJoin(roaming, AppDirName),
+			State:  windowsJoin(local, AppDirName, "logs"),
 		}, nil
+	}
+	// Every other system Go runs a desktop on uses slash-separated paths.
+	xdg := func(k string, def ...string) (string, error) {
+		if v := get(k); v != "" && path.IsAbs(v) {
+			return path.Join(v, AppDirName), nil
+		}
+		if !path.IsAbs(env.Home) {
+			return "", errors.New("the home directory is unknown and $" + k + " is not set to an absolute path; set $HOME or $" + k)
+		}
+		return path.Join(append(append([]string{env.Home}, def...), AppDirName)...), nil
+	}
+	switch env.GOOS {
 	case "darwin", "ios":
-		if env.Home == "" {
+		if !path.IsAbs(env.Home) {
 			return Paths{}, errors.New("the home directory is unknown; set $HOME")
 		}
-		support := filepath.Join(env.Home, "Library", "Application Support", AppDirName)
-		return Paths{Data: support, Config: support, State: filepath.Join(env.Home, "Library", "Logs", AppDirName)}, nil
+		support := path.Join(env.Home, "Library", "Application Support", AppDirName)
+		return Paths{Data: support, Config: support, State: path.Join(env.Home, "Library", "Logs", AppDirName)}, nil
 	default:
 		var p Paths
 		var err error
-		if p.Data, err = xdg("XDG_DATA_HOME", filepath.Join(".local", "share")); err != nil {
+		if p.Data, err = xdg("XDG_DATA_HOME", ".local", "share"); err != nil {
 			return Paths{}, err
 		}
 		if p.Config, err = xdg("XDG_CONFIG_HOME", ".config"); err != nil {
 			return Paths{}, err
 		}
-		if p.State, err = xdg("XDG_STATE_HOME", filepath.Join(".local", "state")); err != nil {
+		if p.State, err = xdg("XDG_STATE_HOME", ".local", "state"); err != nil {
 			return Paths{}, err
 		}
 		return p, nil
 	}
 }
 
-// Create makes the directories (mode 0700: only the user may read Poppydesk's data).
+// windowsAbs reports whether p is an absolute Windows path: a drive letter with a separator
+// (C:\Users) or a UNC path (\\server\share).
+func windowsAbs(p string) bool {
+	switch {
+	case len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z'):
+		return true
+	case len(p) >= 3 && (p[0] == '\\' || p[0] == '/') && (p[1] == '\\' || p[1] == '/'):
+		return true
+	}
+	return false
+}
+
+// windowsJoin joins Windows path elements with backslashes, as filepath.Join does on Windows.
+// windowsAbs and windowsJoin exist because path/filepath follows the running system only, and
+// ResolvePaths gives every platform's paths on any.
+func windowsJoin(base string, elem ...string) string {
+	return strings.TrimRight(base, `\/`) + `\` + strings.Join(elem, `\`)
+}
+
+// Create makes the directories, readable only by the user: mode 0700 on Unix systems. On
+// Windows mode bits do not apply; the folders inherit the access list of the user's profile
+// (%LocalAppData% and %AppData% are the user's, SYSTEM's and the Administrators').
 func (p Paths) Create() error {
 	for _, d := range []string{p.Data, p.Config, p.State} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("creating Poppydesk's directory %s failed: %w; check its permissions or set the XDG_* variables", d, err)
+			return fmt.Errorf("creating Poppydesk's directory %s failed: %w; check the permissions of the folder it is in", d, err)
 		}
 	}
 	return nil
