@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/transport"
 	"github.com/poppydesk/poppydesk/app"
 	"github.com/poppydesk/poppydesk/app/apptest"
+	"github.com/poppydesk/poppydesk/internal/crashtest"
 )
 
 // fileKV is a store.KV kept in one JSON file, written atomically (temp file + rename), so that
@@ -376,7 +376,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		}
 		cmd.Stderr = cmd.Stdout
 		var killOnce sync.Once
-		kill := func() { killOnce.Do(func() { cmd.Process.Signal(syscall.SIGKILL) }) }
+		kill := func() { killOnce.Do(func() { crashtest.Kill(cmd.Process) }) }
 		if a.kind == "company" {
 			n := 0
 			s.OnApproval(func(r refcompany.ApprovalReceived) {
@@ -411,8 +411,7 @@ func TestApprovalsKillEngineProcess(t *testing.T) {
 		}()
 		<-done
 		err = cmd.Wait()
-		var ee *exec.ExitError
-		killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled()
+		killed := crashtest.Killed(cmd.ProcessState)
 		if !killed && err != nil {
 			t.Fatalf("child %s failed: %v\n%s", mode, err, out.String())
 		}

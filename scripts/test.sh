@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: Go (unit, real-keyring, end-to-end in headless Chromium),
 # frontend unit tests (Vitest), every package's benchmarks in a short run (scripts/bench.sh), every
-# fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, the release window driven with xdotool and read through AT-SPI
-# (e2e/realwindow), and the Debian package
-# (built, installed, started from its desktop entry, connected to each MCP client, purged). `.ci/run` calls this through
+# fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, the release window
+# driven with xdotool and read through AT-SPI (e2e/realwindow), the Debian package (built, installed,
+# started from its desktop entry, connected to each MCP client, purged), and every package built and
+# vetted for Windows and macOS (scripts/cross-vet.sh). `.ci/run` calls this through
 # `make test`. Full logs go to out/; the last line is the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,15 @@ rc=0
 (cd frontend && npm run build && npm test) > out/frontend.log 2>&1 || rc=$?
 grep -E 'Test Files|Tests |error|FAIL' out/frontend.log || true
 [ "$rc" = 0 ] || { echo "frontend failed; see out/frontend.log"; tail -40 out/frontend.log; }
+record $rc
+
+step "other platforms: go build and go vet for windows/amd64, darwin/amd64, darwin/arm64"
+rc=0
+tx=$(date +%s)
+scripts/cross-vet.sh > out/cross-vet.log 2>&1 || rc=$?
+grep -E '^cross-vet: ' out/cross-vet.log || true
+[ "$rc" = 0 ] || { echo "a cross-platform build or vet failed; see out/cross-vet.log"; grep -v '^cross-vet: ' out/cross-vet.log | head -40; }
+echo "cross-platform step: $(( $(date +%s)-tx )) s"
 record $rc
 
 step "Go tests (real Secret Service via gnome-keyring; headless Chromium end-to-end)"

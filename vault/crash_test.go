@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/store"
+	"github.com/poppydesk/poppydesk/internal/crashtest"
 )
 
 const crashChildEnv = "POPPYDESK_VAULT_CRASH_CHILD_DB"
@@ -60,7 +60,8 @@ func TestCrashChildProcess(t *testing.T) {
 	}
 }
 
-// TestCrashAtAnyPointLeavesAConsistentDatabase kills a writer process (SIGKILL) at random moments,
+// TestCrashAtAnyPointLeavesAConsistentDatabase kills a writer process (SIGKILL; TerminateProcess on
+// Windows) at random moments,
 // reopens the database, and checks SQLite's integrity, the foreign keys, that every write whose
 // call had returned is there (write-before-send), and the invariants between tables.
 func TestCrashAtAnyPointLeavesAConsistentDatabase(t *testing.T) {
@@ -117,13 +118,13 @@ func TestCrashAtAnyPointLeavesAConsistentDatabase(t *testing.T) {
 			t.Fatalf("iteration %d: the child wrote nothing in 10 s; stderr: %s", iter, stderr.String())
 		}
 		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := crashtest.Kill(cmd.Process); err != nil {
 			t.Fatal(err)
 		}
 		wg.Wait()
 		werr := cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("iteration %d: child ended by itself (%v), not by SIGKILL; stderr: %s", iter, werr, stderr.String())
+		if !crashtest.Killed(cmd.ProcessState) {
+			t.Fatalf("iteration %d: child ended by itself (%v), not by being killed; stderr: %s", iter, werr, stderr.String())
 		}
 
 		s, err := OpenState(ctx, path, StateOptions{ExchangeMaxBytes: 64 << 10})

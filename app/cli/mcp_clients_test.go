@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli
 
 // MCP clients nobody here wrote, against `poppydesk mcp` on a running Host: the MCP Inspector CLI
