@@ -20,10 +20,13 @@ NODE_MIN=20
 # package in the tests fetches nothing. systemd gives systemd-analyze, which checks the operator's
 # unit (app/cli TestOperatorServiceUnit); no running systemd is needed. libxml2-utils (xmllint)
 # validates check's JUnit reports against the Jenkins JUnit schema (app/cli). openbox and
-# at-spi2-core give e2e/realwindow a window manager and the accessibility bus.
+# at-spi2-core give e2e/realwindow a window manager and the accessibility bus. nsis (makensis)
+# builds the Windows installer and p7zip-full (7z) reads it back (scripts/windows-build.sh); wine64
+# runs the Windows test binaries and the Windows build, and gcc-mingw-w64-x86-64 builds the DLL
+# they need under Wine (scripts/wine-prefix.sh, scripts/winetest).
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth x11-utils xdotool
   chromium gnome-keyring dbus-daemon libsecret-tools imagemagick appstream desktop-file-utils man-db
-  xdg-utils postgresql systemd libxml2-utils openbox at-spi2-core)
+  xdg-utils postgresql systemd libxml2-utils openbox at-spi2-core nsis p7zip-full wine64 gcc-mingw-w64-x86-64)
 
 check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
@@ -55,7 +58,8 @@ else
   say "  a C toolchain and pkg-config, GTK 3 and WebKitGTK 4.1 development files, Xvfb and xauth,"
   say "  xwininfo (x11-utils), Chromium, gnome-keyring (or another Secret Service), dbus-daemon,"
   say "  secret-tool (libsecret), ImageMagick, appstreamcli, desktop-file-validate, man, xdg-open,"
-  say "  xmllint (libxml2) and PostgreSQL (its server binaries: initdb, pg_ctl)."
+  say "  xmllint (libxml2), PostgreSQL (its server binaries: initdb, pg_ctl), NSIS (makensis), 7-Zip (7z),"
+  say "  Wine (wine64) and MinGW-w64's gcc for x86_64 (x86_64-w64-mingw32-gcc)."
   say "Debian names: ${APT_PACKAGES[*]}"
   [ "$check_only" = 1 ] && exit 1
 fi

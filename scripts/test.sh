@@ -3,8 +3,9 @@
 # frontend unit tests (Vitest), every package's benchmarks in a short run (scripts/bench.sh), every
 # fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, the release window
 # driven with xdotool and read through AT-SPI (e2e/realwindow), the Debian package (built, installed,
-# started from its desktop entry, connected to each MCP client, purged), and every package built and
-# vetted for Windows and macOS (scripts/cross-vet.sh). `.ci/run` calls this through
+# started from its desktop entry, connected to each MCP client, purged), every package built and
+# vetted for Windows and macOS (scripts/cross-vet.sh), and the Windows binary and its installer
+# (scripts/windows-build.sh). `.ci/run` calls this through
 # `make test`. Full logs go to out/; the last line is the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,13 @@ scripts/cross-vet.sh > out/cross-vet.log 2>&1 || rc=$?
 grep -E '^cross-vet: ' out/cross-vet.log || true
 [ "$rc" = 0 ] || { echo "a cross-platform build or vet failed; see out/cross-vet.log"; grep -v '^cross-vet: ' out/cross-vet.log | head -40; }
 echo "cross-platform step: $(( $(date +%s)-tx )) s"
+record $rc
+
+step "Windows: poppydesk.exe and its NSIS installer (build/bin), checked with 7-Zip and under Wine"
+rc=0
+tw=$(date +%s)
+scripts/windows-build.sh || rc=$?
+echo "Windows build step: $(( $(date +%s)-tw )) s"
 record $rc
 
 step "Go tests (real Secret Service via gnome-keyring; headless Chromium end-to-end)"
