@@ -106,6 +106,9 @@ Section
     SetOutPath $INSTDIR
 
     !insertmacro wails.files
+    # The program MCP clients start (cmd/poppydesk-mcp, built beside the binary by
+    # scripts/windows-build.sh); poppydesk mcp setup names it where it is installed.
+    File "..\..\bin\poppydesk-mcp.exe"
 
     CreateShortcut "$SMPROGRAMS\${INFO_PRODUCTNAME}.lnk" "$INSTDIR\${PRODUCT_EXECUTABLE}"
     CreateShortCut "$DESKTOP\${INFO_PRODUCTNAME}.lnk" "$INSTDIR\${PRODUCT_EXECUTABLE}"
