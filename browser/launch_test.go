@@ -2,21 +2,28 @@ package browser
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 )
 
 func TestFlags(t *testing.T) {
+	// Chromium on Linux refuses to start as root with its sandbox, so Poppydesk turns it off
+	// there; elsewhere the sandbox stays.
+	rootHas, rootLack := []string{"--no-sandbox"}, []string{"--ignore-certificate-errors"}
+	if runtime.GOOS != "linux" {
+		rootHas, rootLack = nil, append(rootLack, "--no-sandbox")
+	}
 	for _, tc := range []struct {
 		name      string
 		o         Options
 		has, lack []string
 	}{
 		{"headless as root", Options{Geteuid: func() int { return 0 }, TrustSPKI: []string{"abc="}},
-			[]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-				"--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--ignore-certificate-errors-spki-list=abc="},
-			[]string{"--ignore-certificate-errors"}},
+			append([]string{"--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+				"--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--ignore-certificate-errors-spki-list=abc="}, rootHas...),
+			rootLack},
 		{"sandbox kept for a normal user", Options{Geteuid: func() int { return 1000 }}, []string{"--headless"}, []string{"--no-sandbox"}},
 		{"visible", Options{Visible: true, Geteuid: func() int { return 1000 }}, []string{"--disable-sync"}, []string{"--headless"}},
 	} {

@@ -4,8 +4,9 @@
 # fuzz target for a few seconds (scripts/fuzz.sh), the desktop smoke test under Xvfb, the release window
 # driven with xdotool and read through AT-SPI (e2e/realwindow), the Debian package (built, installed,
 # started from its desktop entry, connected to each MCP client, purged), every package built and
-# vetted for Windows and macOS (scripts/cross-vet.sh), and the Windows binary and its installer
-# (scripts/windows-build.sh). `.ci/run` calls this through
+# vetted for Windows and macOS (scripts/cross-vet.sh), the Windows binary and its installer
+# (scripts/windows-build.sh), and the Go tests for Windows under Wine (scripts/winetest).
+# `.ci/run` calls this through
 # `make test`. Full logs go to out/; the last line is the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,13 @@ rc=0
 tw=$(date +%s)
 scripts/windows-build.sh || rc=$?
 echo "Windows build step: $(( $(date +%s)-tw )) s"
+record $rc
+
+step "Go tests for Windows under Wine (the packages scripts/wine-packages.txt marks run)"
+rc=0
+go run ./scripts/winetest > out/winetest.log 2>&1 || rc=$?
+sed -n '/^package /,$p' out/winetest.log
+[ "$rc" = 0 ] || { echo "the Windows test run failed; see out/winetest.log and out/wine/logs"; tail -5 out/winetest.log; }
 record $rc
 
 step "Go tests (real Secret Service via gnome-keyring; headless Chromium end-to-end)"

@@ -89,6 +89,17 @@ func itemLimit(platform, service, user string) (int, error) {
 	}
 }
 
+// ItemLimit is the largest value, in bytes as go-keyring's Set takes it, that one keyring item
+// of service named user holds on platform (a GOOS value); 0 when the platform refuses the names.
+// Longer values are kept in parts.
+func ItemLimit(platform, service, user string) int {
+	n, err := itemLimit(platform, service, user)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // keyringName is the OS keyring's name on platform, as a user knows it.
 func keyringName(platform string) string {
 	switch platform {

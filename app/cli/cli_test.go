@@ -22,6 +22,8 @@ func testEnv(dir string) Env {
 		"XDG_CONFIG_HOME":          filepath.Join(dir, "config"),
 		"XDG_STATE_HOME":           filepath.Join(dir, "state"),
 		"XDG_RUNTIME_DIR":          filepath.Join(dir, "run"),
+		"LocalAppData":             filepath.Join(dir, "local"), // Windows
+		"AppData":                  filepath.Join(dir, "roaming"),
 		"DBUS_SESSION_BUS_ADDRESS": "disabled:",
 	}
 	return Env{Version: "test", Getenv: func(k string) string { return vars[k] }, Home: dir,

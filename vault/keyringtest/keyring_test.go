@@ -206,12 +206,13 @@ func TestRealKeyringSecretsBundles(t *testing.T) {
 // real keyring, under the rules of each platform, and reads it back through a fresh Keyring. It
 // then looks at the items from outside go-keyring: under Windows's and macOS's rules the item
 // holds a manifest and the parts hold the JSON; under this platform's own rules on Linux it is
-// one item. Sign-out leaves no part behind.
+// one item. Sign-out leaves no part behind. A platform's rules run only where this machine's
+// keyring takes items of that platform's size (macOS's 3,000 bytes are too many for Windows).
 func TestRealKeyringValuesInParts(t *testing.T) {
 	ctx := context.Background()
 	platforms := []string{runtime.GOOS}
 	for _, p := range []string{"windows", "darwin"} {
-		if p != runtime.GOOS {
+		if p != runtime.GOOS && vault.ItemLimit(p, "Poppydesk", "root") <= vault.ItemLimit(runtime.GOOS, "Poppydesk", "root") {
 			platforms = append(platforms, p)
 		}
 	}
