@@ -30,7 +30,9 @@ for tool in wails makensis 7z x86_64-w64-mingw32-gcc; do
   command -v "$tool" >/dev/null || fail "$tool is missing; run scripts/bootstrap.sh"
 done
 
-flags=(-platform windows/amd64 -m -nosyncgomod -nsis -ldflags "-X main.version=$VERSION")
+# -trimpath keeps this machine's folders out of the binaries and, used for both programs, lets the
+# second reuse the first one's compiled standard library and dependencies.
+flags=(-platform windows/amd64 -m -nosyncgomod -nsis -trimpath -ldflags "-X main.version=$VERSION")
 # The frontend and its bindings do not depend on the target: reuse them when they are built.
 [ -f frontend/dist/index.html ] && flags+=(-s -skipbindings)
 exe=build/bin/poppydesk.exe
