@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -149,7 +150,12 @@ func newFixture(t testing.TB, o fopts) *fixture {
 		t.Fatal(err)
 	}
 	f.signins = modelapi.NewMemorySignInRequests(nil)
-	f.serve(t, ctx, filepath.Join(dir, "run", "mcp.sock"), actions{EngineActions: f.actions.ListFrom(f.eng.State), m: m}, clk)
+	path := filepath.Join(dir, "run", "mcp.sock")
+	if runtime.GOOS == "windows" {
+		// The model interface is a named pipe there (endpoint_windows.go).
+		path = `\\.\pipe\poppydesk-modelapi-test-` + filepath.Base(dir)
+	}
+	f.serve(t, ctx, path, actions{EngineActions: f.actions.ListFrom(f.eng.State), m: m}, clk)
 	if o.signedIn {
 		scopes := o.scopes
 		if len(scopes) == 0 {
