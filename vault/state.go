@@ -208,9 +208,22 @@ func migrate(ctx context.Context, db *sql.DB, path string, target int) error {
 		return fmt.Errorf("state database %s has schema version %d, written by a newer Poppydesk (this build knows up to %d); update Poppydesk, or move the file aside to start fresh", path, cur, len(ms))
 	}
 	for _, m := range ms[cur:target] {
+		// The writer's transactions take the write lock when they begin (_txlock=immediate), so
+		// the version read inside one is the last one committed: another process opening the same
+		// new database at the same moment (the window and `poppydesk check`) has either applied
+		// this step already, and it is skipped, or waits.
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", path, err)
+		}
+		var now int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&now); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("read the schema version of %s: %w", path, err)
+		}
+		if now >= m.version {
+			tx.Rollback()
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
