@@ -17,7 +17,8 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/store"
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	"modernc.org/sqlite" // database/sql driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -172,8 +173,8 @@ func openState(ctx context.Context, path string, opts StateOptions) (*State, err
 	}
 	w.SetMaxOpenConns(1) // one writer
 	w.SetConnMaxIdleTime(0)
-	var mode string
-	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	mode, err := journalMode(ctx, w, opts.BusyTimeout)
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open the state database %s (is it an SQLite file? move it aside to start fresh): %w", path, err)
 	}
@@ -188,6 +189,33 @@ func openState(ctx context.Context, path string, opts StateOptions) (*State, err
 	}
 	r.SetMaxOpenConns(4)
 	return &State{path: path, w: w, r: r, opts: opts, log: opts.Logger}, nil
+}
+
+// journalMode opens the writer's connection, which switches the file to WAL, and reports the
+// journal mode. Two processes switching one new file at the same moment can both hold a shared
+// lock and want the exclusive one; SQLite then answers SQLITE_BUSY at once instead of calling the
+// busy handler (it would wait forever), so the open is tried again, after a short pause, until
+// the busy timeout has passed.
+func journalMode(ctx context.Context, w *sql.DB, timeout time.Duration) (string, error) {
+	expired := time.NewTimer(timeout)
+	defer expired.Stop()
+	pause := 5 * time.Millisecond
+	for {
+		var mode string
+		err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+			return mode, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-expired.C:
+			return "", err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }
 
 // migrate applies the migrations after the database's user_version, up to target (-1: all),
