@@ -356,7 +356,7 @@ func (h *Host) Close(ctx context.Context) error {
 	// The model's calls first: a wait for the user's decision answers that the window was
 	// closed and nothing was approved, while its connection is still open.
 	wctx, cancel := context.WithTimeout(ctx, modelCallsGrace)
-	h.calls.end(wctx, h.model)
+	h.calls.end(wctx)
 	cancel()
 	if err := h.life.Shutdown(ctx); err != nil {
 		errs = append(errs, err)

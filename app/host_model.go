@@ -116,7 +116,8 @@ func modelCause(next mcp.MethodHandler) mcp.MethodHandler {
 // modelCalls are the model's tool calls in flight. When the window closes, end cancels them
 // with modelapi.ErrWindowClosed, so that a wait_for_approval answers window_closed (the user
 // closed the window and nothing was approved) instead of the model's stream just ending, and
-// waits until they have returned.
+// waits until they have returned; modelapi.Serve then writes their answers before it closes the
+// sessions.
 type modelCalls struct {
 	once   sync.Once
 	closed chan struct{} // closed by end
@@ -146,9 +147,10 @@ func (m *modelCalls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// end ends every call in flight and waits for them to return, then closes the model's sessions,
-// which waits until their answers are written, at most until ctx ends.
-func (m *modelCalls) end(ctx context.Context, srv *mcp.Server) {
+// end ends every call in flight and waits for them to return, at most until ctx ends. Their
+// answers are written before the model's sessions close: modelapi.Serve, stopped with the Host,
+// answers every call a session has read before closing it.
+func (m *modelCalls) end(ctx context.Context) {
 	m.init()
 	select {
 	case <-m.closed:
@@ -158,13 +160,6 @@ func (m *modelCalls) end(ctx context.Context, srv *mcp.Server) {
 	done := make(chan struct{})
 	go func() {
 		m.wg.Wait()
-		// A handler that has returned has not yet written its answer; closing a session waits
-		// for its requests in flight to be answered before it closes the connection.
-		if srv != nil {
-			for ss := range srv.Sessions() {
-				ss.Close()
-			}
-		}
 		close(done)
 	}()
 	select {
