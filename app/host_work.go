@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/browserjoin"
 	"github.com/poppydesk/poppydesk/agentcore/engine"
@@ -56,18 +57,15 @@ func (h *Host) browserEngine() (*engine.Engine, browserjoin.StatusFunc) {
 // messages persisted but not accepted are sent again with the same IDs (spec 8.3), and at
 // shutdown the window's streams stop.
 func (h *Host) startWork(context.Context) error {
-	// The exchange log back within its window (30 days, 200 MiB), beside the window's first
-	// reads and the recovery below: after weeks unused this deletes many rows, in bounded steps
-	// (vault.State.PruneExchanges), so no call waits for the whole of it.
+	// The exchange log back within its window (30 days, 200 MiB), beside the window and the
+	// recovery below: after weeks unused this deletes many rows, so it begins once the window's
+	// first screen has had its start (catchUpDelay) and goes in bounded steps
+	// (vault.State.PruneExchangesStep), pausing after each for as long as it took, so that no
+	// call and no screen waits for it and it takes at most half of a core.
 	if err := h.life.Go("exchange log catch-up", func(ctx context.Context) {
 		defer close(h.caughtUp)
-		if h.state == nil {
-			return
-		}
-		if n, err := h.state.PruneExchanges(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			h.log.Warn("keeping the exchange log within its window failed; it is tried again as exchanges are recorded", "err", err)
-		} else if n > 0 {
-			h.log.Info("the exchange log was kept within its window", "removed", n)
+		if h.state != nil {
+			h.catchUp(ctx)
 		}
 	}); err != nil {
 		return err
@@ -88,6 +86,40 @@ func (h *Host) startWork(context.Context) error {
 			h.followers.Stop()
 		}
 	})
+}
+
+// catchUpDelay is how long after its start the Host begins the exchange log's catch-up.
+const catchUpDelay = 2 * time.Second
+
+// catchUp prunes the exchange log to its window in paced steps, until nothing is left or ctx ends.
+func (h *Host) catchUp(ctx context.Context) {
+	var removed int64
+	defer func() {
+		if removed > 0 {
+			h.log.Info("the exchange log was kept within its window", "removed", removed)
+		}
+	}()
+	pause := catchUpDelay
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		began := time.Now()
+		n, more, err := h.state.PruneExchangesStep(ctx)
+		removed += n
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				h.log.Warn("keeping the exchange log within its window failed; it is tried again as exchanges are recorded", "err", err)
+			}
+			return
+		}
+		if !more {
+			return
+		}
+		pause = time.Since(began)
+	}
 }
 
 // WaitCaughtUp waits until the start-up catch-up of the exchange log to its window has finished

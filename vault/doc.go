@@ -91,8 +91,9 @@
 // before it returns, so [State.TransitionApproval] is the write-before-send step of Operations
 // extension v2 section 7 (an approval is durable before it is sent). The exchange log keeps a
 // window (default 30 days or 200 MB of stored fields, whichever is smaller), pruned by an injected
-// clock on open (or by the Host beside its start, StateOptions.PruneLater) and every 64 inserts,
-// in steps of at most StateOptions.PruneBatch rows, each its own transaction; the log's size is
+// clock on open (or by the Host beside its start, StateOptions.PruneLater, in paced steps) and by
+// one step every 64 inserts, in steps of at most StateOptions.PruneBatch rows, each its own
+// transaction, so recording never waits for more than one step; the log's size is
 // one row kept by triggers (migration 9), so when nothing is out of the window pruning reads an
 // index entry and that row and writes nothing, however large the rest of the database. Long lists are read a page at a time on
 // indexes (migration 0005): [State.ListApprovalsPage] is keyset paging newest first over

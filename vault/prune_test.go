@@ -136,3 +136,38 @@ func TestPruneInSteps(t *testing.T) {
 		t.Fatalf("%d aged exchanges left after the prune", n)
 	}
 }
+
+// TestRecordingPrunesOneStep: recording exchanges over a long aged log prunes one bounded step per
+// pruneEvery inserts, never the whole catch-up (which the Host runs beside everything else), so a
+// recording waits at most one step.
+func TestRecordingPrunesOneStep(t *testing.T) {
+	ctx := context.Background()
+	clk := refcompany.NewFrozenClock(t0)
+	const batch, rows = 20, 1000
+	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: time.Hour, PruneBatch: batch, PruneLater: true})
+	must(t, s.tx(ctx, "seed", func(tx *sql.Tx) error {
+		for i := range rows {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status, request_headers, request_body,
+				response_headers, response_body, duration_ns, size) VALUES (?, 'https://a.example', 'outgoing', 'GET', 'https://a.example/x', 200, '{}', x'', '{}', x'', 0, 10)`,
+				clk.Now().Add(time.Duration(i)*time.Millisecond).UnixNano()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	clk.Advance(2 * time.Hour)
+	for range pruneEvery {
+		_, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example"})
+		must(t, err)
+	}
+	var aged int
+	must(t, s.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM exchanges WHERE at < ?", clk.Now().Add(-time.Hour).UnixNano()).Scan(&aged))
+	if aged != rows-batch {
+		t.Fatalf("%d aged exchanges left after %d recordings; want %d (one step of %d)", aged, pruneEvery, rows-batch, batch)
+	}
+	n, err := s.PruneExchanges(ctx)
+	must(t, err)
+	if n != rows-batch {
+		t.Fatalf("the catch-up deleted %d; want the remaining %d", n, rows-batch)
+	}
+}

@@ -596,8 +596,11 @@ func (s *State) AddExchanges(ctx context.Context, es []store.Exchange) ([]int64,
 		return nil, err
 	}
 	n := int64(len(es))
+	// One bounded step: recording never waits for a catch-up over a long log, which the Host
+	// runs beside everything else; a step per pruneEvery inserts keeps up with any rate of
+	// recording, as a step deletes up to PruneBatch rows.
 	if w := s.writes.Add(n); w/pruneEvery != (w-n)/pruneEvery {
-		if _, err := s.PruneExchanges(ctx); err != nil {
+		if _, _, err := s.PruneExchangesStep(ctx); err != nil {
 			s.log.Warn("pruning the exchange log failed", "err", err)
 		}
 	}
@@ -690,59 +693,66 @@ func (s *State) ListExchanges(ctx context.Context, q ExchangeQuery) ([]store.Exc
 }
 
 // PruneExchanges deletes exchanges older than the window's age (by the injected clock) and then
-// the oldest ones until the rest fits the window's size. It returns how many were deleted.
-//
-// It works in bounded steps: each transaction deletes at most StateOptions.PruneBatch rows (and
-// frees at most as many pages again), so a catch-up over a long log (weeks unused: hundreds of
-// thousands of rows) never holds the write lock for long, and a recorded exchange or an
-// approval's transition waits at most one step. Nothing to do costs one read: whether an
-// exchange is older than the window (the exchanges_at index) and the log's size (one row kept
-// by triggers, migration 9).
+// the oldest ones until the rest fits the window's size, step by step ([State.PruneExchangesStep])
+// until nothing is left to delete. It returns how many were deleted.
 func (s *State) PruneExchanges(ctx context.Context) (int64, error) {
-	cutoff := s.opts.Now().Add(-s.opts.ExchangeMaxAge).UnixNano()
-	batch := s.opts.PruneBatch
 	var n int64
 	for {
-		var aged bool
-		var logBytes int64
-		if err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?), (SELECT bytes FROM exchange_log_size)`, cutoff).Scan(&aged, &logBytes); err != nil {
-			return n, fmt.Errorf("prune the exchange log: %w", err)
-		}
-		if !aged && logBytes <= s.opts.ExchangeMaxBytes {
-			break
-		}
-		var k int64
-		err := s.tx(ctx, "prune the exchange log", func(tx *sql.Tx) error {
-			var res sql.Result
-			var err error
-			if aged {
-				res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (SELECT id FROM exchanges WHERE at < ? ORDER BY at LIMIT ?)`, cutoff, batch)
-			} else {
-				// The oldest rows until the rest fits: those whose older rows (before them)
-				// add up to less than the excess, read from the covering index exchanges_size.
-				res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
-					SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id) - size AS before
-						FROM (SELECT id, size FROM exchanges INDEXED BY exchanges_size ORDER BY id LIMIT ?))
-					WHERE before < ?)`, batch, logBytes-s.opts.ExchangeMaxBytes)
-			}
-			if err != nil {
-				return err
-			}
-			k, _ = res.RowsAffected()
-			return nil
-		})
-		if err != nil {
+		k, more, err := s.PruneExchangesStep(ctx)
+		n += k
+		if err != nil || !more {
 			return n, err
 		}
-		if k == 0 {
-			break // nothing deletable (cannot happen while the checks above hold)
-		}
-		n += k
-		if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", batch)); err != nil {
-			return n, fmt.Errorf("compact %s after pruning: %w", s.path, err)
-		}
 	}
-	return n, nil
+}
+
+// PruneExchangesStep is one bounded step of [State.PruneExchanges]: one transaction deletes at
+// most StateOptions.PruneBatch rows (and frees at most as many pages again), so a catch-up over a
+// long log (weeks unused: hundreds of thousands of rows) never holds the write lock for long, and
+// a recorded exchange or an approval's transition waits at most one step. It reports how many
+// rows it deleted and whether more are to be deleted. Nothing to do costs one read: whether an
+// exchange is older than the window (the exchanges_at index) and the log's size (one row kept by
+// triggers, migration 9).
+func (s *State) PruneExchangesStep(ctx context.Context) (deleted int64, more bool, err error) {
+	cutoff := s.opts.Now().Add(-s.opts.ExchangeMaxAge).UnixNano()
+	batch := s.opts.PruneBatch
+	var aged bool
+	var logBytes int64
+	if err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?), (SELECT bytes FROM exchange_log_size)`, cutoff).Scan(&aged, &logBytes); err != nil {
+		return 0, false, fmt.Errorf("prune the exchange log: %w", err)
+	}
+	if !aged && logBytes <= s.opts.ExchangeMaxBytes {
+		return 0, false, nil
+	}
+	err = s.tx(ctx, "prune the exchange log", func(tx *sql.Tx) error {
+		var res sql.Result
+		var err error
+		if aged {
+			res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (SELECT id FROM exchanges WHERE at < ? ORDER BY at LIMIT ?)`, cutoff, batch)
+		} else {
+			// The oldest rows until the rest fits: those whose older rows (before them) add up
+			// to less than the excess, read from the covering index exchanges_size.
+			res, err = tx.ExecContext(ctx, `DELETE FROM exchanges WHERE id IN (
+				SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id) - size AS before
+					FROM (SELECT id, size FROM exchanges INDEXED BY exchanges_size ORDER BY id LIMIT ?))
+				WHERE before < ?)`, batch, logBytes-s.opts.ExchangeMaxBytes)
+		}
+		if err != nil {
+			return err
+		}
+		deleted, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	if deleted == 0 {
+		return 0, false, nil // nothing deletable (cannot happen while the checks above hold)
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", batch)); err != nil {
+		return deleted, false, fmt.Errorf("compact %s after pruning: %w", s.path, err)
+	}
+	return deleted, true, nil
 }
 
 func nonNil(b []byte) []byte {
