@@ -28,7 +28,8 @@ func deps(t *testing.T, pkg string) []string {
 // TestDependencyRules holds the dependency rules of docs/DESIGN.md and docs/ARCHITECTURE.md:
 // the protocol engine (agentcore) never imports the Host, the controlled browser or Wails; the
 // controlled browser holds no key or token, so it imports none of the packages that keep or make
-// them; the vault imports only the package whose interfaces and records it implements.
+// them; the vault imports only the package whose interfaces and records it implements; the
+// product and the reference Company it runs link no test support or test-only library.
 func TestDependencyRules(t *testing.T) {
 	rules := []struct {
 		pkg       string
@@ -44,6 +45,12 @@ func TestDependencyRules(t *testing.T) {
 			why: "the controlled browser reads no keyring and signs nothing"},
 		{pkg: module + "/vault", allowed: []string{module + "/vault", module + "/agentcore/store"},
 			why: "the vault implements agentcore/store's interfaces and imports nothing else of Poppydesk"},
+		{pkg: module, forbidden: []string{"github.com/ory/", "github.com/go-jose/go-jose/v3"},
+			why: "fosite and its JOSE library run only as the fosite-based Company of check's tests (agentcore/conformance/fositetest)"},
+		{pkg: module, forbidden: []string{"testing", module + "/agentcore/poppytest"},
+			why: "the product links no test support"},
+		{pkg: module + "/agentcore/refcompany", forbidden: []string{"testing", module + "/agentcore/poppytest"},
+			why: "the reference Company runs in the product (poppydesk demo, company serve) and links no test support"},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

@@ -1,9 +1,6 @@
 package refcompany_test
 
 import (
-	"os/exec"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/poppydesk/poppydesk/agentcore/poppytest"
@@ -35,22 +32,5 @@ func TestStartStopsAtCleanup(t *testing.T) {
 	if resp, err := tr.NoRedirectClient().Get(s.PoppyJSONURL()); err == nil {
 		resp.Body.Close()
 		t.Fatal("the reference Company still serves after the test's cleanup")
-	}
-}
-
-// TestNoTestingPackage: the product links refcompany for its demo, and neither the testing
-// package nor the test helpers of agentcore/poppytest have a place in the product's binary.
-func TestNoTestingPackage(t *testing.T) {
-	for _, pkg := range []string{"github.com/poppydesk/poppydesk/agentcore/refcompany", "github.com/poppydesk/poppydesk"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		deps := strings.Fields(string(out))
-		for _, banned := range []string{"testing", "github.com/poppydesk/poppydesk/agentcore/poppytest"} {
-			if slices.Contains(deps, banned) {
-				t.Errorf("%s links %s, which has no place in the product", pkg, banned)
-			}
-		}
 	}
 }

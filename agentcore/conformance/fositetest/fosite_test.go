@@ -10,7 +10,7 @@
 // authorization responses itself (RFC 9207; fosite does not). It cannot resolve a client_id URL
 // to its metadata document, so the Company's storage fetches it (spec 4.1, CIMD).
 //
-// This package has test files only: fosite never reaches the product binary (TestNotInProduct).
+// This package has test files only: fosite never reaches the product binary (app's TestDependencyRules).
 package fositetest_test
 
 import (
@@ -23,7 +23,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -275,17 +274,4 @@ func runFosite(t *testing.T, tokenURL func(issuer string) string) *conformance.R
 		t.Fatal(err)
 	}
 	return rep
-}
-
-// TestNotInProduct: fosite is a test dependency only; the product binary does not link it.
-func TestNotInProduct(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/poppydesk/poppydesk").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/ory/") || strings.HasPrefix(dep, "github.com/go-jose/go-jose/v3") {
-			t.Errorf("the product binary links %s", dep)
-		}
-	}
 }
