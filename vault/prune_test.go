@@ -93,21 +93,28 @@ func TestPruneNothingToDoReadsOnly(t *testing.T) {
 // TestPruneInSteps: a catch-up over a log far outside its window deletes in bounded steps, each
 // its own transaction: a reader sees the log shrink step by step, and a recorded exchange
 // between two steps does not wait for the whole catch-up.
-func TestPruneInSteps(t *testing.T) {
+// seedExchanges stores rows small exchanges, a millisecond apart from at, in one transaction.
+func seedExchanges(t *testing.T, s *State, at time.Time, rows int) {
+	t.Helper()
 	ctx := context.Background()
-	clk := refcompany.NewFrozenClock(t0)
-	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: time.Hour, PruneBatch: 20, PruneLater: true})
-	const rows = 4000
 	must(t, s.tx(ctx, "seed", func(tx *sql.Tx) error {
 		for i := range rows {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status, request_headers, request_body,
 				response_headers, response_body, duration_ns, size) VALUES (?, 'https://a.example', 'outgoing', 'GET', 'https://a.example/x', 200, '{}', x'', '{}', x'', 0, 10)`,
-				clk.Now().Add(time.Duration(i)*time.Millisecond).UnixNano()); err != nil {
+				at.Add(time.Duration(i)*time.Millisecond).UnixNano()); err != nil {
 				return err
 			}
 		}
 		return nil
 	}))
+}
+
+func TestPruneInSteps(t *testing.T) {
+	ctx := context.Background()
+	clk := refcompany.NewFrozenClock(t0)
+	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: time.Hour, PruneBatch: 20, PruneLater: true})
+	const rows = 4000
+	seedExchanges(t, s, clk.Now(), rows)
 	clk.Advance(2 * time.Hour)
 	count := func() int {
 		var n int
@@ -145,16 +152,7 @@ func TestRecordingPrunesOneStep(t *testing.T) {
 	clk := refcompany.NewFrozenClock(t0)
 	const batch, rows = 20, 1000
 	s := openTest(t, StateOptions{Now: clk.Now, ExchangeMaxAge: time.Hour, PruneBatch: batch, PruneLater: true})
-	must(t, s.tx(ctx, "seed", func(tx *sql.Tx) error {
-		for i := range rows {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO exchanges (at, company, direction, method, url, status, request_headers, request_body,
-				response_headers, response_body, duration_ns, size) VALUES (?, 'https://a.example', 'outgoing', 'GET', 'https://a.example/x', 200, '{}', x'', '{}', x'', 0, 10)`,
-				clk.Now().Add(time.Duration(i)*time.Millisecond).UnixNano()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	seedExchanges(t, s, clk.Now(), rows)
 	clk.Advance(2 * time.Hour)
 	for range pruneEvery {
 		_, err := s.AddExchange(ctx, store.Exchange{At: clk.Now(), Company: "https://a.example"})
