@@ -90,9 +90,6 @@ func TestPruneNothingToDoReadsOnly(t *testing.T) {
 	}
 }
 
-// TestPruneInSteps: a catch-up over a log far outside its window deletes in bounded steps, each
-// its own transaction: a reader sees the log shrink step by step, and a recorded exchange
-// between two steps does not wait for the whole catch-up.
 // seedExchanges stores rows small exchanges, a millisecond apart from at, in one transaction.
 func seedExchanges(t *testing.T, s *State, at time.Time, rows int) {
 	t.Helper()
@@ -109,6 +106,9 @@ func seedExchanges(t *testing.T, s *State, at time.Time, rows int) {
 	}))
 }
 
+// TestPruneInSteps: a catch-up over a log far outside its window deletes in bounded steps, each
+// its own transaction: a reader sees the log shrink step by step, and a recorded exchange
+// between two steps does not wait for the whole catch-up.
 func TestPruneInSteps(t *testing.T) {
 	ctx := context.Background()
 	clk := refcompany.NewFrozenClock(t0)
