@@ -94,7 +94,10 @@ const AnswerGrace = 2 * time.Second
 // answering counts the calls one session's connection has read and the answers it has written.
 // Closing an SDK session makes it refuse to write the answers of calls still in flight (the model
 // would see a bare end of its connection), so serveConn closes a session only once its calls are
-// answered. A failed read or write settles it: no answer can be written after that.
+// answered. A failed read or write settles it: no answer can be written after that. The SDK's
+// own connection learns the negotiated protocol version through an unexported method, which a
+// wrapper cannot pass on; it uses the version only to refuse JSON-RPC batches from clients of
+// 2025-06-18 and later, so through this wrapper a batch is answered whatever the version.
 type answering struct {
 	mu      sync.Mutex
 	owed    int
