@@ -34,6 +34,10 @@ type Token struct {
 	Header map[string]any `json:"header,omitempty"`
 	Claims map[string]any `json:"claims,omitempty"`
 	Note   string         `json:"note,omitempty"`
+
+	// header and claims are the Decoder's kept segments behind Header and Claims (nil when
+	// decoded afresh), whose JSON encoding it keeps too.
+	header, claims *segment
 }
 
 // Details is what the Inspector keeps of one exchange beyond its redacted headers and bodies.
@@ -102,8 +106,12 @@ func decode(dec *Decoder, cause Cause, hasCause bool, req *http.Request, reqBody
 			hideClaims(t.Claims, "sub", "agent_id")
 			dlg, _ := t.Header["poppy_dlg"].(string)
 			if dlg != "" {
-				t.Header = maps.Clone(t.Header) // a header decoded once may be shared (Decoder)
-				t.Header["poppy_dlg"] = "(decoded below)"
+				if t.header != nil {
+					t.header = t.header.delegated()
+					t.Header = t.header.m
+				} else {
+					t.Header = delegated(t.Header)
+				}
 			}
 			d.Tokens = append(d.Tokens, t)
 			if dlg != "" {
@@ -147,9 +155,22 @@ func decode(dec *Decoder, cause Cause, hasCause bool, req *http.Request, reqBody
 	return d
 }
 
+// delegated is a Session JWT's header as shown: a copy with its poppy_dlg replaced by a note
+// (the delegation is decoded as a token of its own).
+func delegated(h map[string]any) map[string]any {
+	h = maps.Clone(h) // a header decoded once may be shared (Decoder)
+	h["poppy_dlg"] = "(decoded below)"
+	return h
+}
+
 func (dec *Decoder) accessToken(where, tok string) Token {
 	if t, ok := dec.decodeJWT(where, tok, true); ok {
-		hideClaims(t.Claims, "sub") // on claims a Decoder keeps too: hiding twice changes nothing
+		if t.claims != nil {
+			t.claims = t.claims.subHidden() // kept claims are shared: hidden in a copy, kept too
+			t.Claims = t.claims.m
+		} else {
+			hideClaims(t.Claims, "sub")
+		}
 		return t
 	}
 	return Token{Where: where, Note: fmt.Sprintf("an opaque token of %d characters (its value is never shown)", len(tok))}
@@ -168,8 +189,8 @@ func isJSON(h http.Header) bool {
 // It verifies nothing: what it shows is what was sent. It is hand-written because a verifying
 // parser (jwx) needs the key, and the Inspector shows also what would not verify. A header, and
 // with sameClaims the claims (a token sent unchanged on many requests: a delegation, an access
-// token), may come from dec's cache: the caller clones a map before changing it, unless the
-// change is the same every time.
+// token), may come from dec's cache (with Token.header and Token.claims set): the caller never
+// changes such a map, it shows a copy (segment.delegated, segment.subHidden).
 func (dec *Decoder) decodeJWT(where, s string, sameClaims bool) (Token, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) > maxJWT {
@@ -179,45 +200,85 @@ func (dec *Decoder) decodeJWT(where, s string, sameClaims bool) (Token, bool) {
 	if len(parts) != 3 {
 		return Token{}, false
 	}
-	hdr, ok := dec.segment(parts[0], true)
+	hdr, hs, ok := dec.segment(parts[0], true)
 	if !ok {
 		return Token{}, false
 	}
-	claims, ok := dec.segment(parts[1], sameClaims)
+	claims, cs, ok := dec.segment(parts[1], sameClaims)
 	if !ok {
 		return Token{}, false
 	}
-	return Token{Where: where, Header: hdr, Claims: claims}, true
+	return Token{Where: where, Header: hdr, Claims: claims, header: hs, claims: cs}, true
 }
 
 // segment is one decoded and scrubbed segment, from dec's cache when keep and already there
-// (and then kept in it).
-func (dec *Decoder) segment(seg string, keep bool) (map[string]any, bool) {
+// (and then kept in it, returned as kept too; nil when not kept).
+func (dec *Decoder) segment(seg string, keep bool) (map[string]any, *segment, bool) {
 	if dec == nil || !keep {
 		var m map[string]any
 		if !decodeSegment(seg, &m) {
-			return nil, false
+			return nil, nil, false
 		}
 		scrub(m)
-		return m, true
+		return m, nil, true
 	}
 	key := sha256.Sum256([]byte(seg))
-	if m, ok := dec.segs[key]; ok {
-		return m, true
+	if s, ok := dec.segs[key]; ok {
+		return s.m, s, true
 	}
 	var m map[string]any
 	if !decodeSegment(seg, &m) {
-		return nil, false
+		return nil, nil, false
 	}
 	scrub(m)
 	if len(dec.segs) >= decoderCache {
 		clear(dec.segs)
 	}
 	if dec.segs == nil {
-		dec.segs = make(map[[32]byte]map[string]any, decoderCache)
+		dec.segs = make(map[[32]byte]*segment, decoderCache)
 	}
-	dec.segs[key] = m
-	return m, true
+	s := &segment{m: m}
+	dec.segs[key] = s
+	return m, s, true
+}
+
+// segment is a decoded segment a Decoder keeps, with its JSON encoding once it is made. Its m
+// never changes once kept: a token that shows it changed (a Session JWT's header, an access
+// token's claims) shows a copy, kept with it.
+type segment struct {
+	m      map[string]any
+	enc    []byte   // m as JSON (nil: not made yet)
+	dlg    *segment // a Session JWT's header as shown (delegated), made once
+	hidden *segment // as an access token's claims: without sub, made once (s itself without sub)
+}
+
+// json is s's encoding, made the first time (nil if m does not encode).
+func (s *segment) json() []byte {
+	if s.enc == nil {
+		s.enc, _ = json.Marshal(s.m)
+	}
+	return s.enc
+}
+
+// subHidden is s as an access token's claims show it: sub replaced by Hidden.
+func (s *segment) subHidden() *segment {
+	if s.hidden == nil {
+		s.hidden = s
+		if _, ok := s.m["sub"]; ok {
+			m := maps.Clone(s.m)
+			hideClaims(m, "sub")
+			s.hidden = &segment{m: m}
+		}
+	}
+	return s.hidden
+}
+
+// delegated is the kept form of delegated(s.m).
+func (s *segment) delegated() *segment {
+	if s.dlg == nil {
+		s.dlg = &segment{m: delegated(s.m)}
+	}
+	return s.dlg
 }
 
 func decodeSegment(seg string, v *map[string]any) bool {

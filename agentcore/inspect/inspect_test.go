@@ -287,12 +287,13 @@ func TestPendingDecodesLaterAndShowsNoSecret(t *testing.T) {
 
 // TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives: a Decoder that sees the same Session, DPoP
 // key and tokens again and again (its cache warm) gives, every time, exactly what Decode gives
-// for each exchange, whatever order they come in; and its cache stays within its bound when
+// for each exchange, whatever order they come in, whether its Details are marshalled or it
+// encodes them itself (Encode); and its cache stays within its bound when
 // every request carries a different token.
 func TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives(t *testing.T) {
 	x := newSignedExchanges(t)
 	ctx := inspect.WithCause(context.Background(), inspect.Cause{Kind: inspect.CauseModel, Name: "call_api_operation"})
-	respHeader := http.Header{"Content-Type": {"application/json"}}
+	respHeader := http.Header{"Content-Type": {"application/json"}, "Deprecation": {"@1790000000"}} // a finding each
 	// An access token that is a JWT with a sub (hidden when shown) and a DPoP proof header.
 	seg := func(v any) string { b, _ := json.Marshal(v); return base64.RawURLEncoding.EncodeToString(b) }
 	jwtAccess := seg(map[string]any{"alg": "ES256", "typ": "at+jwt"}) + "." +
@@ -302,6 +303,14 @@ func TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives(t *testing.T) {
 	withAccess.Header.Set("DPoP", seg(map[string]any{"typ": "dpop+jwt", "alg": "ES256",
 		"jwk": map[string]any{"kty": "EC", "crv": "P-256", "x": "eA", "y": "eQ", "d": "PRIVATE"}})+"."+
 		seg(map[string]any{"htm": "POST", "jti": "j1"})+".c2ln")
+	// A token sent both as a Session's delegation (its claims shown whole) and as an access
+	// token (its sub hidden): a Decoder keeps its claims once and shows each as Decode does.
+	both := seg(map[string]any{"alg": "ES256"}) + "." + seg(map[string]any{"sub": "shown-as-delegation", "scope": "orders:read"}) + ".c2ln"
+	dlgBoth, _ := http.NewRequest(http.MethodGet, "https://shop.localhost:8443/api/orders", nil)
+	dlgBoth.Header.Set("Poppy-Session", seg(map[string]any{"alg": "ES256", "typ": "poppy-session+jwt", "poppy_dlg": both})+"."+
+		seg(map[string]any{"sid": "s1", "sub": "user-SECRET-id"})+".c2ln")
+	accessBoth, _ := http.NewRequest(http.MethodGet, "https://shop.localhost:8443/api/orders", nil)
+	accessBoth.Header.Set("Authorization", "Bearer "+both)
 	type exchange struct {
 		req  *http.Request
 		body []byte
@@ -311,17 +320,28 @@ func TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives(t *testing.T) {
 		{x.req, nil, nil},
 		{withAccess, nil, nil},
 		{x.tokReq, []byte(x.body), []byte(`{"access_token":"` + jwtAccess + `","token_type":"DPoP"}`)},
+		{dlgBoth, nil, nil},
+		{accessBoth, nil, nil},
+		{dlgBoth, nil, nil},
 	}
-	var dec inspect.Decoder
+	// One Decoder gives Details (marshalled here), another encodes them itself (Encode, what the
+	// exchange log stores), each keeping what repeats.
+	var dec, enc inspect.Decoder
 	for round := 0; round < 3; round++ {
 		for i, ex := range exchanges {
 			want, _ := json.Marshal(inspect.Decode(ctx, ex.req, ex.body, respHeader, ex.resp))
-			got, _ := json.Marshal(dec.Details(inspect.Defer(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Pending)))
-			if string(got) != string(want) {
-				t.Fatalf("round %d, exchange %d decoded by a Decoder:\n%s\nwant what Decode gives:\n%s", round, i, got, want)
-			}
-			if strings.Contains(string(got), "user-SECRET-id") || strings.Contains(string(got), "PRIVATE") {
-				t.Fatalf("round %d, exchange %d shows a hidden claim or a private key: %s", round, i, got)
+			details, _ := json.Marshal(dec.Details(inspect.Defer(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Pending)))
+			encoded := enc.Encode(inspect.Defer(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Pending))
+			for _, got := range []struct {
+				how  string
+				json string
+			}{{"Details", string(details)}, {"Encode", string(encoded)}} {
+				if got.json != string(want) {
+					t.Fatalf("round %d, exchange %d decoded by a Decoder's %s:\n%s\nwant what Decode gives:\n%s", round, i, got.how, got.json, want)
+				}
+				if strings.Contains(got.json, "user-SECRET-id") || strings.Contains(got.json, "PRIVATE") {
+					t.Fatalf("round %d, exchange %d shows a hidden claim or a private key (%s): %s", round, i, got.how, got.json)
+				}
 			}
 		}
 	}
