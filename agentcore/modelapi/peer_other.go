@@ -1,8 +1,8 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package modelapi
 
 import "net"
 
-// peerVia: outside Linux the peer is not identified.
+// peerVia: on other systems (macOS) the peer of a connection is not identified.
 func peerVia(net.Conn) string { return "" }
