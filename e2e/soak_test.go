@@ -311,6 +311,7 @@ func TestSoak(t *testing.T) {
 			l, ok := settle(t, base)
 			t.Logf("cycle %d (%s): %s", n, took.Round(time.Millisecond), l)
 			if !ok {
+				heapProfile(t, "end")
 				t.Fatalf("after cycle %d the process is not back at its level: %s, after the warm-up %s (tolerance +%d goroutines, +%d files, +%d MiB)",
 					n, l, base, soakTolGoroutines, soakTolFiles, soakTolHeap>>20)
 			}
