@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -322,4 +323,31 @@ func TestSeenIsBounded(t *testing.T) {
 	if total > coverage.SeenBytesPerCompany || len(vals) != coverage.SeenBytesPerCompany/100 || vals[len(vals)-1] != fmt.Sprintf("%0100d", n-1) {
 		t.Fatalf("%d values of %d bytes kept (the newest %q...), want the newest %d within %d bytes", len(vals), total, vals[len(vals)-1][:8], coverage.SeenBytesPerCompany/100, coverage.SeenBytesPerCompany)
 	}
+}
+
+// TestSeenKeepsOnlyItsBytes: identifiers found as words of long response bodies are kept without
+// the bodies: the heap Seen holds stays near its byte bound, not the bodies' size.
+func TestSeenKeepsOnlyItsBytes(t *testing.T) {
+	const bodies, size = 400, 32 << 10 // 12.5 MiB of bodies
+	heap := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	before := heap()
+	s := coverage.NewSeen(0)
+	filler := strings.Repeat("lorem ipsum ", size/12)
+	for i := range bodies {
+		body := fmt.Sprintf(`{"note":"%s order ord_%d9x %s"}`, filler, i, filler)
+		s.Add("https://a.example", coverage.IdentifiersIn([]byte(body))...)
+	}
+	kept := heap() - before
+	if n := len(s.Values("https://a.example")); n != bodies {
+		t.Fatalf("%d identifiers kept, want %d", n, bodies)
+	}
+	if limit := int64(4 * coverage.SeenBytesPerCompany); kept > limit {
+		t.Fatalf("Seen holds %d KiB of heap for %d short identifiers; want at most %d KiB (the bodies are not kept)", kept>>10, bodies, limit>>10)
+	}
+	runtime.KeepAlive(s)
 }

@@ -89,6 +89,9 @@ func (s *Seen) Add(company string, values ...string) {
 			set.order[0] = ""
 			set.order = set.order[1:]
 		}
+		// A copy: v is often a word of a much longer string of a response body, which keeping
+		// v itself would keep whole, past the bound.
+		v = strings.Clone(v)
 		set.has[v] = true
 		set.bytes += len(v)
 		set.order = append(set.order, v)
