@@ -60,9 +60,10 @@ func TestRotationDuringTraffic(t *testing.T) {
 	kids := map[string]int{}
 	var failures []error
 	var made atomic.Int64
+	each := make([]atomic.Int64, len(devs)) // signatures made, per device
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, d := range devs {
+	for i, d := range devs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -83,6 +84,7 @@ func TestRotationDuringTraffic(t *testing.T) {
 				}
 				mu.Unlock()
 				made.Add(1)
+				each[i].Add(1)
 			}
 		}()
 	}
@@ -107,12 +109,32 @@ func TestRotationDuringTraffic(t *testing.T) {
 	// ago): the old key signs for them within the grace.
 	clk.Advance(20 * time.Second)
 	waitFor(30)
+	// everyDevice waits until every device has made two more signatures: the second began after
+	// this call, so no device's request in flight is older than the current time.
+	everyDevice := func() {
+		t.Helper()
+		target := make([]int64, len(each))
+		for i := range each {
+			target[i] = each[i].Load() + 2
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for i := range each {
+			for each[i].Load() < target[i] {
+				if time.Now().After(deadline) {
+					t.Fatalf("device %d stopped signing", i)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
 	// Time passes in steps shorter than a device proof's window, as it does for requests in
-	// flight: a minute later every device has read the new schedule; then the grace ends.
+	// flight, each step only once every device signs at the time before it (a slow device's
+	// proof is then never more than a step old): a minute later every device has read the new
+	// schedule; then the grace ends.
 	advance := func(d time.Duration) {
 		for ; d > 0; d -= 20 * time.Second {
 			clk.Advance(min(d, 20*time.Second))
-			waitFor(4)
+			everyDevice()
 		}
 	}
 	advance(time.Minute)
