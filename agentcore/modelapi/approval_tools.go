@@ -48,7 +48,8 @@ func addApprovalTools(s *mcp.Server, d Deps) {
 			"timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 300, "default": 60, "description": "How long to wait (at most 300 seconds)."}}}`,
 		Output:   output(waitStatuses, js{"waited_up_to_seconds": integer("The timeout of this wait."), "account": str("")}, outcomeData()),
 		ReadOnly: true, Idempotent: true,
-		Progress: "waiting for the user's decision in Poppydesk", ProgressEvery: d.ProgressInterval}, t.waitForApproval)
+		Progress: "waiting for the user's decision in Poppydesk", ProgressEvery: d.ProgressInterval,
+		ProgressTotal: t.waitTotal}, t.waitForApproval)
 }
 
 // stateMessages are Poppydesk's words for an approval's state.
@@ -136,13 +137,24 @@ func (t *tools) getApproval(ctx context.Context, raw json.RawMessage) *Reply {
 		Company: v.Company, CompanyName: v.CompanyName, Data: data}
 }
 
+// waitTotal is a wait's progress total: its timeout in seconds (0 for arguments it refuses).
+func (t *tools) waitTotal(raw json.RawMessage) float64 {
+	secs := defaultWaitSeconds
+	if _, r := t.approvalID(raw, &secs); r != nil {
+		return 0
+	}
+	return float64(secs)
+}
+
+// defaultWaitSeconds is wait_for_approval's timeout when the model names none.
+const defaultWaitSeconds = 60
+
 func (t *tools) waitForApproval(ctx context.Context, raw json.RawMessage) *Reply {
-	secs := 60
+	secs := defaultWaitSeconds
 	id, r := t.approvalID(raw, &secs)
 	if r != nil {
 		return r
 	}
-	progressOf(ctx).setTotal(float64(secs))
 	out, err := t.d.Actions.Wait(ctx, id, time.Duration(secs)*time.Second)
 	if errors.Is(context.Cause(ctx), ErrWindowClosed) {
 		return &Reply{Status: StatusWindowClosed, Message: StatusMeanings[StatusWindowClosed], ApprovalID: id,

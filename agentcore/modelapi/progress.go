@@ -34,16 +34,6 @@ func progressOf(ctx context.Context) *reporter {
 	return r
 }
 
-// setTotal sets the total later notifications carry (e.g. a wait's timeout in seconds).
-func (r *reporter) setTotal(total float64) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	r.total = total
-	r.mu.Unlock()
-}
-
 // send sends one notification with progress (raised above the last one sent if needed) and
 // msg; total 0 keeps the total set before.
 func (r *reporter) send(ctx context.Context, progress, total float64, msg string) {

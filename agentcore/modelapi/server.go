@@ -115,6 +115,9 @@ type Tool struct {
 	// ProgressEvery while it runs, to a client that sent a progress token (_meta.progressToken).
 	Progress      string
 	ProgressEvery time.Duration
+	// ProgressTotal, when set, is the total every progress notification carries, from the
+	// call's arguments (0: none), known before the first notification goes out.
+	ProgressTotal func(args json.RawMessage) float64
 }
 
 // Handler runs one tool call with its raw arguments (already size-checked; decode them with
@@ -149,6 +152,9 @@ func AddTool(s *mcp.Server, t Tool, h Handler) {
 		// rest is never read or forwarded: no approval can come from the model (Operations 5).
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 			rep := &reporter{ss: req.Session, token: tok}
+			if t.ProgressTotal != nil {
+				rep.total = t.ProgressTotal(args)
+			}
 			ctx = context.WithValue(ctx, reporterKey{}, rep)
 			if t.Progress != "" {
 				stop := rep.heartbeat(ctx, t.Progress, t.ProgressEvery)
