@@ -95,7 +95,7 @@ func (s *exchangeSink) record(it sinkItem) store.Exchange {
 	}
 	switch d := ex.Inspected.(type) {
 	case *inspect.Pending:
-		rec.Details = s.dec.Encode(d)
+		rec.Details = s.dec.Details(d).Marshal()
 	case *inspect.Details:
 		rec.Details = d.Marshal()
 	}

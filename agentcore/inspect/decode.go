@@ -36,7 +36,7 @@ type Token struct {
 	Note   string         `json:"note,omitempty"`
 
 	// header and claims are the Decoder's kept segments behind Header and Claims (nil when
-	// decoded afresh), whose JSON encoding it keeps too.
+	// decoded afresh).
 	header, claims *segment
 }
 
@@ -242,22 +242,12 @@ func (dec *Decoder) segment(seg string, keep bool) (map[string]any, *segment, bo
 	return m, s, true
 }
 
-// segment is a decoded segment a Decoder keeps, with its JSON encoding once it is made. Its m
-// never changes once kept: a token that shows it changed (a Session JWT's header, an access
-// token's claims) shows a copy, kept with it.
+// segment is a decoded segment a Decoder keeps. Its m never changes once kept: a token that
+// shows it changed (a Session JWT's header, an access token's claims) shows a copy, kept with it.
 type segment struct {
 	m      map[string]any
-	enc    []byte   // m as JSON (nil: not made yet)
 	dlg    *segment // a Session JWT's header as shown (delegated), made once
 	hidden *segment // as an access token's claims: without sub, made once (s itself without sub)
-}
-
-// json is s's encoding, made the first time (nil if m does not encode).
-func (s *segment) json() []byte {
-	if s.enc == nil {
-		s.enc, _ = json.Marshal(s.m)
-	}
-	return s.enc
 }
 
 // subHidden is s as an access token's claims show it: sub replaced by Hidden.

@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 )
@@ -48,9 +47,7 @@ const decoderCache = 64
 // each) are decoded every time. The cache is keyed by the segment's SHA-256, so it keeps no
 // token, only the decoded form that is stored anyway, and holds at most decoderCache segments.
 // The Details it returns may share maps with each other: read them (marshal them), never change
-// them. [Decoder.Encode] keeps the JSON encoding of the segments it keeps as well, so that what
-// repeats is neither decoded nor encoded again. A Decoder is for one goroutine; its zero value
-// is ready.
+// them. A Decoder is for one goroutine; its zero value is ready.
 type Decoder struct {
 	segs map[[32]byte]*segment
 }
@@ -61,111 +58,6 @@ func (dec *Decoder) Details(p *Pending) *Details {
 		return nil
 	}
 	return decode(dec, p.cause, p.hasCause, p.req, p.reqBody, p.respHeader, p.respBody)
-}
-
-// Encode is dec.Details(p).Marshal(), byte for byte, with the encoding of the segments dec keeps
-// made once (nil when there is nothing to keep).
-func (dec *Decoder) Encode(p *Pending) json.RawMessage {
-	d := dec.Details(p)
-	if d.Empty() {
-		return nil
-	}
-	b, err := appendDetails(make([]byte, 0, 2048), d)
-	if err != nil {
-		return d.Marshal()
-	}
-	return b
-}
-
-// appendDetails appends d's JSON as json.Marshal writes it (the fields of Details and Token in
-// order, empty ones left out as their omitempty says), taking a token's kept segments' encodings
-// as they are.
-func appendDetails(b []byte, d *Details) ([]byte, error) {
-	b = append(b, '{')
-	first := true
-	field := func(name string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, '"', ':')
-	}
-	value := func(v any) error {
-		enc, err := json.Marshal(v)
-		b = append(b, enc...)
-		return err
-	}
-	if d.Cause != nil {
-		field("cause")
-		if err := value(d.Cause); err != nil {
-			return nil, err
-		}
-	}
-	if d.SID != "" {
-		field("sid")
-		if err := value(d.SID); err != nil {
-			return nil, err
-		}
-	}
-	if len(d.Tokens) > 0 {
-		field("tokens")
-		b = append(b, '[')
-		for i, t := range d.Tokens {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendToken(b, &t); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, ']')
-	}
-	if len(d.Findings) > 0 {
-		field("findings")
-		if err := value(d.Findings); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
-}
-
-// appendToken appends t's JSON as json.Marshal writes it.
-func appendToken(b []byte, t *Token) ([]byte, error) {
-	where, err := json.Marshal(t.Where)
-	if err != nil {
-		return nil, err
-	}
-	b = append(append(b, `{"where":`...), where...)
-	for _, f := range []struct {
-		name string
-		m    map[string]any
-		kept *segment
-	}{{`,"header":`, t.Header, t.header}, {`,"claims":`, t.Claims, t.claims}} {
-		if len(f.m) == 0 {
-			continue
-		}
-		var enc []byte
-		if f.kept != nil {
-			enc = f.kept.json()
-		}
-		if enc == nil {
-			if enc, err = json.Marshal(f.m); err != nil {
-				return nil, err
-			}
-		}
-		b = append(append(b, f.name...), enc...)
-	}
-	if t.Note != "" {
-		note, err := json.Marshal(t.Note)
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(b, `,"note":`...), note...)
-	}
-	return append(b, '}'), nil
 }
 
 // String hides the raw material.
