@@ -21,8 +21,9 @@ import (
 // (inspect.Pending). One writer goroutine takes what is queued, up to maxBatch at a time,
 // decodes it, and stores it in one transaction (one commit and one flush to disk for the batch
 // instead of one per request), in the order the exchanges were reported; a batch gathers what is
-// reported within batchWindow of its first exchange, and a flush or Close writes at once. The
-// queue holds at most
+// reported within batchWindow of its first exchange, and a flush, Close or a full batch queued
+// writes at once. The writer does not listen on the queue while a batch gathers, so queueing an
+// exchange wakes no goroutine but for the first of a batch. The queue holds at most
 // exchangeQueue exchanges: when it is full a request waits for room rather than its exchange
 // being dropped, so nothing is lost while the engine runs, and Close stores everything queued.
 // A crash (the process killed) loses what was queued and not yet committed: at most
@@ -53,6 +54,7 @@ type exchangeSink struct {
 	mu      sync.RWMutex // guards closed and sends on ch (read-locked by senders)
 	closed  bool
 	ch      chan sinkItem
+	kick    chan struct{} // wakes the writer before its batch window ends (capacity 1)
 	done    chan struct{}
 	waited  atomic.Int64 // exchanges that waited for room in the queue
 	dropped atomic.Int64 // exchanges reported after close
@@ -60,7 +62,7 @@ type exchangeSink struct {
 
 func newExchangeSink(st store.EngineState, log *slog.Logger, now func() time.Time, company func(string) string, onRecord func(store.Exchange)) *exchangeSink {
 	s := &exchangeSink{st: st, log: log, now: now, company: company, onRecord: onRecord,
-		ch: make(chan sinkItem, exchangeQueue), done: make(chan struct{})}
+		ch: make(chan sinkItem, exchangeQueue), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go s.run()
 	return s
 }
@@ -81,7 +83,11 @@ func (s *exchangeSink) observe(ex transport.Exchange) {
 		if n := s.waited.Add(1); n == 1 || n%100 == 0 {
 			s.log.Warn("engine: the exchange log is falling behind; requests wait for it to be written", "waited", n)
 		}
+		s.wake()
 		s.ch <- it
+	}
+	if len(s.ch) >= maxBatch {
+		s.wake()
 	}
 }
 
@@ -108,8 +114,11 @@ func (s *exchangeSink) record(it sinkItem) store.Exchange {
 	return rec
 }
 
-// run writes batches: from the first exchange queued, it gathers what comes for up to
-// batchWindow (or until maxBatch, a flush, or close), then writes them together.
+// run writes batches: it waits for the first exchange queued, lets the queue gather for up to
+// batchWindow (cut short by a flush, close, or a queue that holds maxBatch), then takes what is
+// queued, up to maxBatch, and writes it. While the window runs the writer does not listen on the
+// queue, so a request's exchange is a send on a buffered channel that wakes no goroutine: only
+// the first exchange of a batch does.
 func (s *exchangeSink) run() {
 	defer close(s.done)
 	batch := make([]sinkItem, 0, maxBatch)
@@ -117,21 +126,35 @@ func (s *exchangeSink) run() {
 	timer.Stop()
 	for it := range s.ch {
 		batch = append(batch[:0], it)
-		timer.Reset(batchWindow)
+		if it.flushed == nil && len(s.ch) < maxBatch-1 {
+			timer.Reset(batchWindow)
+			select {
+			case <-timer.C:
+			case <-s.kick:
+				timer.Stop()
+			}
+		}
 	more:
-		for it.flushed == nil && len(batch) < maxBatch {
+		for len(batch) < maxBatch {
 			select {
 			case next, ok := <-s.ch:
 				if !ok {
 					break more
 				}
-				batch, it = append(batch, next), next
-			case <-timer.C:
+				batch = append(batch, next)
+			default:
 				break more
 			}
 		}
-		timer.Stop()
 		s.write(batch)
+	}
+}
+
+// wake cuts the writer's batch window short (a flush, close, or a full batch queued).
+func (s *exchangeSink) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -180,6 +203,7 @@ func (s *exchangeSink) flush(ctx context.Context) error {
 		return ctx.Err()
 	}
 	s.mu.RUnlock()
+	s.wake()
 	select {
 	case <-done:
 		return nil
@@ -196,6 +220,7 @@ func (s *exchangeSink) close(ctx context.Context) error {
 		close(s.ch)
 	}
 	s.mu.Unlock()
+	s.wake()
 	select {
 	case <-s.done:
 		return nil

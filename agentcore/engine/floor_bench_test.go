@@ -54,23 +54,33 @@ func BenchmarkSignedRequestFloor(b *testing.B) {
 	if _, err := get(b, f.s, out, "/api/products"); err != nil {
 		b.Fatal(err)
 	}
-	// The signing input of a real Session JWT of this Client: each bare signature hashes and
-	// signs as many bytes as the engine's.
-	var input []byte
-	{
-		f.s.ResetRequests()
-		if err := do(in)(); err != nil {
-			b.Fatal(err)
-		}
-		sent := f.sent("/api/orders")
-		jwt := sent[len(sent)-1].Header.Get("Poppy-Session")
-		input = []byte(jwt[:strings.LastIndexByte(jwt, '.')])
+	if err := do(in)(); err != nil {
+		b.Fatal(err)
 	}
 	ok := []byte(`{"orders":[]}`)
 	f.s.AddHost(refcompany.ShopHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(ok)
 	}))
+	// What each Client sends: its headers as the Company received them (the Session JWT, and
+	// signed in the access token and DPoP proof), and the signing input of its Session JWT, so
+	// that the floor sends the same bytes and each bare signature hashes and signs as many bytes
+	// as the engine's.
+	type sent struct {
+		header http.Header
+		input  []byte
+	}
+	capture := func(c *engine.Client) sent {
+		f.s.ResetRequests()
+		if err := do(c)(); err != nil {
+			b.Fatal(err)
+		}
+		reqs := f.sent("/api/orders")
+		h := reqs[len(reqs)-1].Header.Clone()
+		jwt := h.Get("Poppy-Session")
+		return sent{header: h, input: []byte(jwt[:strings.LastIndexByte(jwt, '.')])}
+	}
+	outSent, inSent := capture(out), capture(in)
 	plainClient := &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: f.s.CA().Pool()},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -78,33 +88,44 @@ func BenchmarkSignedRequestFloor(b *testing.B) {
 			return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(f.s.Port)))
 		},
 	}}
-	plain := func() error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := plainClient.Do(req)
-		if err != nil {
-			return err
+	// plain sends the Client's request as a plain net/http request with the same headers.
+	plain := func(h http.Header) func() error {
+		return func() error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			for k, vs := range h {
+				if k != "Content-Length" && k != "Accept-Encoding" && k != "User-Agent" {
+					req.Header[k] = vs
+				}
+			}
+			resp, err := plainClient.Do(req)
+			if err != nil {
+				return err
+			}
+			io.Copy(io.Discard, resp.Body)
+			f.s.ResetRequests() // the Company records every request; keep its memory flat
+			return resp.Body.Close()
 		}
-		io.Copy(io.Discard, resp.Body)
-		f.s.ResetRequests() // the Company records every request; keep its memory flat
-		return resp.Body.Close()
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		b.Fatal(err)
 	}
-	sig := func() error {
-		d := sha256.Sum256(input)
-		_, err := ecdsa.SignASN1(rand.Reader, key, d[:])
-		return err
+	sig := func(input []byte) func() error {
+		return func() error {
+			d := sha256.Sum256(input)
+			_, err := ecdsa.SignASN1(rand.Reader, key, d[:])
+			return err
+		}
 	}
 	for _, c := range []struct {
 		name   string
 		client *engine.Client
+		sent   sent
 		sigs   int
-	}{{"signed-out", out, 1}, {"signed-in-dpop", in, 2}} {
+	}{{"signed-out", out, outSent, 1}, {"signed-in-dpop", in, inSent, 2}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			med := benchratio.Medians(b, do(c.client), plain, sig)
+			med := benchratio.Medians(b, do(c.client), plain(c.sent.header), sig(c.sent.input))
 			b.ReportMetric(med[0], "engine-ns/op")
 			b.ReportMetric(med[1], "plain-ns/op")
 			b.ReportMetric(float64(c.sigs)*med[2], "bare-sig-ns/op")

@@ -256,13 +256,25 @@ func TestPendingDecodesLaterAndShowsNoSecret(t *testing.T) {
 	x := newSignedExchanges(t)
 	ctx := inspect.WithCause(context.Background(), inspect.Cause{Kind: inspect.CauseModel, Name: "call_api_operation"})
 	respHeader := http.Header{"Content-Type": {"application/json"}, "Deprecation": {"@1790000000"}}
-	respBody := []byte(`{"access_token":"` + x.assertion + `","token_type":"Bearer"}`)
+	tokenResp := []byte(`{"access_token":"` + x.assertion + `","token_type":"Bearer"}`)
+	// An operation answered to a request that declares the extension (no finding) and to one
+	// that does not (a finding): Poppy-Extensions is read too.
+	declared := x.req.Clone(context.Background())
+	declared.Header.Set("Poppy-Extensions", `"operations";v="2"`)
+	opResp := []byte(`{"error":"approval_required","operation":{"operation_id":"op1"}}`)
 	for _, tc := range []struct {
-		name string
-		req  *http.Request
-		body []byte
-	}{{"signed request", x.req, nil}, {"token request", x.tokReq, []byte(x.body)}} {
+		name     string
+		req      *http.Request
+		body     []byte
+		respBody []byte
+	}{
+		{"signed request", x.req, nil, tokenResp},
+		{"token request", x.tokReq, []byte(x.body), tokenResp},
+		{"operation, extension declared", declared, nil, opResp},
+		{"operation, extension not declared", x.req, nil, opResp},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
+			respBody := tc.respBody
 			p := inspect.Defer(ctx, tc.req, tc.body, respHeader, respBody).(*inspect.Pending)
 			var logged bytes.Buffer
 			slog.New(slog.NewJSONHandler(&logged, nil)).Info("exchange", "inspected", p, "any", any(p))
@@ -287,8 +299,7 @@ func TestPendingDecodesLaterAndShowsNoSecret(t *testing.T) {
 
 // TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives: a Decoder that sees the same Session, DPoP
 // key and tokens again and again (its cache warm) gives, every time, exactly what Decode gives
-// for each exchange, whatever order they come in, whether its Details are marshalled or it
-// encodes them itself (Encode); and its cache stays within its bound when
+// for each exchange, whatever order they come in; and its cache stays within its bound when
 // every request carries a different token.
 func TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives(t *testing.T) {
 	x := newSignedExchanges(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 )
 
 // Pending is an exchange's raw material for [Decode], taken on the request path and decoded
@@ -21,14 +22,25 @@ type Pending struct {
 }
 
 // Defer is transport.Config.Inspect that decodes nothing yet: it returns a *Pending (the
-// cause from ctx and a copy of the request's method, URL and header; the bodies and the
-// response's header as given, which nothing changes after the exchange is reported).
+// cause from ctx, the request's method and URL and a copy of the request headers [decode]
+// reads, decodedHeaders; the bodies and the response's header as given, which nothing changes
+// after the exchange is reported).
 func Defer(ctx context.Context, req *http.Request, reqBody []byte, respHeader http.Header, respBody []byte) any {
 	p := &Pending{reqBody: reqBody, respHeader: respHeader, respBody: respBody}
 	p.cause, p.hasCause = CauseOf(ctx)
-	p.req = &http.Request{Method: req.Method, URL: req.URL, Header: req.Header.Clone(), Host: req.Host}
+	h := make(http.Header, len(decodedHeaders))
+	for _, k := range decodedHeaders {
+		if vs := req.Header[k]; len(vs) > 0 {
+			h[k] = slices.Clone(vs)
+		}
+	}
+	p.req = &http.Request{Method: req.Method, URL: req.URL, Header: h, Host: req.Host}
 	return p
 }
+
+// decodedHeaders are the request headers decode and ExchangeFindings read (canonical keys), the
+// only ones a Pending copies.
+var decodedHeaders = [...]string{"Poppy-Session", "Poppy-Extensions", "Dpop", "Authorization", "Content-Type"}
 
 // Details decodes the exchange as [Decode] does (nil when there is nothing to keep). It only
 // reads p, so observers may call it concurrently.
