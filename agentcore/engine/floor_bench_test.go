@@ -23,7 +23,9 @@ import (
 // BenchmarkSignedRequestFloor measures a request through the engine's Client, the client the
 // product sends every request with, with everything the product does per request switched on
 // (the exchange log in the SQLite state file on disk, with what the Inspector keeps of it), against
-// its floor: a plain net/http request to the same endpoint plus the ES256 signatures no
+// its floor: a plain net/http request to the same endpoint carrying the same headers (the Session
+// JWT, and signed in the access token and DPoP proof, as the Company received them from the
+// engine: the bytes any implementation sends and the Company reads) plus the ES256 signatures no
 // implementation can skip. Every iteration runs each part once, in a rotating order
 // (benchratio.Medians); x-floor is the engine's median over the sum of the floor's medians.
 //
