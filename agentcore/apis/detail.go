@@ -170,10 +170,11 @@ type OperationFilter struct {
 	Query      string // words that each appear in the operation's ID, path or summary, ignoring case
 }
 
-// Find returns the indexes in d.Operations of the operations f selects, in order. For a
-// description read through Client.FetchOpenAPI it reads the index built once per version (the
-// operations of each tag, the paths in order, each operation's text in lower case) instead of
-// every operation.
+// Find returns the indexes in d.Operations of the operations f selects, in order; the caller
+// only reads them (they may be shared). For a description read through Client.FetchOpenAPI it
+// reads the index built once per version (the operations of each tag, the paths in order, each
+// operation's text in lower case) instead of every operation, and keeps the results of the
+// latest filters, so that the pages of one listing filter once.
 func (d *Description) Find(f OperationFilter) []int {
 	words := strings.Fields(strings.ToLower(f.Query))
 	p := d.p
@@ -189,14 +190,35 @@ func (d *Description) Find(f OperationFilter) []int {
 		}
 		return out
 	}
+	key := strings.ToLower(f.Tag) + "\x00" + f.PathPrefix + "\x00" + strings.Join(words, "\x00")
+	p.findMu.Lock()
+	for _, m := range p.finds {
+		if m.key == key {
+			p.findMu.Unlock()
+			return m.out
+		}
+	}
+	p.findMu.Unlock()
+	out := p.find(f.Tag, f.PathPrefix, words)
+	p.findMu.Lock()
+	if len(p.finds) == maxFinds {
+		p.finds = append(p.finds[:0:0], p.finds[1:]...)
+	}
+	p.finds = append(p.finds, findMemo{key: key, out: out})
+	p.findMu.Unlock()
+	return out
+}
+
+// find is Find over the index, for the tag, path prefix and lower-case words of a filter.
+func (p *parsed) find(tag, prefix string, words []string) []int {
 	// The operations are in path order (parse sorts the paths), so those with the prefix are
 	// one run.
-	lo := sort.Search(len(p.operations), func(i int) bool { return p.operations[i].Path >= f.PathPrefix })
-	hi := lo + sort.Search(len(p.operations)-lo, func(i int) bool { return !strings.HasPrefix(p.operations[lo+i].Path, f.PathPrefix) })
+	lo := sort.Search(len(p.operations), func(i int) bool { return p.operations[i].Path >= prefix })
+	hi := lo + sort.Search(len(p.operations)-lo, func(i int) bool { return !strings.HasPrefix(p.operations[lo+i].Path, prefix) })
 	keep := func(i int) bool { return i >= lo && i < hi && containsAll(p.hay[i], words) }
 	var out []int
-	if f.Tag != "" {
-		for _, i := range p.byTag[strings.ToLower(f.Tag)] {
+	if tag != "" {
+		for _, i := range p.byTag[strings.ToLower(tag)] {
 			if keep(i) {
 				out = append(out, i)
 			}

@@ -66,6 +66,9 @@ type parsed struct {
 
 	detailMu sync.Mutex
 	details  map[string]detailOf // by operation ID
+
+	findMu sync.Mutex
+	finds  []findMemo // the latest filters' results, newest last (at most maxFinds)
 }
 
 // opCheck is how an operation's URL is checked against a Company's Session destinations: u is
@@ -81,6 +84,16 @@ type viewMemo struct {
 	dest *transport.Destinations
 	d    *Description
 }
+
+// findMemo is the result of one filter (Description.Find), shared read-only: a model pages
+// through one listing with the same filter, a call per page.
+type findMemo struct {
+	key string
+	out []int
+}
+
+// maxFinds bounds the filters' results a parsed description keeps.
+const maxFinds = 8
 
 // maxViews bounds the views a parsed description keeps: one per Client that reads it (a
 // Company's accounts share their destinations only while they share a Company document).

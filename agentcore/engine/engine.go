@@ -272,6 +272,12 @@ func (e *Engine) discover(ctx context.Context, domain string, opts ...discovery.
 		}
 		changed = !bytes.Equal(last.doc, doc)
 	}
+	if !changed && last.co != nil {
+		// Unchanged: the Company already in use stays the one in use, so what is built from it
+		// (its Clients with their Session destinations, the descriptions' views for them) is
+		// reused instead of built again for every call that names the Company by its domain.
+		c = last.co
+	}
 	e.mu.Lock()
 	e.companies[c.Identifier] = c
 	for _, h := range companyHosts(c) {

@@ -573,3 +573,48 @@ func TestCompanyNames(t *testing.T) {
 	h := newFixture(t, options{restart: g})
 	check(h.e, "stored without a name", want)
 }
+
+// TestRediscoveryKeepsTheClient: discovering a Company again that has not changed (from the
+// cache, and fetched anew) keeps the Company in use and so its Clients, whose Session
+// destinations are built once (thousands of templates for a big API, which every model tool
+// call that names the Company by its domain would otherwise build again); a Company that
+// changed gets a new Client, so its Session destinations follow what it now lists (spec 5.2).
+func TestRediscoveryKeepsTheClient(t *testing.T) {
+	f := newFixture(t, options{})
+	ctx := context.Background()
+	c := f.discover(t)
+	cl, err := f.e.Client(ctx, c.Identifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		discover func(context.Context, string) (*discovery.Company, error)
+	}{{"from the cache", f.e.Discover}, {"fetched anew", f.e.DiscoverAnew}} {
+		again, err := tc.discover(ctx, f.s.Domain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again != c {
+			t.Errorf("%s: the unchanged Company is a new object", tc.name)
+		}
+		if cl2, err := f.e.Client(ctx, c.Identifier, ""); err != nil || cl2 != cl {
+			t.Errorf("%s: the unchanged Company's Client was built again (%v)", tc.name, err)
+		}
+	}
+	f.s.EditPoppyJSON(func(doc map[string]any) { doc["organization"].(map[string]any)["name"] = "Shop, renamed" })
+	changed, err := f.e.DiscoverAnew(ctx, f.s.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed == c || changed.Organization.Name != "Shop, renamed" {
+		t.Fatalf("the renamed Company: %q (a new object: %v)", changed.Organization.Name, changed != c)
+	}
+	cl3, err := f.e.Client(ctx, c.Identifier, "")
+	if err != nil || cl3 == cl {
+		t.Fatalf("the changed Company kept its old Client (%v)", err)
+	}
+	if resp, err := f.get(t, cl3, "/api/products"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a request through the new Client: %v %v", resp, err)
+	}
+}
