@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // FuzzSSE: the SSE parser never panics, and every event's data and type came from the input.
@@ -101,7 +103,7 @@ func FuzzHandle(f *testing.F) {
 				if !declares {
 					t.Fatalf("event %s handled twice", e.EventID)
 				}
-				if !ValidID(e.EventID) || !c.handled[e.EventID] {
+				if !headers.ValidID(e.EventID) || !c.handled[e.EventID] {
 					t.Fatalf("handled an event with ID %q", e.EventID)
 				}
 				if e.Author != nil && e.Author.Type != AuthorAgent && e.Author.Type != AuthorHuman {

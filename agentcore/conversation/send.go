@@ -16,6 +16,8 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/engine"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // Start is a request to start a conversation (spec 8.3) or a Direct Conversation (8.10).
@@ -114,7 +116,7 @@ func (m *Manager) newMessage(st *state, text string, data json.RawMessage, autho
 	if msg.Text == "" && len(msg.Data) == 0 && len(msg.Context) == 0 && len(msg.Extensions) == 0 {
 		return Message{}, errors.New("conversation: a message needs text, data, context or extensions (spec 8.4); nothing was sent")
 	}
-	if !ValidID(msg.ID) {
+	if !headers.ValidID(msg.ID) {
 		return Message{}, fmt.Errorf("conversation: the message ID %q does not have the characters of spec 8.2", msg.ID)
 	}
 	return msg, nil
@@ -132,7 +134,7 @@ func (m *Manager) Start(ctx context.Context, s Start) (*View, error) {
 	if !ok {
 		return nil, &Error{Op: "start", Company: co.Identifier, Code: "no_endpoint", Msg: "the Company lists no conversation protocol of type poppy in agent.protocols (spec 8.1), so Poppydesk cannot talk with its agent"}
 	}
-	if s.Parent != "" && !ValidID(s.Parent) {
+	if s.Parent != "" && !headers.ValidID(s.Parent) {
 		return nil, fmt.Errorf("conversation: the parent ID %q does not have the characters of spec 8.2", s.Parent)
 	}
 	st := state{Endpoint: ep, Parent: s.Parent, Direct: s.Parent != "", Status: StatusWorking, Responder: ResponderAgent}
@@ -195,7 +197,7 @@ func (m *Manager) sendStart(ctx context.Context, sc *conv, wait time.Duration) (
 	}
 	defer resp.Body.Close()
 	var rr readResponse
-	if err := decodeBody(resp, &rr); err != nil || !ValidID(rr.ConversationID) {
+	if err := decodeBody(resp, &rr); err != nil || !headers.ValidID(rr.ConversationID) {
 		if err == nil {
 			err = fmt.Errorf("conversation_id %q is not an ID of spec 8.2", rr.ConversationID)
 		}
@@ -493,7 +495,7 @@ func sameSet(a, b []string) bool {
 // for known types (the caller holds c.mu).
 func (m *Manager) handle(ctx context.Context, c *conv, cl *engine.Client, raw json.RawMessage, declares bool) (Entry, bool) {
 	var ev wireEvent
-	if err := json.Unmarshal(raw, &ev); err != nil || !ValidID(ev.ID) {
+	if err := json.Unmarshal(raw, &ev); err != nil || !headers.ValidID(ev.ID) {
 		m.log.WarnContext(ctx, "conversation: skipped an event without a valid id (spec 8.5)", "company", c.company, "conversation", c.id)
 		return Entry{}, false
 	}

@@ -2,7 +2,6 @@ package conversation
 
 import (
 	"encoding/json"
-	"regexp"
 	"time"
 )
 
@@ -53,11 +52,6 @@ func NormalizeResponder(r string) string {
 	}
 	return ResponderHuman
 }
-
-var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-
-// ValidID reports whether s has the characters of spec 8.2 (1 to 256 of A-Z a-z 0-9 - _).
-func ValidID(s string) bool { return idRE.MatchString(s) }
 
 // Author is who wrote a message (spec 8.4). ID, Name and Image come only from the Company and
 // are Company content (spec 10.1).

@@ -8,8 +8,9 @@
 //   - Spec 5.2: Poppy-Session carries the Session JWT (built by agentcore/session, checked by
 //     agentcore/sessioncheck; only its name is here).
 //   - Operations 6: Poppy-Approval is an RFC 9651 Dictionary with operation_id and revision as
-//     Strings; other members are ignored ([FormatApproval], [ParseApproval]). Which characters
-//     the IDs may have (spec 8.2) is agentcore/operations' rule, checked there.
+//     Strings; other members are ignored ([FormatApproval], [ParseApproval]).
+//   - Spec 8.2: the characters every ID of the protocol has ([ValidID]): Session IDs, Agent
+//     IDs, conversation and message IDs, operation IDs and revisions.
 //
 // The structured fields are read and written with github.com/dunglas/httpsfv (RFC 9651); the
 // version is two decimal numbers and needs no library.
@@ -189,4 +190,22 @@ func Newer(a, b string) bool {
 	am, an, _ := ParseVersion(a)
 	bm, bn, _ := ParseVersion(b)
 	return am > bm || am == bm && an > bn
+}
+
+// maxIDLen is the longest ID of spec 8.2.
+const maxIDLen = 256
+
+// ValidID reports whether s has the characters of the IDs in spec 8.2: 1 to 256 characters from
+// the URL-safe base64 alphabet (RFC 4648 section 5): letters, digits, "-" and "_".
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -133,3 +133,19 @@ func TestVersion(t *testing.T) {
 		t.Error("Newer")
 	}
 }
+
+// TestValidID: the characters and lengths of the IDs of spec 8.2.
+func TestValidID(t *testing.T) {
+	for _, tt := range []struct {
+		id   string
+		want bool
+	}{
+		{"exc_5Rt2", true}, {"1791487200-k3Jd9Qx2mW8v", true}, {"-", true}, {"_", true},
+		{"", false}, {"a=", false}, {"a+b", false}, {"a/b", false}, {"a\u202Eb", false}, {"a\x00", false},
+		{strings.Repeat("Z", 256), true}, {strings.Repeat("Z", 257), false},
+	} {
+		if got := headers.ValidID(tt.id); got != tt.want {
+			t.Errorf("ValidID(%q) = %v, want %v", tt.id, got, tt.want)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func (t *tools) approvalID(raw json.RawMessage, timeout *int) (string, *Reply) {
 	if r := DecodeArgs(raw, &a); r != nil {
 		return "", r
 	}
-	if !handleRE.MatchString(a.ApprovalID) {
+	if !validHandle(a.ApprovalID) {
 		return "", Refused("approval_id must be the approval handle a call returned")
 	}
 	if a.TimeoutSeconds != nil {

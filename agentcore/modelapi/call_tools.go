@@ -234,7 +234,7 @@ func (t *tools) callTool(ctx context.Context, raw json.RawMessage) *Reply {
 	if r := DecodeArgs(raw, &a); r != nil {
 		return r
 	}
-	if !toolNameRE.MatchString(a.Tool) {
+	if !validToolName(a.Tool) {
 		return Refused("tool must be a tool name from list_mcp_tools")
 	}
 	if len(a.Arguments) > 0 && string(a.Arguments) != "null" {

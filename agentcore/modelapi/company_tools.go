@@ -107,7 +107,7 @@ func (t *tools) discover(ctx context.Context, raw json.RawMessage) *Reply {
 	if r := DecodeArgs(raw, &a); r != nil {
 		return r
 	}
-	if !domainRE.MatchString(a.Domain) || !strings.Contains(a.Domain, ".") {
+	if !validDomain(a.Domain) || !strings.Contains(a.Domain, ".") {
 		return Refused(fmt.Sprintf("%q is not a domain; give a host name such as shop.example, without https:// or a path", a.Domain))
 	}
 	c, err := t.d.Actions.Discover(ctx, strings.ToLower(a.Domain))
@@ -128,7 +128,7 @@ func (t *tools) company(ctx context.Context, ref string) (*discovery.Company, *R
 	if ref == "" || len(ref) > 300 {
 		return nil, Refused("give the Company's domain or identifier in company")
 	}
-	if !strings.HasPrefix(ref, "https://") && !domainRE.MatchString(ref) {
+	if !strings.HasPrefix(ref, "https://") && !validDomain(ref) {
 		return nil, Refused(fmt.Sprintf("%q is neither a domain nor a Company identifier (https://...)", ref))
 	}
 	c, err := t.d.Actions.Company(ctx, ref)

@@ -19,6 +19,8 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // ConversationProvider gives the conversation tools the window's conversation Manager.
@@ -113,7 +115,7 @@ func (t *convTools) prepare(ctx context.Context, raw json.RawMessage, needID boo
 	if r := DecodeArgs(raw, &a); r != nil {
 		return nil, a, "", "", r
 	}
-	if needID && !conversation.ValidID(a.ConversationID) {
+	if needID && !headers.ValidID(a.ConversationID) {
 		return nil, a, "", "", Refused("conversation_id must be the ID start_conversation returned (letters, digits, - and _); nothing was done")
 	}
 	p, ok := t.d.Actions.(ConversationProvider)

@@ -32,7 +32,7 @@ func addSignInTools(s *mcp.Server, d Deps) {
 
 func (t *tools) account(ctx context.Context, c *discovery.Company, given *string) (string, *Reply) {
 	if given != nil {
-		if !accountRE.MatchString(*given) {
+		if !validAccount(*given) {
 			return "", Refused("account must be a short label without control characters")
 		}
 		if *given == "" {

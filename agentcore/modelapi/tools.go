@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,12 +38,33 @@ const (
 var fixedMessageStatuses = map[string]bool{StatusWaitingForUser: true, StatusPerformed: true, StatusDeclined: true, StatusExpired: true, StatusInProgress: true,
 	StatusCompanyError: true}
 
+// The characters of what a model names; the lengths are checked apart (validDomain and the
+// others), since a bounded repetition such as {1,128} compiles into that many copies of its
+// class, which every start of the program would pay for.
 var (
-	domainRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?$`)
-	handleRE   = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
-	accountRE  = regexp.MustCompile(`^[^\x00-\x1f\x7f]{0,100}$`)
-	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-/]{1,128}$`)
+	domainRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$`)
+	handleRE   = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
+	accountRE  = regexp.MustCompile(`^[^\x00-\x1f\x7f]*$`)
+	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-/]+$`)
 )
+
+// validDomain: a host name of at most 253 characters, with an optional port.
+func validDomain(s string) bool {
+	host := s
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		host = s[:i]
+	}
+	return len(host) <= 253 && domainRE.MatchString(s)
+}
+
+// validHandle: an approval's handle, 1 to 128 characters.
+func validHandle(s string) bool { return len(s) <= 128 && handleRE.MatchString(s) }
+
+// validAccount: an account label, at most 100 characters and no control character.
+func validAccount(s string) bool { return utf8.RuneCountInString(s) <= 100 && accountRE.MatchString(s) }
+
+// validToolName: an MCP tool's name, 1 to 128 characters.
+func validToolName(s string) bool { return len(s) <= 128 && toolNameRE.MatchString(s) }
 
 type tools struct{ d Deps }
 

@@ -26,10 +26,10 @@ const MetaKey = "personalagentprotocol.org/approval"
 const HeaderName = headers.Approval
 
 func (a Approval) validate() error {
-	if !ValidID(a.OperationID) {
+	if !headers.ValidID(a.OperationID) {
 		return fmt.Errorf("approval: operation_id %s does not have the characters of spec 8.2 (1 to 256 letters, digits, \"-\" or \"_\")", quoteShort(a.OperationID))
 	}
-	if !ValidID(a.Revision) {
+	if !headers.ValidID(a.Revision) {
 		return fmt.Errorf("approval: revision %s does not have the characters of spec 8.2 (1 to 256 letters, digits, \"-\" or \"_\")", quoteShort(a.Revision))
 	}
 	return nil

@@ -92,7 +92,7 @@ func FuzzParseApprovalHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !ValidID(a.OperationID) || !ValidID(a.Revision) {
+		if !headers.ValidID(a.OperationID) || !headers.ValidID(a.Revision) {
 			t.Fatalf("accepted invalid IDs: %+v", a)
 		}
 		h, err := ApprovalHeader(a.OperationID, a.Revision)

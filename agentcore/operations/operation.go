@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // Version is the version of the Operations extension this package implements (Operations 2).
@@ -24,7 +26,6 @@ const ExtensionsHeader = `"operations";v="2"`
 const (
 	MaxOperationBytes = 256 << 10
 	MaxSummaryBytes   = 32 << 10
-	maxIDLen          = 256 // spec 8.2
 )
 
 // Operation is one revision of an operation (Operations 3).
@@ -71,21 +72,6 @@ func malformed(field, section, format string, a ...any) error {
 	return &MalformedError{Field: field, Section: section, Problem: fmt.Sprintf(format, a...)}
 }
 
-// ValidID reports whether s has the characters of the IDs in spec 8.2: 1 to 256 characters from
-// the URL-safe base64 alphabet (RFC 4648 section 5): letters, digits, "-" and "_".
-func ValidID(s string) bool {
-	if len(s) == 0 || len(s) > maxIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // Parse validates an operation from the Company (Operations 3). Unknown fields are ignored;
 // `terms` is kept byte for byte.
 func Parse(raw json.RawMessage) (*Operation, error) {
@@ -110,7 +96,7 @@ func Parse(raw json.RawMessage) (*Operation, error) {
 		}
 	}
 	for _, id := range []struct{ name, v string }{{"operation_id", op.OperationID}, {"revision", op.Revision}} {
-		if !ValidID(id.v) {
+		if !headers.ValidID(id.v) {
 			return nil, malformed(id.name, "Operations 3 and spec 8.2", "must be 1 to 256 characters from letters, digits, \"-\" and \"_\" (got %s)", quoteShort(id.v))
 		}
 	}

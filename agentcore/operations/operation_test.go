@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // specOperation is the operation of Operations 3, with terms.
@@ -113,21 +115,6 @@ func TestParseTooLarge(t *testing.T) {
 	}
 }
 
-func TestValidID(t *testing.T) {
-	for _, tt := range []struct {
-		id   string
-		want bool
-	}{
-		{"exc_5Rt2", true}, {"1791487200-k3Jd9Qx2mW8v", true}, {"-", true}, {"_", true},
-		{"", false}, {"a=", false}, {"a+b", false}, {"a/b", false}, {"a\u202Eb", false}, {"a\x00", false},
-		{strings.Repeat("Z", 256), true}, {strings.Repeat("Z", 257), false},
-	} {
-		if got := ValidID(tt.id); got != tt.want {
-			t.Errorf("ValidID(%q) = %v, want %v", tt.id, got, tt.want)
-		}
-	}
-}
-
 func TestFromAPIResponse(t *testing.T) {
 	specBody := `{ "error": "approval_required", "operation": { "operation_id": "exc_5Rt2", "revision": "1791487200-k3Jd9Qx2mW8v", "summary": "Exchange the Stormline Jacket (M) on order ord_7Hk2 for the Stormline Insulated Jacket (M), for $70.00 more, charged to the card used for the order.", "expires_at": "2026-10-08T12:20:00-07:00" }, "message": "own field" }`
 	tests := []struct {
@@ -229,7 +216,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if !ValidID(op.OperationID) || !ValidID(op.Revision) || op.ExpiresAt.IsZero() && op.ExpiresAtRaw == "" {
+		if !headers.ValidID(op.OperationID) || !headers.ValidID(op.Revision) || op.ExpiresAt.IsZero() && op.ExpiresAtRaw == "" {
 			t.Fatalf("accepted an invalid operation: %+v", op)
 		}
 		if op.Terms != nil && (!json.Valid(op.Terms) || op.Terms[0] != '{') {

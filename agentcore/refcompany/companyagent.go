@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // InterfaceConversation is the interface of operations offered in a conversation (Operations 4).
@@ -62,8 +63,6 @@ const (
 	agentMaxBody   = 256 << 10
 	agentStreamFor = 25 * time.Second // a stream is closed after this long; the client reconnects
 )
-
-var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
 func newAgentStore(s *Server) *agentStore {
 	return &agentStore{s: s, convs: map[string]*agentConv{}, msgs: map[string]*agentMsgRecord{},
@@ -265,7 +264,7 @@ func (s *Server) serveConversations(w http.ResponseWriter, r *http.Request) {
 		a.start(w, r, p)
 		return
 	}
-	if len(parts) != 2 || !agentIDRE.MatchString(parts[0]) {
+	if len(parts) != 2 || !headers.ValidID(parts[0]) {
 		writeError(w, http.StatusNotFound, "not_found", "no such conversation URL; use {endpoint}/{id}/messages, events, handoff or close (spec 8.2)")
 		return
 	}
@@ -338,7 +337,7 @@ func parseMessage(raw json.RawMessage) (map[string]any, string, string) {
 		return nil, "", "the message must be a JSON object (spec 8.4)"
 	}
 	id, _ := m["id"].(string)
-	if !agentIDRE.MatchString(id) {
+	if !headers.ValidID(id) {
 		return nil, "", "message.id must be 1 to 256 characters of letters, digits, - and _ (spec 8.2)"
 	}
 	au, _ := m["author"].(map[string]any)

@@ -15,7 +15,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -280,8 +279,6 @@ type sessionClaims struct {
 	Ath     *string         `json:"ath"`
 }
 
-var idChars = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-
 // Verify checks the request's Poppy-Session header: the delegation (spec 5.2, in its order),
 // then spec 5.3 steps 1–4, Poppy-Version and Poppy-Extensions (spec 3.4). accessToken is the
 // token the request carries ("" if none); tokenClientID is the client_id it was issued to. The
@@ -362,7 +359,7 @@ func (v *Verifier) verify(ctx context.Context, r *http.Request, accessToken, tok
 	if aud != v.cfg.Identifier {
 		return nil, invalid("the Session JWT's aud %q is not this Company's identifier %q (spec 3.2, 5.3)", aud, v.cfg.Identifier)
 	}
-	if !idChars.MatchString(*c.Sid) {
+	if !headers.ValidID(*c.Sid) {
 		return nil, invalid("the sid must be 1 to 256 URL-safe base64 characters (spec 5.2, 8.2)")
 	}
 	if *c.Htm != r.Method {
