@@ -201,10 +201,7 @@ func (d *Description) Find(f OperationFilter) []int {
 	p.findMu.Unlock()
 	out := p.find(f.Tag, f.PathPrefix, words)
 	p.findMu.Lock()
-	if len(p.finds) == maxFinds {
-		p.finds = append(p.finds[:0:0], p.finds[1:]...)
-	}
-	p.finds = append(p.finds, findMemo{key: key, out: out})
+	p.finds = keepLatest(p.finds, findMemo{key: key, out: out}, maxFinds)
 	p.findMu.Unlock()
 	return out
 }

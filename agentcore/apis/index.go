@@ -365,12 +365,17 @@ func (p *parsed) viewOf(dest *transport.Destinations) *Description {
 	}
 	d.Operations = ops
 	p.viewMu.Lock()
-	if len(p.views) == maxViews {
-		p.views = append(p.views[:0:0], p.views[1:]...)
-	}
-	p.views = append(p.views, viewMemo{dest: dest, d: d})
+	p.views = keepLatest(p.views, viewMemo{dest: dest, d: d}, maxViews)
 	p.viewMu.Unlock()
 	return d
+}
+
+// keepLatest appends v to the memo s (oldest first), dropping the oldest when s holds limit.
+func keepLatest[T any](s []T, v T, limit int) []T {
+	if len(s) >= limit {
+		s = append(s[:0:0], s[len(s)-limit+1:]...)
+	}
+	return append(s, v)
 }
 
 // resolveParameters merges path-item and operation parameters (operation ones override,
