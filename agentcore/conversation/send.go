@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/poppydesk/poppydesk/agentcore/engine"
+	"github.com/poppydesk/poppydesk/agentcore/headers"
 	"github.com/poppydesk/poppydesk/agentcore/operations"
 	"github.com/poppydesk/poppydesk/agentcore/transport"
-
-	"github.com/poppydesk/poppydesk/agentcore/headers"
 )
 
 // Start is a request to start a conversation (spec 8.3) or a Direct Conversation (8.10).

@@ -18,9 +18,8 @@ import (
 
 	"github.com/poppydesk/poppydesk/agentcore/conversation"
 	"github.com/poppydesk/poppydesk/agentcore/discovery"
-	"github.com/poppydesk/poppydesk/agentcore/transport"
-
 	"github.com/poppydesk/poppydesk/agentcore/headers"
+	"github.com/poppydesk/poppydesk/agentcore/transport"
 )
 
 // ConversationProvider gives the conversation tools the window's conversation Manager.
