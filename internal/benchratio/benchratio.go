@@ -4,7 +4,9 @@
 // `make bench` prints the ratios as one table (scripts/benchtable.sh).
 //
 // Three things keep a ratio repeatable on a shared two-core machine:
-//   - interleaving: each iteration runs both sides, in alternating order;
+//   - interleaving: each turn runs both sides, in alternating order, each side timed in a
+//     chunk of its own (one operation, or as many of a short one as take minChunk), so that
+//     reading the clocks is a small part of even a side of a few microseconds;
 //   - rounds: the iterations are split into up to Rounds rounds, a ratio is taken per round and
 //     the median is reported (x-baseline), so a burst of load during one round does not move
 //     it; round-spread reports how far the rounds' ratios lie apart ((max-min)/median), which
@@ -25,16 +27,19 @@ import (
 // Rounds is how many rounds the iterations are split into, at most (fewer when b.N is smaller).
 const Rounds = 7
 
-// minChunk is the least time one timed chunk of ops takes (chunks of a single op are longer).
+// minChunk is the least time one timed chunk of a side's operations takes (a chunk of a single
+// operation may take longer).
 const minChunk = 100 * time.Microsecond
 
-// Run runs the sub-benchmark subject+"/vs="+baseline: each of its b.N iterations calls subjectOp
-// and baselineOp once each (which first alternates), each doing one operation. It reports the
-// subject's wall time as ns/op, the baseline's as baseline-ns/op, the median of the rounds'
-// subject/baseline wall-time ratios as x-baseline, and the rounds' spread as round-spread.
+// Run runs the sub-benchmark subject+"/vs="+baseline: turn by turn it calls subjectOp and
+// baselineOp (which first alternates), each call doing one operation, each side a chunk of calls
+// (chunk) per turn, until the side with the larger chunks has done b.N operations. It reports
+// the subject's wall time per operation as ns/op, the baseline's as baseline-ns/op, the median of
+// the rounds' subject/baseline ratios of wall time per operation as x-baseline, and the rounds'
+// spread as round-spread.
 func Run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
-	run(b, subject, baseline, subjectOp, baselineOp, false)
+	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, wallClocks(false)) })
 }
 
 // RunCPU is Run comparing the process's CPU time instead of wall time (x-baseline, with
@@ -45,7 +50,7 @@ func Run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *t
 // Where the process's CPU time cannot be read it compares wall time.
 func RunCPU(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
-	run(b, subject, baseline, subjectOp, baselineOp, cpuTime() > 0)
+	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, wallClocks(cpuTime() > 0)) })
 }
 
 // CPUTime is the process's CPU time so far (user and system, every thread), for a benchmark
@@ -58,90 +63,139 @@ func CPUTime(b *testing.B) time.Duration {
 	return t
 }
 
-// side is one side's totals in one round.
-type side struct{ wall, cpu time.Duration }
+// side is one side's totals in one round: its operations and the time they took.
+type side struct {
+	ops       int
+	wall, cpu time.Duration
+}
 
-func run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B), useCPU bool) {
-	b.Helper()
-	b.Run(subject+"/vs="+baseline, func(b *testing.B) {
-		rounds := min(b.N, Rounds)
-		s, bs := make([]side, rounds), make([]side, rounds)
-		// Ops of a few microseconds are timed in chunks of k, so that reading the clocks
-		// (getrusage is a system call) stays a small part of what is timed.
-		k := 1
-		if b.N > 1 {
-			t := time.Now()
-			subjectOp(b)
-			baselineOp(b)
-			if d := time.Since(t); d < minChunk {
-				k = min(int(minChunk/max(d, time.Nanosecond)), 1000)
-			}
+// chunk is how many operations of a side that took d once are timed together: enough that a
+// chunk takes at least minChunk (reading the clocks, getrusage being a system call, then stays a
+// small part of what is timed), at most maxChunk, and at least one.
+func chunk(d time.Duration) int {
+	if d >= minChunk {
+		return 1
+	}
+	return min(max(int(minChunk/max(d, time.Nanosecond)), 1), maxChunk)
+}
+
+// maxChunk bounds a chunk's operations.
+const maxChunk = 1000
+
+// clocks are what measure reads: the wall clock, and the process's CPU time when cpu is set.
+type clocks struct {
+	wall func() time.Duration // time since some fixed instant
+	cpu  func() time.Duration // nil: the ratio compares wall time
+}
+
+// wallClocks are the real clocks, with the process's CPU time when useCPU.
+func wallClocks(useCPU bool) clocks {
+	t0 := time.Now()
+	c := clocks{wall: func() time.Duration { return time.Since(t0) }}
+	if useCPU {
+		c.cpu = cpuTime
+	}
+	return c
+}
+
+// measure is Run's sub-benchmark: the turns, the rounds and the reported metrics.
+func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks) {
+	rounds := min(b.N, Rounds)
+	s, bs := make([]side, rounds), make([]side, rounds)
+	// Each side is timed in chunks of its own size (chunk): a side of a few microseconds
+	// beside one of a millisecond is timed many operations at a time, the other one at a
+	// time, and each round's ratio compares their times per operation.
+	ks, kb := 1, 1
+	if b.N > 1 {
+		t := clk.wall()
+		subjectOp(b)
+		ds := clk.wall() - t
+		t = clk.wall()
+		baselineOp(b)
+		ks, kb = chunk(ds), chunk(clk.wall()-t)
+	}
+	timed := func(op func(*testing.B), n int, into *side) {
+		var c0 time.Duration
+		if clk.cpu != nil {
+			c0 = clk.cpu()
 		}
-		timed := func(op func(*testing.B), n int, into *side) {
-			var c0 time.Duration
-			if useCPU {
-				c0 = cpuTime()
-			}
-			t := time.Now()
-			for range n {
-				op(b)
-			}
-			into.wall += time.Since(t)
-			if useCPU {
-				into.cpu += cpuTime() - c0
-			}
+		t := clk.wall()
+		for range n {
+			op(b)
 		}
-		b.ResetTimer()
-		for i, turn := 0, 0; i < b.N; turn++ {
-			n := min(k, b.N-i)
-			r := i * rounds / b.N
-			if turn%2 == 0 {
-				timed(subjectOp, n, &s[r])
-				timed(baselineOp, n, &bs[r])
-			} else {
-				timed(baselineOp, n, &bs[r])
-				timed(subjectOp, n, &s[r])
-			}
-			i += n
+		into.wall += clk.wall() - t
+		if clk.cpu != nil {
+			into.cpu += clk.cpu() - c0
 		}
-		b.StopTimer()
-		var ts, tb side
-		var ratios []float64
-		for r := range rounds {
-			ts.wall, ts.cpu, tb.wall, tb.cpu = ts.wall+s[r].wall, ts.cpu+s[r].cpu, tb.wall+bs[r].wall, tb.cpu+bs[r].cpu
-			x, y := s[r].wall, bs[r].wall
-			if useCPU {
-				x, y = s[r].cpu, bs[r].cpu
-			}
-			if y > 0 {
-				ratios = append(ratios, float64(x)/float64(y))
-			}
+		into.ops += n
+	}
+	// b.N counts the operations of the side with the larger chunks; the other side runs
+	// its own chunk in each turn.
+	step := max(ks, kb)
+	b.ResetTimer()
+	for i, turn := 0, 0; i < b.N; turn++ {
+		r := i * rounds / b.N
+		ns, nb := ks, kb
+		if left := b.N - i; left < step {
+			ns, nb = max(ks*left/step, 1), max(kb*left/step, 1)
 		}
-		n := float64(b.N)
-		b.ReportMetric(float64(ts.wall.Nanoseconds())/n, "ns/op")
-		b.ReportMetric(float64(tb.wall.Nanoseconds())/n, "baseline-ns/op")
-		if useCPU {
-			b.ReportMetric(float64(ts.cpu.Nanoseconds())/n, "cpu-ns/op")
-			b.ReportMetric(float64(tb.cpu.Nanoseconds())/n, "baseline-cpu-ns/op")
-			if ts.cpu > 0 {
-				b.ReportMetric(n/ts.cpu.Seconds(), "ops/cpu-s")
-			}
-			if tb.cpu > 0 {
-				b.ReportMetric(n/tb.cpu.Seconds(), "baseline-ops/cpu-s")
-			}
+		if turn%2 == 0 {
+			timed(subjectOp, ns, &s[r])
+			timed(baselineOp, nb, &bs[r])
+		} else {
+			timed(baselineOp, nb, &bs[r])
+			timed(subjectOp, ns, &s[r])
 		}
-		if len(ratios) > 0 {
-			slices.Sort(ratios)
-			med := ratios[len(ratios)/2]
-			if len(ratios)%2 == 0 {
-				med = (ratios[len(ratios)/2-1] + med) / 2
-			}
-			b.ReportMetric(med, "x-baseline")
-			if med > 0 {
-				b.ReportMetric((ratios[len(ratios)-1]-ratios[0])/med, "round-spread")
-			}
+		i += step
+	}
+	b.StopTimer()
+	var ts, tb side
+	var ratios []float64
+	for r := range rounds {
+		ts.ops, ts.wall, ts.cpu = ts.ops+s[r].ops, ts.wall+s[r].wall, ts.cpu+s[r].cpu
+		tb.ops, tb.wall, tb.cpu = tb.ops+bs[r].ops, tb.wall+bs[r].wall, tb.cpu+bs[r].cpu
+		if s[r].ops == 0 || bs[r].ops == 0 {
+			continue
 		}
-	})
+		x, y := s[r].wall, bs[r].wall
+		if clk.cpu != nil {
+			x, y = s[r].cpu, bs[r].cpu
+		}
+		if y > 0 {
+			ratios = append(ratios, perOp(x, s[r].ops)/perOp(y, bs[r].ops))
+		}
+	}
+	b.ReportMetric(perOp(ts.wall, ts.ops), "ns/op")
+	b.ReportMetric(perOp(tb.wall, tb.ops), "baseline-ns/op")
+	if clk.cpu != nil {
+		b.ReportMetric(perOp(ts.cpu, ts.ops), "cpu-ns/op")
+		b.ReportMetric(perOp(tb.cpu, tb.ops), "baseline-cpu-ns/op")
+		if ts.cpu > 0 {
+			b.ReportMetric(float64(ts.ops)/ts.cpu.Seconds(), "ops/cpu-s")
+		}
+		if tb.cpu > 0 {
+			b.ReportMetric(float64(tb.ops)/tb.cpu.Seconds(), "baseline-ops/cpu-s")
+		}
+	}
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		med := ratios[len(ratios)/2]
+		if len(ratios)%2 == 0 {
+			med = (ratios[len(ratios)/2-1] + med) / 2
+		}
+		b.ReportMetric(med, "x-baseline")
+		if med > 0 {
+			b.ReportMetric((ratios[len(ratios)-1]-ratios[0])/med, "round-spread")
+		}
+	}
+}
+
+// perOp is d per operation in nanoseconds (0 for no operation).
+func perOp(d time.Duration, ops int) float64 {
+	if ops == 0 {
+		return 0
+	}
+	return float64(d.Nanoseconds()) / float64(ops)
 }
 
 // Medians runs every op once per iteration of b.Loop, in an order that rotates by one each

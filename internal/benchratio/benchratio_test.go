@@ -1,0 +1,69 @@
+package benchratio
+
+import (
+	"testing"
+	"time"
+)
+
+// TestChunk: a side is timed in chunks that take at least minChunk, bounded by maxChunk.
+func TestChunk(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, maxChunk},
+		{time.Nanosecond, maxChunk},
+		{50 * time.Nanosecond, maxChunk},
+		{time.Microsecond, 100},
+		{7700 * time.Nanosecond, 12},
+		{60 * time.Microsecond, 1},
+		{minChunk, 1},
+		{time.Second, 1},
+	} {
+		if got := chunk(c.d); got != c.want {
+			t.Errorf("chunk(%v) = %d, want %d", c.d, got, c.want)
+		}
+	}
+}
+
+// TestMeasureChunksEachSide: with clocks that advance by each operation's cost, a side of 2 µs
+// beside one of 500 µs is called in chunks of its own (50 per turn, against 1), and the
+// reported times and ratio are per operation of each side.
+func TestMeasureChunksEachSide(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		subject, base  time.Duration
+		wantCalls      float64 // subject calls per baseline call
+		wantX, wantCPU float64
+	}{
+		{"short-subject", 2 * time.Microsecond, 500 * time.Microsecond, 50, 0.004, 2000},
+		{"short-baseline", 500 * time.Microsecond, 2 * time.Microsecond, 1.0 / 50, 250, 500000},
+		{"both-long", 300 * time.Microsecond, 600 * time.Microsecond, 1, 0.5, 300000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var now time.Duration
+			clk := clocks{wall: func() time.Duration { return now }, cpu: func() time.Duration { return now }}
+			var subject, base int
+			res := testing.Benchmark(func(b *testing.B) {
+				subject, base = 0, 0
+				measure(b, func(*testing.B) { subject++; now += c.subject },
+					func(*testing.B) { base++; now += c.base }, clk)
+			})
+			if base == 0 || subject == 0 {
+				t.Fatalf("calls: subject %d, baseline %d", subject, base)
+			}
+			if got := float64(subject) / float64(base); got < c.wantCalls*0.9 || got > c.wantCalls*1.1 {
+				t.Errorf("subject called %.3f times per baseline call, want %.3f", got, c.wantCalls)
+			}
+			if x := res.Extra["x-baseline"]; x < c.wantX*0.999 || x > c.wantX*1.001 {
+				t.Errorf("x-baseline %.5f, want %.5f", x, c.wantX)
+			}
+			if v := res.Extra["cpu-ns/op"]; v < c.wantCPU*0.999 || v > c.wantCPU*1.001 {
+				t.Errorf("cpu-ns/op %.0f, want %.0f", v, c.wantCPU)
+			}
+			if res.Extra["round-spread"] != 0 {
+				t.Errorf("round-spread %.4f with operations of fixed cost", res.Extra["round-spread"])
+			}
+		})
+	}
+}
