@@ -40,6 +40,45 @@ type Token struct {
 	header, claims *segment
 }
 
+// MarshalJSON encodes t as its fields' tags say (appendJSON).
+func (t Token) MarshalJSON() ([]byte, error) { return t.appendJSON(make([]byte, 0, 512)) }
+
+// appendJSON appends t encoded as its fields' tags say. A segment the Decoder keeps is encoded
+// once and its JSON reused: most requests repeat a Session JWT's header, a delegation and an
+// access token, and encoding their maps again (sorted keys, reflection) was most of what
+// encoding the details cost.
+func (t Token) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"where":`...)
+	b = appendString(b, t.Where)
+	for _, f := range []struct {
+		name string
+		m    map[string]any
+		kept *segment
+	}{{`,"header":`, t.Header, t.header}, {`,"claims":`, t.Claims, t.claims}} {
+		if len(f.m) == 0 {
+			continue
+		}
+		js, err := f.kept.json(f.m)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, f.name...), js...)
+	}
+	if t.Note != "" {
+		b = appendString(append(b, `,"note":`...), t.Note)
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	js, err := json.Marshal(s)
+	if err != nil { // a Go string always encodes
+		return append(b, `""`...)
+	}
+	return append(b, js...)
+}
+
 // Details is what the Inspector keeps of one exchange beyond its redacted headers and bodies.
 type Details struct {
 	Cause    *Cause    `json:"cause,omitempty"`
@@ -53,16 +92,55 @@ func (d *Details) Empty() bool {
 	return d == nil || d.Cause == nil && d.SID == "" && len(d.Tokens) == 0 && len(d.Findings) == 0
 }
 
-// Marshal is d as JSON (nil when empty).
+// Marshal is d as JSON (nil when empty), as json.Marshal encodes it. It appends the tokens'
+// encodings itself (Token.appendJSON) rather than through json.Marshal, which would check and
+// copy each token's encoding again.
 func (d *Details) Marshal() json.RawMessage {
 	if d.Empty() {
 		return nil
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return nil
+	b := make([]byte, 0, 1024)
+	field := func(name string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, name...)
 	}
-	return b
+	b = append(b, '{')
+	if d.Cause != nil {
+		js, err := json.Marshal(d.Cause)
+		if err != nil {
+			return nil
+		}
+		field(`"cause":`)
+		b = append(b, js...)
+	}
+	if d.SID != "" {
+		field(`"sid":`)
+		b = appendString(b, d.SID)
+	}
+	if len(d.Tokens) > 0 {
+		field(`"tokens":[`)
+		for i, t := range d.Tokens {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = t.appendJSON(b); err != nil {
+				return nil
+			}
+		}
+		b = append(b, ']')
+	}
+	if len(d.Findings) > 0 {
+		js, err := json.Marshal(d.Findings)
+		if err != nil {
+			return nil
+		}
+		field(`"findings":`)
+		b = append(b, js...)
+	}
+	return append(b, '}')
 }
 
 // ParseDetails reads stored Details (an empty value gives empty Details).
@@ -246,8 +324,25 @@ func (dec *Decoder) segment(seg string, keep bool) (map[string]any, *segment, bo
 // shows it changed (a Session JWT's header, an access token's claims) shows a copy, kept with it.
 type segment struct {
 	m      map[string]any
+	js     []byte   // m encoded, once (json)
 	dlg    *segment // a Session JWT's header as shown (delegated), made once
 	hidden *segment // as an access token's claims: without sub, made once (s itself without sub)
+}
+
+// json is m encoded as JSON: s's kept encoding of its own m, or m encoded now when s is nil (a
+// segment decoded afresh).
+func (s *segment) json(m map[string]any) ([]byte, error) {
+	if s == nil {
+		return json.Marshal(m)
+	}
+	if s.js == nil {
+		js, err := json.Marshal(s.m)
+		if err != nil {
+			return nil, err
+		}
+		s.js = js
+	}
+	return s.js, nil
 }
 
 // subHidden is s as an access token's claims show it: sub replaced by Hidden.

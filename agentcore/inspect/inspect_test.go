@@ -297,6 +297,56 @@ func TestPendingDecodesLaterAndShowsNoSecret(t *testing.T) {
 	}
 }
 
+// plainJSON is d as encoding/json encodes its fields by their tags alone, the reference for the
+// stored form that Details.Marshal and Token.MarshalJSON write by hand.
+func plainJSON(t *testing.T, d *inspect.Details) []byte {
+	t.Helper()
+	type token struct {
+		Where  string         `json:"where"`
+		Header map[string]any `json:"header,omitempty"`
+		Claims map[string]any `json:"claims,omitempty"`
+		Note   string         `json:"note,omitempty"`
+	}
+	type details struct {
+		Cause    *inspect.Cause    `json:"cause,omitempty"`
+		SID      string            `json:"sid,omitempty"`
+		Tokens   []token           `json:"tokens,omitempty"`
+		Findings []inspect.Finding `json:"findings,omitempty"`
+	}
+	p := details{Cause: d.Cause, SID: d.SID, Findings: d.Findings}
+	for _, tk := range d.Tokens {
+		p.Tokens = append(p.Tokens, token{Where: tk.Where, Header: tk.Header, Claims: tk.Claims, Note: tk.Note})
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDetailsMarshal: the hand-written encoding of Details and of a Token is what encoding/json
+// gives for their fields, for every field set or left empty and strings that JSON escapes.
+func TestDetailsMarshal(t *testing.T) {
+	for _, d := range []*inspect.Details{
+		{SID: "s<1>&\"q\"\u2028"},
+		{Cause: &inspect.Cause{Kind: inspect.CauseModel, Name: "call_api_operation"}},
+		{Tokens: []inspect.Token{{Where: "opaque <x>", Note: "an opaque token of 5 characters"}, {Where: "empty maps", Header: map[string]any{}}}},
+		{Tokens: []inspect.Token{{Where: inspect.TokenAccess, Header: map[string]any{"alg": "ES256"}, Claims: map[string]any{"z": 1.5, "a": []any{"x", nil}, "m": map[string]any{"k": "<&>"}}}}},
+		{Findings: []inspect.Finding{{Rule: "r", Title: "<t>", Seen: "s"}}, SID: "s"},
+	} {
+		want := plainJSON(t, d)
+		if got := d.Marshal(); string(got) != string(want) {
+			t.Errorf("Marshal:\n%s\nencoding/json gives:\n%s", got, want)
+		}
+		if got, err := json.Marshal(d); err != nil || string(got) != string(want) {
+			t.Errorf("json.Marshal: %s (%v)\nencoding/json gives for the fields:\n%s", got, err, want)
+		}
+	}
+	if got := (&inspect.Details{}).Marshal(); got != nil {
+		t.Errorf("empty Details marshal to %s, want nil", got)
+	}
+}
+
 // TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives: a Decoder that sees the same Session, DPoP
 // key and tokens again and again (its cache warm) gives, every time, exactly what Decode gives
 // for each exchange, whatever order they come in; and its cache stays within its bound when
@@ -339,12 +389,14 @@ func TestDecoderKeepsWhatRepeatsAndGivesWhatDecodeGives(t *testing.T) {
 	var dec inspect.Decoder
 	for round := 0; round < 3; round++ {
 		for i, ex := range exchanges {
-			want, _ := json.Marshal(inspect.Decode(ctx, ex.req, ex.body, respHeader, ex.resp))
-			details, _ := json.Marshal(dec.Details(inspect.Defer(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Pending)))
+			fresh, _ := inspect.Decode(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Details)
+			want := plainJSON(t, fresh)
+			d := dec.Details(inspect.Defer(ctx, ex.req, ex.body, respHeader, ex.resp).(*inspect.Pending))
+			details, _ := json.Marshal(d)
 			for _, got := range []struct {
 				how  string
 				json string
-			}{{"Details", string(details)}} {
+			}{{"Details", string(details)}, {"Details.Marshal", string(d.Marshal())}, {"Decode's Marshal", string(fresh.Marshal())}} {
 				if got.json != string(want) {
 					t.Fatalf("round %d, exchange %d decoded by a Decoder's %s:\n%s\nwant what Decode gives:\n%s", round, i, got.how, got.json, want)
 				}
