@@ -45,8 +45,9 @@ func (t Token) MarshalJSON() ([]byte, error) { return t.appendJSON(make([]byte, 
 
 // appendJSON appends t encoded as its fields' tags say. A segment the Decoder keeps is encoded
 // once and its JSON reused: most requests repeat a Session JWT's header, a delegation and an
-// access token, and encoding their maps again (sorted keys, reflection) was most of what
-// encoding the details cost.
+// access token, and encoding their maps again on every request (sorted keys, reflection) would
+// be most of what encoding the details costs. Like the rest of a Decoder, the kept encoding is
+// for the Decoder's one goroutine.
 func (t Token) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"where":`...)
 	b = appendString(b, t.Where)
