@@ -39,7 +39,7 @@ const minChunk = 100 * time.Microsecond
 // spread as round-spread.
 func Run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
-	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, wallClocks(false)) })
+	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, realClocks(false)) })
 }
 
 // RunCPU is Run comparing the process's CPU time instead of wall time (x-baseline, with
@@ -50,7 +50,7 @@ func Run(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *t
 // Where the process's CPU time cannot be read it compares wall time.
 func RunCPU(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
-	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, wallClocks(cpuTime() > 0)) })
+	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, realClocks(cpuTime() > 0)) })
 }
 
 // CPUTime is the process's CPU time so far (user and system, every thread), for a benchmark
@@ -73,9 +73,6 @@ type side struct {
 // chunk takes at least minChunk (reading the clocks, getrusage being a system call, then stays a
 // small part of what is timed), at most maxChunk, and at least one.
 func chunk(d time.Duration) int {
-	if d >= minChunk {
-		return 1
-	}
 	return min(max(int(minChunk/max(d, time.Nanosecond)), 1), maxChunk)
 }
 
@@ -88,8 +85,8 @@ type clocks struct {
 	cpu  func() time.Duration // nil: the ratio compares wall time
 }
 
-// wallClocks are the real clocks, with the process's CPU time when useCPU.
-func wallClocks(useCPU bool) clocks {
+// realClocks are the real clocks, with the process's CPU time when useCPU.
+func realClocks(useCPU bool) clocks {
 	t0 := time.Now()
 	c := clocks{wall: func() time.Duration { return time.Since(t0) }}
 	if useCPU {
