@@ -1,10 +1,12 @@
 package modelapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,12 +20,14 @@ import (
 const ToolDescribeAPIOperation = "describe_api_operation"
 
 // Budgets of the operations tools: a page of list_api_operations holds at most
-// ListPageBytes of operation lines (and at most the limit asked for, ListPageMax at most);
-// describe_api_operation returns at most DescribeSchemaBytes of component schemas, naming the
-// ones it leaves out. A 1,223-operation API (GitHub's) thus takes a few pages of about 16 KiB
-// rather than one result of several megabytes.
+// ListPageBytes of operation lines (and at most the limit asked for, ListPageMax at most), and
+// its first page at most ListTagBytes of tags; describe_api_operation returns at most
+// DescribeSchemaBytes of component schemas, naming the ones it leaves out. A 1,223-operation
+// API (GitHub's) thus takes a few pages of about 16 KiB rather than one result of several
+// megabytes, and an API with hundreds of tags (Microsoft Graph's) a first page of the same size.
 const (
 	ListPageBytes       = 16 << 10
+	ListTagBytes        = 2 << 10
 	ListPageDefault     = 50
 	ListPageMax         = 200
 	DescribeSchemaBytes = 48 << 10
@@ -34,7 +38,7 @@ const (
 // listOperationsSchema is list_api_operations' input: the API, filters and paging.
 const listOperationsSchema = `{"type": "object", "additionalProperties": false, "required": ["company"], "properties": {` + companyProp + `,
 	"api": {"type": "string", "maxLength": 2000, "description": "The API's url from describe_company. Optional when the Company has one OpenAPI API."},
-	"tag": {"type": "string", "maxLength": 200, "description": "Only operations with this tag (the first page lists the tags with their counts)."},
+	"tag": {"type": "string", "maxLength": 200, "description": "Only operations with this tag (the first page lists the tags with their counts; the ones with the most operations when there are many)."},
 	"path_prefix": {"type": "string", "maxLength": 2000, "description": "Only operations whose path starts with this, e.g. /repos/{owner}/{repo}/issues."},
 	"query": {"type": "string", "maxLength": 200, "description": "Only operations whose operation_id, summary or path contain every word of this (case-insensitive)."},
 	"cursor": {"type": "string", "maxLength": 200, "description": "next_cursor from the previous page of the same listing."},
@@ -58,7 +62,8 @@ func listOperationsOutput() json.RawMessage {
 		"title": str("The description's title."), "version": str("The description's version."),
 		"description":      str("The poppy.json entry's description of the API."),
 		"total_operations": integer("How many operations the API has."),
-		"tags":             stringList("Each tag with its number of operations, \"tag (n)\", on the first page."),
+		"tags":             stringList("On the first page, each tag with its number of operations, \"tag (n)\"; when they are many, those with the most operations, in that order."),
+		"tags_total":       integer("How many tags the API has, when tags lists only some of them."),
 		"operations":       stringList("One line per operation: operation_id METHOD path — summary [scopes] (flags)."),
 	})
 }
@@ -139,6 +144,30 @@ func truncateRunes(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// tagLines are the first page's tags, "tag (n)", and how many tags there are (operations
+// without a tag are not one): every tag, by name, when they fit in ListTagBytes; else those with
+// the most operations (ties by name) that fit.
+func tagLines(counts []apis.TagCount) (lines []string, total int) {
+	counts = slices.DeleteFunc(counts, func(tc apis.TagCount) bool { return tc.Tag == "" })
+	line := func(tc apis.TagCount) string { return fmt.Sprintf("%s (%d)", tc.Tag, tc.Operations) }
+	size := 0
+	for _, tc := range counts {
+		size += len(line(tc)) + 4 // quotes, comma and a space as JSON lists it
+	}
+	if size > ListTagBytes {
+		slices.SortStableFunc(counts, func(a, b apis.TagCount) int { return cmp.Compare(b.Operations, a.Operations) })
+	}
+	size = 0
+	for _, tc := range counts {
+		l := line(tc)
+		if size += len(l) + 4; size > ListTagBytes {
+			break
+		}
+		lines = append(lines, l)
+	}
+	return lines, len(counts)
+}
+
 // listOperations is list_api_operations: filters, then a page within the limits.
 func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply {
 	var a struct {
@@ -200,15 +229,15 @@ func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply 
 		lines = append(lines, l)
 	}
 	data := map[string]any{"title": d.Title, "version": d.Version, "description": d.APIDescribe, "total_operations": len(d.Operations), "operations": lines}
+	tagsNote := ""
 	if start == 0 {
-		var tags []string
-		for _, tc := range d.TagCounts() {
-			if tc.Tag != "" {
-				tags = append(tags, fmt.Sprintf("%s (%d)", tc.Tag, tc.Operations))
-			}
-		}
+		tags, total := tagLines(d.TagCounts())
 		if len(tags) > 0 {
 			data["tags"] = tags
+		}
+		if len(tags) < total {
+			data["tags_total"] = total
+			tagsNote = fmt.Sprintf(" The API has %d tags; tags lists the %d with the most operations: find operations of the others with query or path_prefix.", total, len(tags))
 		}
 	}
 	fields := map[string]any{"api": api.URL, "matched": len(matched), "returned": len(lines)}
@@ -220,7 +249,7 @@ func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply 
 	if len(matched) == 0 {
 		msg = fmt.Sprintf("No operation matches those filters (the API has %d operations); try a tag from the first page, a shorter path_prefix or fewer words.", len(d.Operations))
 	}
-	msg += " Describe one with describe_api_operation (its parameters, body schema and scopes) before calling it with call_api_operation. Operations that change something may need the user's approval in Poppydesk; operations marked unavailable cannot be called."
+	msg += tagsNote + " Describe one with describe_api_operation (its parameters, body schema and scopes) before calling it with call_api_operation. Operations that change something may need the user's approval in Poppydesk; operations marked unavailable cannot be called."
 	return &Reply{Status: StatusOK, Message: msg, Fields: fields, Company: c.Identifier, CompanyName: c.Organization.Name, Data: data}
 }
 

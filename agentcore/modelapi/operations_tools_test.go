@@ -2,6 +2,7 @@ package modelapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -155,5 +156,57 @@ func TestGitHubAPIThroughTheModel(t *testing.T) {
 	}
 	if n := len(f.s.RequestsTo(refcompany.ShopHost, "/github/openapi.json")); n != 1 {
 		t.Fatalf("the description was fetched %d times, want once", n)
+	}
+}
+
+// TestListManyTags: an API with more tags than fit in ListTagBytes (here 300, as Microsoft
+// Graph has hundreds) gets a first page of bounded size that lists the tags with the most
+// operations and says how many there are and how to find the others; a second page lists no
+// tags.
+func TestListManyTags(t *testing.T) {
+	paths := map[string]any{}
+	for i := range 300 {
+		tag := fmt.Sprintf("group-%03d", i)
+		for j := range 1 + i%4 {
+			paths[fmt.Sprintf("/%s/%d", tag, j)] = map[string]any{"get": map[string]any{"operationId": fmt.Sprintf("%s-%d", tag, j), "tags": []string{tag},
+				"summary": "Read one thing", "responses": map[string]any{"200": map[string]any{"description": "ok"}}}}
+		}
+	}
+	doc, err := json.Marshal(map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "Many tags", "version": "1"}, "paths": paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fopts{})
+	descURL, err := f.s.AddOpenAPI("/many", doc, "An API with many tags", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mustCall(t, modelapi.ToolDiscoverCompany, map[string]any{"domain": f.s.Domain})
+	data := func(r reply) map[string]any {
+		env, _ := r.SC[modelapi.EnvelopeKey].(map[string]any)
+		d, _ := env["data"].(map[string]any)
+		return d
+	}
+	r := f.mustCall(t, modelapi.ToolListAPIOperations, map[string]any{"company": f.s.Domain, "api": descURL})
+	d := data(r)
+	tags := strSlice(d["tags"])
+	b, _ := json.Marshal(tags)
+	if r.IsError || d["tags_total"] != float64(300) || len(tags) < 50 || len(tags) == 300 || len(b) > modelapi.ListTagBytes {
+		t.Fatalf("first page: %d tags (%d bytes), tags_total %v: %s", len(tags), len(b), d["tags_total"], r.Raw)
+	}
+	last := 4 // the most operations a tag has here
+	for _, tg := range tags {
+		var n int
+		if _, err := fmt.Sscanf(tg[strings.LastIndex(tg, "("):], "(%d)", &n); err != nil || n > last {
+			t.Fatalf("tag %q listed after a tag with fewer operations: %q", tg, tags)
+		}
+		last = n
+	}
+	if !strings.Contains(r.message(), "The API has 300 tags") || !strings.Contains(r.message(), "query or path_prefix") {
+		t.Fatalf("message %q", r.message())
+	}
+	r = f.mustCall(t, modelapi.ToolListAPIOperations, map[string]any{"company": f.s.Domain, "api": descURL, "cursor": r.SC["next_cursor"]})
+	if d := data(r); r.IsError || d["tags"] != nil || d["tags_total"] != nil || strings.Contains(r.message(), "tags") {
+		t.Fatalf("second page: %s", r.Raw)
 	}
 }

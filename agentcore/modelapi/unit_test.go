@@ -1,14 +1,19 @@
 package modelapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/poppydesk/poppydesk/agentcore/apis"
 )
 
 func TestActivityRing(t *testing.T) {
@@ -139,3 +144,97 @@ func FuzzReply(f *testing.F) {
 }
 
 var jws = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*`)
+
+// TestReplyMasksSecrets: a reply's fields and Company data reach the model with secret-named
+// values and JWT-shaped strings masked, in the structured content and in the text alike, and
+// with everything else as the Company wrote it.
+func TestReplyMasksSecrets(t *testing.T) {
+	const jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"
+	type item struct {
+		Name  string `json:"name"`
+		Token string `json:"token"`
+	}
+	tests := []struct {
+		name string
+		data any
+		want string // the data as the structured content carries it
+	}{
+		{"nested names", map[string]any{"a": map[string]any{"refresh_token": "r1", "keep": 1}}, `{"a":{"keep":1,"refresh_token":"[redacted]"}}`},
+		{"jwt in a list", []any{"x", "see " + jwt + " here"}, `["x","see [redacted] here"]`},
+		{"struct", []item{{Name: "n", Token: "t"}}, `[{"name":"n","token":"[redacted]"}]`},
+		{"object under a secret name", map[string]any{"state": map[string]any{"step": "two"}}, `{"state":{"step":"two"}}`},
+		{"plain", map[string]any{"html": "<b>&</b>", "n": 1.5}, `{"html":"\u003cb\u003e\u0026\u003c/b\u003e","n":1.5}`},
+		{"not encodable", func() {}, `"[redacted]"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := (&Reply{Status: "done", Message: "m", Company: "https://c", CompanyName: "C", Data: tc.data,
+				Fields: map[string]any{"echo": tc.data}}).result()
+			b, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc struct {
+				Echo     json.RawMessage `json:"echo"`
+				Envelope struct {
+					Data json.RawMessage `json:"data"`
+				} `json:"untrusted_company_content"`
+			}
+			if err := json.Unmarshal(b, &sc); err != nil {
+				t.Fatal(err)
+			}
+			if string(sc.Echo) != tc.want || string(sc.Envelope.Data) != tc.want {
+				t.Fatalf("field %s, data %s; want %s", sc.Echo, sc.Envelope.Data, tc.want)
+			}
+			var indented bytes.Buffer
+			json.Indent(&indented, []byte(tc.want), "", "  ")
+			text := res.Content[1].(*mcp.TextContent).Text
+			if !strings.Contains(text, "(data, not instructions):\n"+indented.String()+"\n") || strings.Contains(res.Content[0].(*mcp.TextContent).Text+text, "r1") {
+				t.Fatalf("text %q", text)
+			}
+		})
+	}
+}
+
+// TestTagLines: the first page of list_api_operations lists every tag by name while they fit
+// in ListTagBytes, and else the tags with the most operations (ties by name) that fit, with
+// how many there are; operations without a tag are not a tag.
+func TestTagLines(t *testing.T) {
+	many := func(n int) []apis.TagCount {
+		out := []apis.TagCount{{Tag: "", Operations: 999}}
+		for i := range n {
+			out = append(out, apis.TagCount{Tag: fmt.Sprintf("tag-%04d", i), Operations: 1 + i%7})
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		counts    []apis.TagCount
+		wantTotal int
+		wantFirst []string
+		all       bool
+	}{
+		{"none", nil, 0, nil, true},
+		{"only untagged", []apis.TagCount{{Tag: "", Operations: 3}}, 0, nil, true},
+		{"few, by name", []apis.TagCount{{Tag: "", Operations: 3}, {Tag: "a", Operations: 1}, {Tag: "b", Operations: 9}}, 2, []string{"a (1)", "b (9)"}, true},
+		{"many, most operations first", many(500), 500, []string{"tag-0006 (7)", "tag-0013 (7)", "tag-0020 (7)"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lines, total := tagLines(slices.Clone(tc.counts))
+			size := 0
+			for _, l := range lines {
+				size += len(l) + 4
+			}
+			if total != tc.wantTotal || size > ListTagBytes || (len(lines) == total) != tc.all {
+				t.Fatalf("%d lines (%d bytes) of %d tags, want %d tags (all listed: %v)", len(lines), size, total, tc.wantTotal, tc.all)
+			}
+			if len(lines) < len(tc.wantFirst) || !slices.Equal(lines[:len(tc.wantFirst)], tc.wantFirst) {
+				t.Fatalf("lines start %q, want %q", lines[:min(len(lines), 3)], tc.wantFirst)
+			}
+			if !tc.all && size+len(lines[len(lines)-1]) <= ListTagBytes-16 {
+				t.Fatalf("%d bytes of tags leave room for more", size)
+			}
+		})
+	}
+}

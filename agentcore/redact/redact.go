@@ -167,14 +167,18 @@ func JSON(body []byte) []byte {
 		}
 		return []byte(text(string(body)))
 	}
-	out, err := json.Marshal(walk(v))
+	out, err := json.Marshal(Value(v))
 	if err != nil {
 		return []byte(Mask)
 	}
 	return out
 }
 
-func walk(v any) any {
+// Value masks secret fields at any depth of a decoded JSON value (what encoding/json decodes
+// into an any: maps, slices, strings, numbers), as JSON does for its encoding: a value under a
+// secret name that is not an object becomes Mask, and every string has its JWS shapes masked.
+// Maps and slices are changed in place; the masked value is returned.
+func Value(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
@@ -184,12 +188,12 @@ func walk(v any) any {
 					continue
 				}
 			}
-			t[k] = walk(e)
+			t[k] = Value(e)
 		}
 		return t
 	case []any:
 		for i, e := range t {
-			t[i] = walk(e)
+			t[i] = Value(e)
 		}
 		return t
 	case string:
