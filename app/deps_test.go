@@ -29,7 +29,8 @@ func deps(t *testing.T, pkg string) []string {
 // the protocol engine (agentcore) never imports the Host, the controlled browser or Wails; the
 // controlled browser holds no key or token, so it imports none of the packages that keep or make
 // them; the vault imports only the package whose interfaces and records it implements; the
-// product and the reference Company it runs link no test support or test-only library.
+// product and the reference Company it runs link no test support or test-only library, and the
+// product no library whose initialisation slows every start.
 func TestDependencyRules(t *testing.T) {
 	rules := []struct {
 		pkg       string
@@ -49,6 +50,8 @@ func TestDependencyRules(t *testing.T) {
 			why: "fosite and its JOSE library run only as the fosite-based Company of check's tests (agentcore/conformance/fositetest)"},
 		{pkg: module, forbidden: []string{"testing", module + "/agentcore/poppytest"},
 			why: "the product links no test support"},
+		{pkg: module, forbidden: []string{"github.com/santhosh-tekuri/jsonschema/", "github.com/getkin/kin-openapi/"},
+			why: "santhosh-tekuri/jsonschema (which kin-openapi imports) compiles five meta-schemas at every start of the program, half of an MCP client's wait for `poppydesk mcp` (agentcore/apis doc)"},
 		{pkg: module + "/agentcore/refcompany", forbidden: []string{"testing", module + "/agentcore/poppytest"},
 			why: "the reference Company runs in the product (poppydesk demo, company serve) and links no test support"},
 	}

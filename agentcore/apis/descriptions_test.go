@@ -153,8 +153,8 @@ func TestDescriptionSizeLimit(t *testing.T) {
 
 // TestGitHubDescription: GitHub's REST API description (13 MB, OpenAPI 3.0.3), served by the
 // reference Company as an extra API, is fetched once, lists its 1,223 operations as callable at
-// the server the Company names (but the one on another host), and every operation can be described in full (kin-openapi loads
-// each with the schemas it references).
+// the server the Company names (but the one on another host), and every operation can be
+// described in full (its schemas and those they reference pass Description.Detail's checks).
 func TestGitHubDescription(t *testing.T) {
 	ctx := context.Background()
 	data := poppytest.NeedGitHubDescription(t)

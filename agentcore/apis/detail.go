@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // OperationDetail is one operation described in full: the operation with its parameters,
@@ -28,10 +29,10 @@ type detailOf struct {
 	err   error
 }
 
-// Detail describes the operation id in full. The first time an operation is described, it is
-// loaded with kin-openapi (external $refs off, as every description is read) together with the
-// component schemas it references, so a schema that does not resolve or is not a valid OpenAPI
-// schema object is reported here, before the model builds a request from it.
+// Detail describes the operation id in full. The first time an operation is described, the
+// schemas of its parameters and request body and the component schemas they reference are
+// checked (checkSchema), so a schema that does not resolve or is not a schema object is reported
+// here, before the model builds a request from it.
 func (d *Description) Detail(ctx context.Context, id string) (*OperationDetail, error) {
 	op, ok := d.Operation(id)
 	if !ok {
@@ -78,7 +79,7 @@ func (p *parsed) detail(ctx context.Context, op *Operation) detailOf {
 	return det
 }
 
-// loadDetail finds the schemas op references and loads op with them through kin-openapi.
+// loadDetail finds the schemas op references and checks each of them (checkSchema).
 func (p *parsed) loadDetail(ctx context.Context, op *Operation) detailOf {
 	var queue []string
 	for _, prm := range op.Parameters {
@@ -103,34 +104,118 @@ func (p *parsed) loadDetail(ctx context.Context, op *Operation) detailOf {
 		names = append(names, n)
 		queue = schemaRefs(raw, queue)
 	}
-	schemas := make(map[string]json.RawMessage, len(names))
-	for _, n := range names {
-		schemas[n] = p.schemas[n]
+	invalid := func(what string, err error) detailOf {
+		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with %s that is not a valid schema object; the Company must fix its description", op.ID, what), err: err}}
 	}
-	params := make([]map[string]any, 0, len(op.Parameters))
 	for _, prm := range op.Parameters {
-		m := map[string]any{"name": prm.Name, "in": prm.In, "required": prm.Required}
-		if len(prm.Schema) > 0 {
-			m["schema"] = json.RawMessage(prm.Schema)
+		if err := p.checkSchema(prm.Schema); err != nil {
+			return invalid(fmt.Sprintf("the parameter %q, whose schema", prm.Name), err)
 		}
-		params = append(params, m)
 	}
-	o := map[string]any{"parameters": params, "responses": map[string]any{"default": map[string]any{"description": "any"}}}
-	if rb := op.RequestBody; rb != nil && len(rb.Schema) > 0 {
-		o["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": rb.Schema}}}
+	if rb := op.RequestBody; rb != nil {
+		if err := p.checkSchema(rb.Schema); err != nil {
+			return invalid("a request body whose schema", err)
+		}
 	}
-	frag, err := json.Marshal(map[string]any{"openapi": p.openAPI, "info": map[string]any{"title": p.title, "version": "1"},
-		"paths": map[string]any{op.Path: map[string]any{strings.ToLower(op.Method): o}}, "components": map[string]any{"schemas": schemas}})
-	if err != nil {
-		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with schemas that are not JSON", op.ID), err: err}}
-	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = ctx
-	if _, err := loader.LoadFromData(frag); err != nil {
-		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with parameters or a request body that are not valid OpenAPI", op.ID), err: err}}
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return detailOf{err: err}
+		}
+		if err := p.checkSchema(p.schemas[n]); err != nil {
+			return invalid(fmt.Sprintf("the component schema %q, which", n), err)
+		}
 	}
 	return detailOf{names: names}
+}
+
+// checkSchema reports why raw, a schema of the description, is not a schema object Poppydesk
+// can hand to the model: it is read with the JSON Schema library the MCP SDK uses
+// (github.com/google/jsonschema-go), which refuses a keyword of the wrong JSON type
+// ("properties": "x", "required": "a", "type": 5, "items": 1), and every $ref in it must name
+// one of the description's components.schemas (no other document, no other component). In an
+// OpenAPI 3.0 description, exclusiveMinimum and exclusiveMaximum are booleans beside minimum and
+// maximum (OpenAPI 3.0.3 §4.7.24.1), which JSON Schema 2020-12 writes as numbers: those
+// booleans are set aside before it is read.
+func (p *parsed) checkSchema(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if strings.HasPrefix(p.openAPI, "3.0") {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		dropBooleanBounds(v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		raw = b
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return err
+	}
+	var bad string
+	eachSchema(reflect.ValueOf(&s), func(s *jsonschema.Schema) {
+		if bad == "" && s.Ref != "" && !strings.HasPrefix(s.Ref, "#/components/schemas/") {
+			bad = s.Ref
+		}
+	})
+	if bad != "" {
+		return fmt.Errorf("$ref %q is not a reference to one of components.schemas, the only schemas a schema of the description may name", bad)
+	}
+	return nil
+}
+
+// dropBooleanBounds deletes, at any depth of a decoded schema, the boolean exclusiveMinimum and
+// exclusiveMaximum of OpenAPI 3.0.
+func dropBooleanBounds(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if _, isBool := e.(bool); isBool && (k == "exclusiveMinimum" || k == "exclusiveMaximum") {
+				delete(t, k)
+				continue
+			}
+			dropBooleanBounds(e)
+		}
+	case []any:
+		for _, e := range t {
+			dropBooleanBounds(e)
+		}
+	}
+}
+
+// eachSchema calls f with s and every schema inside it: whatever the library's Schema holds as a
+// *Schema, a []*Schema or a map of them (properties, items, allOf, $defs, ...), found by
+// reflection so that a keyword the library adds is walked too.
+func eachSchema(v reflect.Value, f func(*jsonschema.Schema)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		s, ok := v.Interface().(*jsonschema.Schema)
+		if !ok {
+			return
+		}
+		f(s)
+		e := v.Elem()
+		for i := range e.NumField() {
+			if e.Type().Field(i).IsExported() {
+				eachSchema(e.Field(i), f)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			eachSchema(v.Index(i), f)
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			eachSchema(it.Value(), f)
+		}
+	}
 }
 
 // TagCounts counts the operations of each tag, sorted by tag name; operations without a tag are

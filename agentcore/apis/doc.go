@@ -1,6 +1,6 @@
 // Package apis calls a Company's APIs as Poppy 0.4 spec section 7 describes: OpenAPI 3.0 and 3.1
-// descriptions (read with discovery.LoadOpenAPI; one operation at a time validated with
-// github.com/getkin/kin-openapi) and remote MCP servers over Streamable HTTP (the
+// descriptions (read with discovery.LoadOpenAPI; the schemas of one operation at a time checked
+// with github.com/google/jsonschema-go) and remote MCP servers over Streamable HTTP (the
 // official Go SDK, github.com/modelcontextprotocol/go-sdk, as the client).
 //
 // Spec sections implemented:
@@ -43,10 +43,16 @@
 // keep schemas as raw JSON, and the index (index.go) resolves only the local references the
 // engine needs (components parameters, request bodies, responses, path items, security schemes):
 // about 0.8 times the plain decode, with a peak heap about the document's size
-// (BenchmarkGitHubDescription). kin-openapi stays where validation matters: Description.Detail
-// loads each operation that is described to the model, with the component schemas it references,
-// through kin-openapi's loader (external refs off), so a reference that does not resolve or a
-// schema that is not a valid OpenAPI schema object is reported before a request is built from it.
+// (BenchmarkGitHubDescription). Description.Detail checks each operation that is described to
+// the model, with the component schemas it references, so that a reference that does not
+// resolve or a schema that is not a schema object is reported, as the Company's error, before a
+// request is built from it. Each schema is read with github.com/google/jsonschema-go, the JSON
+// Schema library of the official MCP SDK (so already in every Poppydesk program), rather than
+// loaded with kin-openapi: kin-openapi's package imports santhosh-tekuri/jsonschema, whose
+// package initialisation compiles five JSON Schema meta-schemas in every process that links it,
+// about 3.4 ms of each start of every Poppydesk program, the half of the start of `poppydesk
+// mcp` that an MCP client waits for (cmd/poppydesk-mcp BenchmarkClientStart); kin-openapi
+// remains a test dependency, for BenchmarkGitHubDescriptionKinOpenAPI.
 //   - 7 calls, 5.2, 5.6: Client.Send sends through the Session's signed-request pipeline
 //     (Config.Session, transport.SessionClient: the destination check, the account's token,
 //     DPoP, a fresh Session JWT on each attempt, no redirect followed, and one policy per answer:

@@ -24,8 +24,8 @@ import (
 // the request URL discovery made a Session destination. For GitHub's REST description (13 MB,
 // 1,223 operations) this costs about as much as decoding the same bytes into `any`, where
 // kin-openapi's loader, which builds and resolves the whole schema graph, costs about ten times
-// more in time and allocates about 1 GB (see BenchmarkGitHubDescription). kin-openapi still
-// loads each operation that is described in full, with the component schemas it references
+// more in time and allocates about 1 GB (see BenchmarkGitHubDescription). Each operation that is
+// described in full has its schemas and the component schemas they reference checked then
 // (Description.Detail).
 
 // parsed is a description read once, independent of any Company's Session destinations: each

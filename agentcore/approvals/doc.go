@@ -84,5 +84,5 @@
 //
 // Nothing here is hand-written where a library exists: operations parsing, rendering, digests
 // and approvals are agentcore/operations (goldmark, httpsfv); HTTP and MCP are agentcore/apis
-// (kin-openapi, the official MCP SDK).
+// (the official MCP SDK and its JSON Schema library).
 package approvals

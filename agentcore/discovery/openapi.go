@@ -26,7 +26,7 @@ import (
 // which would make the discovery of such a Company take seconds. The objects here keep schemas as
 // raw JSON and skip what the engine never reads (examples, response headers, links), in one pass
 // over the bytes: less than a plain decode into `any` (BenchmarkLoadGitHubDescription).
-// agentcore/apis still validates with kin-openapi each operation it describes in full.
+// agentcore/apis checks the schemas of each operation it describes in full.
 
 // MaxDescription is the largest OpenAPI description the engine reads: 32 MiB, more than twice
 // the largest public descriptions of today (GitHub's REST API for api.github.com, 13 MB; for
