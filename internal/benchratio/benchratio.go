@@ -6,7 +6,9 @@
 // Three things keep a ratio repeatable on a shared two-core machine:
 //   - interleaving: each turn runs both sides, in alternating order, each side timed in a
 //     chunk of its own (one operation, or as many of a short one as take minChunk), so that
-//     reading the clocks is a small part of even a side of a few microseconds;
+//     reading the clocks is a small part of even a side of a few microseconds, and so that the
+//     garbage collector's work that one side's allocations start, which runs on while the
+//     other side's chunk is timed, is a small part of that chunk;
 //   - rounds: the iterations are split into up to Rounds rounds, a ratio is taken per round and
 //     the median is reported (x-baseline), so a burst of load during one round does not move
 //     it; round-spread reports how far the rounds' ratios lie apart ((max-min)/median), which
@@ -28,8 +30,12 @@ import (
 const Rounds = 7
 
 // minChunk is the least time one timed chunk of a side's operations takes (a chunk of a single
-// operation may take longer).
-const minChunk = 100 * time.Microsecond
+// operation may take longer). A garbage collection cycle of a benchmark's small heap takes a few
+// hundred microseconds of CPU beside the operations; in chunks of 100 µs, whether it fell into
+// the baseline's chunk or the subject's moved an allocating benchmark's ratio by up to 2.5 times
+// from one run to the next (BenchmarkApprovalsList 17–43, BenchmarkCall/bridge-http 58–88 in
+// five runs each), in chunks of 5 ms by at most 12 % (14.7–16.4 and 55.6–57.7).
+const minChunk = 5 * time.Millisecond
 
 // Run runs the sub-benchmark subject+"/vs="+baseline: turn by turn it calls subjectOp and
 // baselineOp (which first alternates), each call doing one operation, each side a chunk of calls

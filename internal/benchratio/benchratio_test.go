@@ -13,10 +13,10 @@ func TestChunk(t *testing.T) {
 	}{
 		{0, maxChunk},
 		{time.Nanosecond, maxChunk},
-		{50 * time.Nanosecond, maxChunk},
-		{time.Microsecond, 100},
-		{7700 * time.Nanosecond, 12},
-		{60 * time.Microsecond, 1},
+		{time.Microsecond, maxChunk},
+		{10 * time.Microsecond, 500},
+		{7700 * time.Nanosecond, 649},
+		{2 * time.Millisecond, 2},
 		{minChunk, 1},
 		{time.Second, 1},
 	} {
@@ -26,8 +26,8 @@ func TestChunk(t *testing.T) {
 	}
 }
 
-// TestMeasureChunksEachSide: with clocks that advance by each operation's cost, a side of 2 µs
-// beside one of 500 µs is called in chunks of its own (50 per turn, against 1), and the
+// TestMeasureChunksEachSide: with clocks that advance by each operation's cost, a side of 20 µs
+// beside one of 5 ms is called in chunks of its own (250 per turn, against 1), and the
 // reported times and ratio are per operation of each side.
 func TestMeasureChunksEachSide(t *testing.T) {
 	for _, c := range []struct {
@@ -36,9 +36,9 @@ func TestMeasureChunksEachSide(t *testing.T) {
 		wantCalls      float64 // subject calls per baseline call
 		wantX, wantCPU float64
 	}{
-		{"short-subject", 2 * time.Microsecond, 500 * time.Microsecond, 50, 0.004, 2000},
-		{"short-baseline", 500 * time.Microsecond, 2 * time.Microsecond, 1.0 / 50, 250, 500000},
-		{"both-long", 300 * time.Microsecond, 600 * time.Microsecond, 1, 0.5, 300000},
+		{"short-subject", 20 * time.Microsecond, 5 * time.Millisecond, 250, 0.004, 20000},
+		{"short-baseline", 5 * time.Millisecond, 20 * time.Microsecond, 1.0 / 250, 250, 5e6},
+		{"both-long", 3 * time.Millisecond, 6 * time.Millisecond, 1, 0.5, 3e6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var now time.Duration
