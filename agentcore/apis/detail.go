@@ -134,7 +134,7 @@ func (p *parsed) loadDetail(ctx context.Context, op *Operation) detailOf {
 // ("properties": "x", "required": "a", "type": 5, "items": 1), and every $ref in it must name
 // one of the description's components.schemas (no other document, no other component). In an
 // OpenAPI 3.0 description, exclusiveMinimum and exclusiveMaximum are booleans beside minimum and
-// maximum (OpenAPI 3.0.3 §4.7.24.1), which JSON Schema 2020-12 writes as numbers: those
+// maximum (OpenAPI 3.0.3, Schema Object), which JSON Schema 2020-12 writes as numbers: those
 // booleans are set aside before it is read.
 func (p *parsed) checkSchema(raw json.RawMessage) error {
 	if len(raw) == 0 {
