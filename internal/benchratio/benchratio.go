@@ -82,8 +82,34 @@ func chunk(d time.Duration) int {
 	return min(max(int(minChunk/max(d, time.Nanosecond)), 1), maxChunk)
 }
 
-// maxChunk bounds a chunk's operations.
-const maxChunk = 1000
+// maxChunk bounds a chunk's operations: a chunk of the shortest side (tens of nanoseconds)
+// still takes minChunk.
+const maxChunk = 1_000_000
+
+// calibrate is how many operations of op make a chunk (chunk), sized from op's warm time per
+// operation: a first call, which a cold cache or a first allocation can make many times slower
+// than the next, is timed alone and decides only for an operation that takes minChunk by itself;
+// otherwise op runs in doubling batches until a batch takes a quarter of minChunk, and that
+// batch's time per operation sizes the chunk. A chunk sized from the first call alone (as many
+// as 100 µs for a side of 1 µs) let the collector's cycles that the other side's allocations
+// start fall into a side's short chunks by chance, which moved a ratio of two sub-microsecond
+// sides by 25 % between runs.
+func calibrate(b *testing.B, op func(*testing.B), clk clocks) int {
+	t := clk.wall()
+	op(b)
+	if d := clk.wall() - t; d >= minChunk {
+		return 1
+	}
+	for n := 1; ; n *= 2 {
+		t := clk.wall()
+		for range n {
+			op(b)
+		}
+		if d := clk.wall() - t; d >= minChunk/4 || n >= maxChunk {
+			return chunk(d / time.Duration(n))
+		}
+	}
+}
 
 // clocks are what measure reads: the wall clock, and the process's CPU time when cpu is set.
 type clocks struct {
@@ -110,12 +136,7 @@ func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks)
 	// time, and each round's ratio compares their times per operation.
 	ks, kb := 1, 1
 	if b.N > 1 {
-		t := clk.wall()
-		subjectOp(b)
-		ds := clk.wall() - t
-		t = clk.wall()
-		baselineOp(b)
-		ks, kb = chunk(ds), chunk(clk.wall()-t)
+		ks, kb = calibrate(b, subjectOp, clk), calibrate(b, baselineOp, clk)
 	}
 	timed := func(op func(*testing.B), n int, into *side) {
 		var c0 time.Duration

@@ -13,7 +13,8 @@ func TestChunk(t *testing.T) {
 	}{
 		{0, maxChunk},
 		{time.Nanosecond, maxChunk},
-		{time.Microsecond, maxChunk},
+		{minChunk / maxChunk, maxChunk},
+		{time.Microsecond, 5000},
 		{10 * time.Microsecond, 500},
 		{7700 * time.Nanosecond, 649},
 		{2 * time.Millisecond, 2},
@@ -23,6 +24,44 @@ func TestChunk(t *testing.T) {
 		if got := chunk(c.d); got != c.want {
 			t.Errorf("chunk(%v) = %d, want %d", c.d, got, c.want)
 		}
+	}
+}
+
+// TestCalibrate: a chunk is sized from an operation's warm time, not from its first call, and an
+// operation that takes minChunk by itself is called once to find that out.
+func TestCalibrate(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		first     time.Duration // the first call's cost
+		next      time.Duration // every later call's
+		want      int
+		wantCalls int // at most
+	}{
+		{"cold-first-call", 2 * time.Millisecond, time.Microsecond, 5000, 4096},
+		{"steady", 10 * time.Microsecond, 10 * time.Microsecond, 500, 256},
+		{"slow", 10 * time.Millisecond, 10 * time.Millisecond, 1, 1},
+		{"slow-after-a-fast-first-call", time.Microsecond, 6 * time.Millisecond, 1, 2},
+		{"tiny", time.Nanosecond, time.Nanosecond, maxChunk, 1 << 21},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var now time.Duration
+			calls := 0
+			op := func(*testing.B) {
+				if calls == 0 {
+					now += c.first
+				} else {
+					now += c.next
+				}
+				calls++
+			}
+			got := calibrate(nil, op, clocks{wall: func() time.Duration { return now }})
+			if got != c.want {
+				t.Errorf("chunk %d, want %d", got, c.want)
+			}
+			if calls > c.wantCalls {
+				t.Errorf("%d calls to calibrate, want at most %d", calls, c.wantCalls)
+			}
+		})
 	}
 }
 
