@@ -1,15 +1,20 @@
 package apis
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/poppydesk/poppydesk/agentcore/discovery"
 )
 
 // OperationDetail is one operation described in full: the operation with its parameters,
@@ -70,6 +75,9 @@ func (p *parsed) detail(ctx context.Context, op *Operation) detailOf {
 		return det
 	}
 	det = p.loadDetail(ctx, op)
+	if det.err != nil && ctx.Err() != nil {
+		return det // cancelled: the next call checks again
+	}
 	p.detailMu.Lock()
 	if p.details == nil {
 		p.details = map[string]detailOf{}
@@ -79,93 +87,155 @@ func (p *parsed) detail(ctx context.Context, op *Operation) detailOf {
 	return det
 }
 
-// loadDetail finds the schemas op references and checks each of them (checkSchema).
+// schemaCheck is what checking one schema found: the components.schemas it references, in the
+// order it writes them, or why it is not a schema object Poppydesk can hand to the model.
+type schemaCheck struct {
+	refs []string
+	err  error
+}
+
+// loadDetail checks the schemas of op's parameters and request body and, breadth-first, the
+// component schemas they reference (checkSchema), and lists those components in the order they
+// are reached.
 func (p *parsed) loadDetail(ctx context.Context, op *Operation) detailOf {
+	invalid := func(what string, err error) detailOf {
+		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with %s that is not a valid schema object; the Company must fix its description", op.ID, what), err: err}}
+	}
 	var queue []string
 	for _, prm := range op.Parameters {
-		queue = schemaRefs(prm.Schema, queue)
+		c := p.checkSchema(prm.Schema)
+		if c.err != nil {
+			return invalid(fmt.Sprintf("the parameter %q, whose schema", prm.Name), c.err)
+		}
+		queue = append(queue, c.refs...)
 	}
-	if op.RequestBody != nil {
-		queue = schemaRefs(op.RequestBody.Schema, queue)
+	if rb := op.RequestBody; rb != nil {
+		c := p.checkSchema(rb.Schema)
+		if c.err != nil {
+			return invalid("a request body whose schema", c.err)
+		}
+		queue = append(queue, c.refs...)
 	}
 	seen := map[string]bool{}
 	var names []string
 	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return detailOf{err: err}
+		}
 		n := queue[0]
 		queue = queue[1:]
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		raw, ok := p.schemas[n]
+		c, ok := p.component(n)
 		if !ok {
 			return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with a reference to the schema %q, which its components do not define; the Company must fix its description", op.ID, n)}}
 		}
+		if c.err != nil {
+			return invalid(fmt.Sprintf("the component schema %q, which", n), c.err)
+		}
 		names = append(names, n)
-		queue = schemaRefs(raw, queue)
-	}
-	invalid := func(what string, err error) detailOf {
-		return detailOf{err: &descError{url: p.url, msg: fmt.Sprintf("describes operation %q with %s that is not a valid schema object; the Company must fix its description", op.ID, what), err: err}}
-	}
-	for _, prm := range op.Parameters {
-		if err := p.checkSchema(prm.Schema); err != nil {
-			return invalid(fmt.Sprintf("the parameter %q, whose schema", prm.Name), err)
-		}
-	}
-	if rb := op.RequestBody; rb != nil {
-		if err := p.checkSchema(rb.Schema); err != nil {
-			return invalid("a request body whose schema", err)
-		}
-	}
-	for _, n := range names {
-		if err := ctx.Err(); err != nil {
-			return detailOf{err: err}
-		}
-		if err := p.checkSchema(p.schemas[n]); err != nil {
-			return invalid(fmt.Sprintf("the component schema %q, which", n), err)
-		}
+		queue = append(queue, c.refs...)
 	}
 	return detailOf{names: names}
 }
 
-// checkSchema reports why raw, a schema of the description, is not a schema object Poppydesk
-// can hand to the model: it is read with the JSON Schema library the MCP SDK uses
-// (github.com/google/jsonschema-go), which refuses a keyword of the wrong JSON type
-// ("properties": "x", "required": "a", "type": 5, "items": 1), and every $ref in it must name
-// one of the description's components.schemas (no other document, no other component). In an
-// OpenAPI 3.0 description, exclusiveMinimum and exclusiveMaximum are booleans beside minimum and
-// maximum (OpenAPI 3.0.3, Schema Object), which JSON Schema 2020-12 writes as numbers: those
-// booleans are set aside before it is read.
-func (p *parsed) checkSchema(raw json.RawMessage) error {
-	if len(raw) == 0 {
-		return nil
+// component is the check of components.schemas name, made once per description however many
+// operations reference it; ok is false when the description defines no such schema.
+func (p *parsed) component(name string) (schemaCheck, bool) {
+	raw, ok := p.schemas[name]
+	if !ok {
+		return schemaCheck{}, false
 	}
+	p.detailMu.Lock()
+	c, done := p.components[name]
+	p.detailMu.Unlock()
+	if done {
+		return c, true
+	}
+	c = p.checkSchema(raw)
+	p.detailMu.Lock()
+	if p.components == nil {
+		p.components = map[string]schemaCheck{}
+	}
+	p.components[name] = c
+	p.detailMu.Unlock()
+	return c, true
+}
+
+// checkSchema checks raw, a schema of the description, and finds the components.schemas it
+// references. It is read with the JSON Schema library the MCP SDK uses
+// (github.com/google/jsonschema-go), which refuses a keyword of the wrong JSON type
+// ("properties": "x", "required": "a", "type": 5, "items": 1), and every $ref in it must point
+// into one of the description's components.schemas (no other document, no other component). In
+// an OpenAPI 3.0 description, exclusiveMinimum and exclusiveMaximum are booleans beside minimum
+// and maximum (OpenAPI 3.0.3, Schema Object), which JSON Schema 2020-12 writes as numbers: those
+// booleans are set aside before it is read. The references are the $refs of the schema as read,
+// so a string that looks like one in an example, a default or a description is not taken for
+// one; they are ordered by where raw first writes them, so that the components an operation
+// reaches are listed in the description's own order.
+func (p *parsed) checkSchema(raw json.RawMessage) schemaCheck {
+	if len(raw) == 0 {
+		return schemaCheck{}
+	}
+	written := raw
 	if strings.HasPrefix(p.openAPI, "3.0") {
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return err
+			return schemaCheck{err: err}
 		}
 		dropBooleanBounds(v)
 		b, err := json.Marshal(v)
 		if err != nil {
-			return err
+			return schemaCheck{err: err}
 		}
 		raw = b
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return err
+		return schemaCheck{err: err}
 	}
 	var bad string
+	at := map[string]int{} // each referenced component, at the first place written names it
 	eachSchema(reflect.ValueOf(&s), func(s *jsonschema.Schema) {
-		if bad == "" && s.Ref != "" && !strings.HasPrefix(s.Ref, "#/components/schemas/") {
+		if s.Ref == "" || bad != "" {
+			return
+		}
+		n := componentOf(s.Ref)
+		if n == "" {
 			bad = s.Ref
+			return
+		}
+		i := bytes.Index(written, []byte(`"`+s.Ref+`"`))
+		if i < 0 {
+			i = len(written) // written with escapes: after the others
+		}
+		if j, ok := at[n]; !ok || i < j {
+			at[n] = i
 		}
 	})
 	if bad != "" {
-		return fmt.Errorf("$ref %q is not a reference to one of components.schemas, the only schemas a schema of the description may name", bad)
+		return schemaCheck{err: fmt.Errorf("$ref %q is not a reference into one of components.schemas, the only schemas a schema of the description may name", bad)}
 	}
-	return nil
+	refs := slices.Collect(maps.Keys(at))
+	slices.SortFunc(refs, func(a, b string) int { return cmp.Or(cmp.Compare(at[a], at[b]), strings.Compare(a, b)) })
+	return schemaCheck{refs: refs}
+}
+
+// componentOf is the components.schemas name ref points into: Name for #/components/schemas/Name
+// and for a pointer inside it (#/components/schemas/Name/properties/id), RFC 6901's escapes
+// undone; "" for any other reference.
+func componentOf(ref string) string {
+	rest, ok := strings.CutPrefix(ref, "#/components/schemas/")
+	if !ok {
+		return ""
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	if first == "" {
+		return ""
+	}
+	return discovery.OpenAPIComponentName("#/components/schemas/"+first, "schemas")
 }
 
 // dropBooleanBounds deletes, at any depth of a decoded schema, the boolean exclusiveMinimum and

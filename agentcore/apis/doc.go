@@ -46,7 +46,10 @@
 // (BenchmarkGitHubDescription). Description.Detail checks each operation that is described to
 // the model, with the component schemas it references, so that a reference that does not
 // resolve or a schema that is not a schema object is reported, as the Company's error, before a
-// request is built from it. Each schema is read with github.com/google/jsonschema-go, the JSON
+// request is built from it. The component schemas an operation reaches are found from the $refs
+// of each schema as read (not from text that looks like a reference in an example or a
+// description), and each is checked once per description, however many operations reach it.
+// Each schema is read with github.com/google/jsonschema-go, the JSON
 // Schema library of the official MCP SDK (so already in every Poppydesk program), rather than
 // loaded with kin-openapi: kin-openapi's package imports santhosh-tekuri/jsonschema, whose
 // package initialisation compiles five JSON Schema meta-schemas in every process that links it,

@@ -1,7 +1,6 @@
 package apis
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,8 +63,9 @@ type parsed struct {
 	viewMu sync.Mutex
 	views  []viewMemo // the latest views, newest last (at most maxViews)
 
-	detailMu sync.Mutex
-	details  map[string]detailOf // by operation ID
+	detailMu   sync.Mutex
+	details    map[string]detailOf    // by operation ID
+	components map[string]schemaCheck // components.schemas checked so far, by name
 
 	findMu sync.Mutex
 	finds  []findMemo // the latest filters' results, newest last (at most maxFinds)
@@ -406,22 +406,4 @@ func resolveParameters(comp *discovery.OpenAPIComponents, lists ...[]*discovery.
 		}
 	}
 	return out, broken
-}
-
-// schemaRefs appends the names of the components.schemas that raw references directly.
-func schemaRefs(raw []byte, out []string) []string {
-	const prefix = `"#/components/schemas/`
-	for {
-		i := bytes.Index(raw, []byte(prefix))
-		if i < 0 {
-			return out
-		}
-		raw = raw[i+len(prefix):]
-		j := bytes.IndexByte(raw, '"')
-		if j < 0 {
-			return out
-		}
-		out = append(out, discovery.OpenAPIComponentName("#/components/schemas/"+string(raw[:j]), "schemas"))
-		raw = raw[j:]
-	}
 }
