@@ -423,7 +423,10 @@ func (d *Discoverer) findIssuer(ctx context.Context, c *Company, host string, o 
 	} else if why := disabledConflict(doc); why != "" {
 		return &CheckError{Check: CheckSignInConfiguration, Section: "3.2", URL: c.DocumentURL, Detail: "auth.disabled is true, but " + why}
 	}
-	if known && knownIssuer != issuer {
+	if known && knownIssuer == issuer {
+		return nil // recorded already: no write on every discovery
+	}
+	if known {
 		d.log.InfoContext(ctx, "Company issuer changed; its identifier changed", "domain", host, "old", knownIssuer, "new", issuer)
 	}
 	if err := d.known.SetIssuer(ctx, knownKey, issuer); err != nil {

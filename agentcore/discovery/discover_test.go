@@ -408,3 +408,45 @@ func TestNotModifiedWithoutValidator(t *testing.T) {
 		})
 	}
 }
+
+// countingKnown is a KnownStore that counts its writes.
+type countingKnown struct {
+	*discovery.MemoryKnown
+	sets int
+}
+
+func (k *countingKnown) SetIssuer(ctx context.Context, domain, issuer string) error {
+	k.sets++
+	return k.MemoryKnown.SetIssuer(ctx, domain, issuer)
+}
+
+// TestKnownIssuerRecordedWhenItChanges: discovery records a Company's issuer (spec 3.2) the first
+// time and when it changes, not on every discovery (each tool call naming a Company discovers
+// it again, from the cache).
+func TestKnownIssuerRecordedWhenItChanges(t *testing.T) {
+	e := newEnv(t)
+	known := &countingKnown{MemoryKnown: discovery.NewMemoryKnown()}
+	d, err := discovery.New(discovery.Config{Transport: e.tr, Now: e.clk.Now, Known: known})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 3 {
+		if _, err := d.Discover(ctx, e.s.Domain); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if is, ok, _ := known.KnownIssuer(ctx, e.s.Domain); !ok || is != e.s.Issuer() || known.sets != 1 {
+		t.Fatalf("known issuer %q (%v) after %d writes; want %q written once", is, ok, known.sets, e.s.Issuer())
+	}
+	if err := known.MemoryKnown.SetIssuer(ctx, e.s.Domain, "https://old-issuer.example"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Discover(ctx, e.s.Domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if is, _, _ := known.KnownIssuer(ctx, e.s.Domain); is != e.s.Issuer() || known.sets != 2 || c.Issuer != e.s.Issuer() {
+		t.Fatalf("after the issuer changed: known %q, %d writes, Company issuer %q", is, known.sets, c.Issuer)
+	}
+}
