@@ -209,7 +209,7 @@ func (s *State) PutCacheEntry(ctx context.Context, e store.CacheEntry) error {
 func (s *State) GetCacheEntry(ctx context.Context, url string) (store.CacheEntry, error) {
 	e := store.CacheEntry{URL: url}
 	var fetched, exp sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT company, body, etag, fetched_at, expires_at FROM http_cache WHERE url = ?`, url).
+	err := s.readRow(ctx, `SELECT company, body, etag, fetched_at, expires_at FROM http_cache WHERE url = ?`, url).
 		Scan(&e.Company, &e.Body, &e.ETag, &fetched, &exp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, notFoundf("no cached response for %s", url)
@@ -496,7 +496,7 @@ func (s *State) SetSetting(ctx context.Context, key, value string) error {
 // GetSetting returns a setting, or an error matching store.ErrNotFound.
 func (s *State) GetSetting(ctx context.Context, key string) (string, error) {
 	var v string
-	err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	err := s.readRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", notFoundf("setting %q is not set", key)
 	}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,9 @@ type State struct {
 	opts   StateOptions
 	log    *slog.Logger
 	writes atomic.Int64
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // readRow's prepared statements on r, by query
 }
 
 type migration struct {
@@ -276,7 +280,41 @@ var uriPathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // Close closes the database.
 func (s *State) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	s.stmtMu.Lock()
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	return errors.Join(append(errs, s.r.Close(), s.w.Close())...)
+}
+
+// readRow is s.r.QueryRowContext with query prepared once: the reads that every tool call
+// naming a Company makes (its cached responses, its known issuer) would otherwise have SQLite
+// parse and plan their SQL each time, about a third of their cost. The statements are those
+// of this package's constant queries, so there are as many as there are such call sites.
+func (s *State) readRow(ctx context.Context, query string, args ...any) *sql.Row {
+	s.stmtMu.Lock()
+	st, ok := s.stmts[query]
+	s.stmtMu.Unlock()
+	if !ok {
+		prepared, err := s.r.PrepareContext(ctx, query)
+		if err != nil {
+			return s.r.QueryRowContext(ctx, query, args...) // reports the same error
+		}
+		s.stmtMu.Lock()
+		if st, ok = s.stmts[query]; ok {
+			prepared.Close() // another call prepared it meanwhile
+		} else {
+			if s.stmts == nil {
+				s.stmts = map[string]*sql.Stmt{}
+			}
+			s.stmts[query], st = prepared, prepared
+		}
+		s.stmtMu.Unlock()
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // Check runs SQLite's integrity_check and foreign_key_check and reports any problem.
