@@ -311,6 +311,22 @@ func (d *Description) TagCounts() []TagCount {
 	return out
 }
 
+// TagCountsByOperations is TagCounts ordered by how many operations carry each tag, most first
+// (ties by tag), sorted once per description.
+func (d *Description) TagCountsByOperations() []TagCount {
+	if d.p != nil {
+		return slices.Clone(d.p.tagsByOps)
+	}
+	return byOperations(d.TagCounts())
+}
+
+// byOperations sorts counts, ordered by tag, by operations, most first, keeping the tags' order
+// among equals.
+func byOperations(counts []TagCount) []TagCount {
+	slices.SortStableFunc(counts, func(a, b TagCount) int { return cmp.Compare(b.Operations, a.Operations) })
+	return counts
+}
+
 // TagCount is a tag with how many operations carry it.
 type TagCount struct {
 	Tag        string

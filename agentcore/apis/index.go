@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,7 +53,8 @@ type parsed struct {
 	// tag) and the tags with their counts.
 	hay       []string
 	byTag     map[string][]int
-	tagCounts []TagCount
+	tagCounts []TagCount // by tag
+	tagsByOps []TagCount // by operations, most first, then by tag
 
 	destOnce sync.Once
 	dest     *transport.Destinations
@@ -195,6 +197,7 @@ func (p *parsed) indexText() {
 		p.tagCounts = append(p.tagCounts, TagCount{Tag: t, Operations: n})
 	}
 	sort.Slice(p.tagCounts, func(i, j int) bool { return p.tagCounts[i].Tag < p.tagCounts[j].Tag })
+	p.tagsByOps = byOperations(slices.Clone(p.tagCounts))
 }
 
 // add indexes one operation.

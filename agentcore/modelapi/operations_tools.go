@@ -1,7 +1,6 @@
 package modelapi
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,25 +144,26 @@ func truncateRunes(s string, n int) string {
 }
 
 // tagLines are the first page's tags, "tag (n)", and how many tags there are (operations
-// without a tag are not one): every tag, by name, when they fit in ListTagBytes; else those with
-// the most operations (ties by name) that fit.
-func tagLines(counts []apis.TagCount) (lines []string, total int) {
-	counts = slices.DeleteFunc(counts, func(tc apis.TagCount) bool { return tc.Tag == "" })
-	line := func(tc apis.TagCount) string { return fmt.Sprintf("%s (%d)", tc.Tag, tc.Operations) }
-	size := 0
+// without a tag are not one): every tag, by name (byName), when they fit in ListTagBytes; else
+// those with the most operations that fit, in byOps's order (most first, ties by name).
+func tagLines(byName, byOps []apis.TagCount) (lines []string, total int) {
+	untagged := func(tc apis.TagCount) bool { return tc.Tag == "" }
+	counts := slices.DeleteFunc(byName, untagged)
+	// as JSON lists it: the tag, " (n)", quotes, a comma and a space
+	size := func(tc apis.TagCount) int { return len(tc.Tag) + len(strconv.Itoa(tc.Operations)) + 3 + 4 }
+	all := 0
 	for _, tc := range counts {
-		size += len(line(tc)) + 4 // quotes, comma and a space as JSON lists it
+		all += size(tc)
 	}
-	if size > ListTagBytes {
-		slices.SortStableFunc(counts, func(a, b apis.TagCount) int { return cmp.Compare(b.Operations, a.Operations) })
+	if all > ListTagBytes {
+		counts = slices.DeleteFunc(byOps, untagged)
 	}
-	size = 0
+	used := 0
 	for _, tc := range counts {
-		l := line(tc)
-		if size += len(l) + 4; size > ListTagBytes {
+		if used += size(tc); used > ListTagBytes {
 			break
 		}
-		lines = append(lines, l)
+		lines = append(lines, fmt.Sprintf("%s (%d)", tc.Tag, tc.Operations))
 	}
 	return lines, len(counts)
 }
@@ -231,7 +231,7 @@ func (t *tools) listOperations(ctx context.Context, raw json.RawMessage) *Reply 
 	data := map[string]any{"title": d.Title, "version": d.Version, "description": d.APIDescribe, "total_operations": len(d.Operations), "operations": lines}
 	tagsNote := ""
 	if start == 0 {
-		tags, total := tagLines(d.TagCounts())
+		tags, total := tagLines(d.TagCounts(), d.TagCountsByOperations())
 		if len(tags) > 0 {
 			data["tags"] = tags
 		}

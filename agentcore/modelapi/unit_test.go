@@ -2,6 +2,7 @@ package modelapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -221,7 +222,9 @@ func TestTagLines(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lines, total := tagLines(slices.Clone(tc.counts))
+			byOps := slices.Clone(tc.counts)
+			slices.SortStableFunc(byOps, func(a, b apis.TagCount) int { return cmp.Compare(b.Operations, a.Operations) })
+			lines, total := tagLines(slices.Clone(tc.counts), byOps)
 			size := 0
 			for _, l := range lines {
 				size += len(l) + 4
