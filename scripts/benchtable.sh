@@ -6,14 +6,16 @@
 # *-ratio, against a baseline its doc names, such as an empty state): package, benchmark, ratio
 # (internal/benchratio: the median of its rounds), baseline, which time it compares (cpu: the
 # process's CPU time, wall: wall time), both times where known, and why a row is noisy: rounds
-# that differ by more than 20 % (round-spread), or a wall-time row whose sides wait.
+# that differ by more than 20 % (round-spread), or a wall-time row whose sides wait; a row that
+# leaves the garbage collector out (benchratio.RunCPUCollected) says so, with what each side
+# allocates.
 set -euo pipefail
 awk '
 /^pkg: / { pkg = $2; sub(/^github.com\/poppydesk\/poppydesk\//, "", pkg) }
 /^Benchmark/ && / x-baseline/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	base = name; sub(/.*\/vs=/, "", base); sub(/\/vs=[^\/]*$/, "", name)
-	ratio = ""; ns = ""; bns = ""; cns = ""; cbns = ""; spread = ""
+	ratio = ""; ns = ""; bns = ""; cns = ""; cbns = ""; spread = ""; gcx = ""; bop = ""; bbop = ""
 	for (i = 3; i < NF; i++) {
 		if ($(i+1) == "x-baseline") ratio = $i
 		if ($(i+1) == "ns/op") ns = $i
@@ -21,11 +23,15 @@ awk '
 		if ($(i+1) == "cpu-ns/op") cns = $i
 		if ($(i+1) == "baseline-cpu-ns/op") cbns = $i
 		if ($(i+1) == "round-spread") spread = $i
+		if ($(i+1) == "gc-excluded") gcx = $i
+		if ($(i+1) == "alloc-B/op") bop = $i
+		if ($(i+1) == "baseline-alloc-B/op") bbop = $i
 	}
 	clock = "wall"
 	if (cns != "") { clock = "cpu"; ns = cns; bns = cbns }
 	note = ""
 	if (clock == "wall") note = "wall time: waits (disk, browser, another process) count"
+	if (gcx != "") note = sprintf("collector left out (large heap); allocates %.0f KB/op, baseline %.0f", bop / 1000, bbop / 1000)
 	if (spread != "" && spread + 0 > 0.2) note = sprintf("noisy: its rounds differ by %d%% (load during the run)", spread * 100)
 	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %-4s %12s %12s  %s", pkg, name, ratio, base, clock, ns, bns, note)
 }

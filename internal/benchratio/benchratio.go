@@ -3,7 +3,7 @@
 // other processes on a small machine slows both alike instead of whichever ran second.
 // `make bench` prints the ratios as one table (scripts/benchtable.sh).
 //
-// Three things keep a ratio repeatable on a shared two-core machine:
+// Four things keep a ratio repeatable on a shared two-core machine:
 //   - interleaving: each turn runs both sides, in alternating order, each side timed in a
 //     chunk of its own (one operation, or as many of a short one as take minChunk), so that
 //     reading the clocks is a small part of even a side of a few microseconds, and so that the
@@ -17,10 +17,15 @@
 //     process's CPU time (user and system, every thread: the goroutines an op starts count) is
 //     what the ratio compares, which other processes' load on the cores does not inflate the
 //     way it inflates wall time. A side that waits (a disk flush, a browser) is timed by the
-//     wall clock ([Run]).
+//     wall clock ([Run]);
+//   - no collection while a side is timed, for a benchmark whose process holds a large heap
+//     ([RunCPUCollected]): a collection of it costs more CPU than a chunk, mostly in mark
+//     workers on an otherwise idle core, and would be counted by whichever side it fell into.
 package benchratio
 
 import (
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"testing"
 	"time"
@@ -59,6 +64,41 @@ func RunCPU(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b
 	b.Run(subject+"/vs="+baseline, func(b *testing.B) { measure(b, subjectOp, baselineOp, realClocks(cpuTime() > 0)) })
 }
 
+// RunCPUCollected is RunCPU for a benchmark whose process holds a large heap (a Company's big
+// API descriptions beside Poppydesk's index of them): the garbage collector runs, untimed,
+// before each turn, so that no collection runs while a side is timed, and the ratio compares
+// the CPU time of the operations themselves. A collection of such a heap costs more CPU than a
+// chunk, most of it in mark workers on the core the operations leave idle, and whichever side's
+// chunk it fell into counted it: the ratio of a page of list_api_operations on a Graph-sized API
+// to a trivial call moved between 6.5 and 10.3 from run to run, and was 6.3–6.4 with collections
+// made rare (GOGC=800). What the collector would cost each side grows with what it allocates,
+// which the sub-benchmark reports beside the ratio (alloc-B/op, baseline-alloc-B/op); its
+// metric gc-excluded says that the collector's work is left out (scripts/benchtable.sh notes
+// it).
+func RunCPUCollected(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
+	b.Helper()
+	b.Run(subject+"/vs="+baseline, func(b *testing.B) {
+		clk := realClocks(cpuTime() > 0)
+		clk.collect = func() {
+			b.StopTimer()
+			runtime.GC()
+			b.StartTimer()
+		}
+		clk.allocated = allocatedBytes
+		measure(b, subjectOp, baselineOp, clk)
+	})
+}
+
+// allocatedBytes is how many bytes the process has allocated on the heap so far.
+func allocatedBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
 // CPUTime is the process's CPU time so far (user and system, every thread), for a benchmark
 // that times CPU itself; a system where it cannot be read fails the benchmark.
 func CPUTime(b *testing.B) time.Duration {
@@ -73,6 +113,7 @@ func CPUTime(b *testing.B) time.Duration {
 type side struct {
 	ops       int
 	wall, cpu time.Duration
+	bytes     uint64 // allocated, when clocks.allocated is set
 }
 
 // chunk is how many operations of a side that took d once are timed together: enough that a
@@ -115,6 +156,10 @@ func calibrate(b *testing.B, op func(*testing.B), clk clocks) int {
 type clocks struct {
 	wall func() time.Duration // time since some fixed instant
 	cpu  func() time.Duration // nil: the ratio compares wall time
+	// collect, when set, runs before each turn, untimed (RunCPUCollected), and allocated
+	// counts the bytes each side allocates.
+	collect   func()
+	allocated func() uint64
 }
 
 // realClocks are the real clocks, with the process's CPU time when useCPU.
@@ -140,6 +185,10 @@ func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks)
 	}
 	timed := func(op func(*testing.B), n int, into *side) {
 		var c0 time.Duration
+		var a0 uint64
+		if clk.allocated != nil {
+			a0 = clk.allocated()
+		}
 		if clk.cpu != nil {
 			c0 = clk.cpu()
 		}
@@ -150,6 +199,9 @@ func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks)
 		into.wall += clk.wall() - t
 		if clk.cpu != nil {
 			into.cpu += clk.cpu() - c0
+		}
+		if clk.allocated != nil {
+			into.bytes += clk.allocated() - a0
 		}
 		into.ops += n
 	}
@@ -162,6 +214,9 @@ func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks)
 		ns, nb := ks, kb
 		if left := b.N - i; left < step {
 			ns, nb = max(ks*left/step, 1), max(kb*left/step, 1)
+		}
+		if clk.collect != nil {
+			clk.collect()
 		}
 		if turn%2 == 0 {
 			timed(subjectOp, ns, &s[r])
@@ -176,8 +231,8 @@ func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks)
 	var ts, tb side
 	var ratios []float64
 	for r := range rounds {
-		ts.ops, ts.wall, ts.cpu = ts.ops+s[r].ops, ts.wall+s[r].wall, ts.cpu+s[r].cpu
-		tb.ops, tb.wall, tb.cpu = tb.ops+bs[r].ops, tb.wall+bs[r].wall, tb.cpu+bs[r].cpu
+		ts.ops, ts.wall, ts.cpu, ts.bytes = ts.ops+s[r].ops, ts.wall+s[r].wall, ts.cpu+s[r].cpu, ts.bytes+s[r].bytes
+		tb.ops, tb.wall, tb.cpu, tb.bytes = tb.ops+bs[r].ops, tb.wall+bs[r].wall, tb.cpu+bs[r].cpu, tb.bytes+bs[r].bytes
 		if s[r].ops == 0 || bs[r].ops == 0 {
 			continue
 		}
@@ -200,6 +255,13 @@ func measure(b *testing.B, subjectOp, baselineOp func(b *testing.B), clk clocks)
 		if tb.cpu > 0 {
 			b.ReportMetric(float64(tb.ops)/tb.cpu.Seconds(), "baseline-ops/cpu-s")
 		}
+	}
+	if clk.allocated != nil {
+		b.ReportMetric(float64(ts.bytes)/float64(max(ts.ops, 1)), "alloc-B/op")
+		b.ReportMetric(float64(tb.bytes)/float64(max(tb.ops, 1)), "baseline-alloc-B/op")
+	}
+	if clk.collect != nil {
+		b.ReportMetric(1, "gc-excluded")
 	}
 	if len(ratios) > 0 {
 		slices.Sort(ratios)

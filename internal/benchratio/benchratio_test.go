@@ -106,3 +106,37 @@ func TestMeasureChunksEachSide(t *testing.T) {
 		})
 	}
 }
+
+// TestMeasureCollects: with collect set, it runs before every turn (not inside a side's timing)
+// and each side's allocation is reported per operation, with gc-excluded.
+func TestMeasureCollects(t *testing.T) {
+	var now time.Duration
+	var allocated uint64
+	collections, turns := 0, 0
+	inSide := false
+	clk := clocks{
+		wall: func() time.Duration { return now },
+		cpu:  func() time.Duration { return now },
+		collect: func() {
+			if inSide {
+				t.Error("collected while a side was timed")
+			}
+			collections++
+		},
+		allocated: func() uint64 { return allocated },
+	}
+	res := testing.Benchmark(func(b *testing.B) {
+		collections, turns = 0, 0
+		measure(b, func(*testing.B) { inSide = true; now += time.Millisecond; allocated += 1000; inSide = false },
+			func(*testing.B) { turns++; now += 2 * time.Millisecond; allocated += 10 }, clk)
+	})
+	if collections == 0 || collections > turns {
+		t.Errorf("%d collections in %d turns; want one per turn", collections, turns)
+	}
+	if res.Extra["alloc-B/op"] != 1000 || res.Extra["baseline-alloc-B/op"] != 10 || res.Extra["gc-excluded"] != 1 {
+		t.Errorf("metrics %v", res.Extra)
+	}
+	if x := res.Extra["x-baseline"]; x < 0.4999 || x > 0.5001 {
+		t.Errorf("x-baseline %.4f, want 0.5", x)
+	}
+}
