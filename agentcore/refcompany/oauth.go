@@ -1,6 +1,7 @@
 package refcompany
 
 import (
+	"container/heap"
 	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
@@ -62,7 +63,7 @@ type authServer struct {
 	devices   map[string]*deviceReq
 	userCodes map[string]string // user_code -> device_code
 	pending   map[string]*authRequest
-	jtis      map[string]time.Time // client assertion and DPoP proof jti -> expiry
+	jtis      replayCache // client assertion and DPoP proof jtis until they expire
 	atInfo    map[string]tokenInfo
 	resources map[string]bool
 	clients   map[string]*clientInfo
@@ -116,7 +117,7 @@ func (s *Server) auth() *authServer { return s.authState() }
 
 func newAuthServer() *authServer {
 	return &authServer{codes: map[string]*authCode{}, grants: map[string]*grant{}, devices: map[string]*deviceReq{},
-		userCodes: map[string]string{}, pending: map[string]*authRequest{}, jtis: map[string]time.Time{}, atInfo: map[string]tokenInfo{},
+		userCodes: map[string]string{}, pending: map[string]*authRequest{}, atInfo: map[string]tokenInfo{},
 		resources: map[string]bool{}, clients: map[string]*clientInfo{}, nonce: randID(16)}
 }
 
@@ -332,16 +333,55 @@ func (s *Server) authenticate(r *http.Request) (*clientInfo, *oauthError) {
 func (a *authServer) useJTI(key string, exp, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for k, e := range a.jtis {
-		if now.After(e) {
-			delete(a.jtis, k)
+	return a.jtis.use(key, exp, now)
+}
+
+// replayCache holds the jtis seen until they expire: by key, and in a heap by expiry, so that
+// each use removes the expired ones in O(log n) each rather than scanning them all (a scan on
+// every use made each sign-in or refresh slower the more had come before).
+type replayCache struct {
+	until map[string]time.Time
+	queue expiryHeap
+}
+
+// use records key until exp and reports whether it was new; it first forgets what expired
+// before now.
+func (c *replayCache) use(key string, exp, now time.Time) bool {
+	for len(c.queue) > 0 && now.After(c.queue[0].exp) {
+		e := heap.Pop(&c.queue).(expiring)
+		if c.until[e.key].Equal(e.exp) {
+			delete(c.until, e.key)
 		}
 	}
-	if _, seen := a.jtis[key]; seen {
+	if _, seen := c.until[key]; seen {
 		return false
 	}
-	a.jtis[key] = exp
+	if c.until == nil {
+		c.until = map[string]time.Time{}
+	}
+	c.until[key] = exp
+	heap.Push(&c.queue, expiring{key: key, exp: exp})
 	return true
+}
+
+// expiring is a key with its expiry.
+type expiring struct {
+	key string
+	exp time.Time
+}
+
+// expiryHeap is a container/heap of expiring keys, the soonest first.
+type expiryHeap []expiring
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].exp.Before(h[j].exp) }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiring)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 // redirectMatches compares a requested redirect_uri with the registered ones exactly, except
