@@ -2,7 +2,7 @@
 # Runs the benchmarks of every package (BENCHTIME per benchmark, default 2s, so that each ratio
 # is the median of several rounds of many interleaved iterations: internal/benchratio; the
 # browser join and the window's start in Chromium, about a second per op, E2E_BENCHTIME, default
-# 5x), with the real keyring and headless Chromium, then prints the ratios against their
+# 10x), with the real keyring and headless Chromium, then prints the ratios against their
 # baselines as one table (scripts/benchtable.sh), which marks the noisy rows. Full output:
 # out/bench.log. BENCH_SHORT=1 (make test) runs each benchmark briefly (20x, 1x in Chromium)
 # with -short, which leaves out the ten-times long history: it checks that every benchmark
@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p out
 benchtime=${BENCHTIME:-2s}
-e2etime=${E2E_BENCHTIME:-5x}
+e2etime=${E2E_BENCHTIME:-10x}
 short=()
 if [ "${BENCH_SHORT:-}" = 1 ]; then
 	benchtime=${BENCHTIME:-20x}
