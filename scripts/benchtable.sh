@@ -31,7 +31,7 @@ awk '
 	if (cns != "") { clock = "cpu"; ns = cns; bns = cbns }
 	note = ""
 	if (clock == "wall") note = "wall time: waits (disk, browser, another process) count"
-	if (gcx != "") note = sprintf("collector left out (large heap); allocates %.0f KB/op, baseline %.0f", bop / 1000, bbop / 1000)
+	if (gcx != "") note = sprintf("collector left out; allocates %.0f KB/op, baseline %.0f", bop / 1000, bbop / 1000)
 	if (spread != "" && spread + 0 > 0.2) note = sprintf("noisy: its rounds differ by %d%% (load during the run)", spread * 100)
 	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %-4s %12s %12s  %s", pkg, name, ratio, base, clock, ns, bns, note)
 }

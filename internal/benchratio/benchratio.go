@@ -18,9 +18,10 @@
 //     what the ratio compares, which other processes' load on the cores does not inflate the
 //     way it inflates wall time. A side that waits (a disk flush, a browser) is timed by the
 //     wall clock ([Run]);
-//   - no collection while a side is timed, for a benchmark whose process holds a large heap
-//     ([RunCPUCollected]): a collection of it costs more CPU than a chunk, mostly in mark
-//     workers on an otherwise idle core, and would be counted by whichever side it fell into.
+//   - no collection while a side is timed, for a benchmark whose process holds a large heap or
+//     whose operations wait for another process ([RunCPUCollected]): a collection's mark
+//     workers take the cores the operations leave idle, and it would be counted by whichever
+//     side it fell into.
 package benchratio
 
 import (
@@ -65,16 +66,18 @@ func RunCPU(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b
 }
 
 // RunCPUCollected is RunCPU for a benchmark whose process holds a large heap (a Company's big
-// API descriptions beside Poppydesk's index of them): the garbage collector runs, untimed,
-// before each turn, so that no collection runs while a side is timed, and the ratio compares
-// the CPU time of the operations themselves. A collection of such a heap costs more CPU than a
-// chunk, most of it in mark workers on the core the operations leave idle, and whichever side's
-// chunk it fell into counted it: the ratio of a page of list_api_operations on a Graph-sized API
-// to a trivial call moved between 6.5 and 10.3 from run to run, and was 6.3–6.4 with collections
-// made rare (GOGC=800). What the collector would cost each side grows with what it allocates,
-// which the sub-benchmark reports beside the ratio (alloc-B/op, baseline-alloc-B/op); its
-// metric gc-excluded says that the collector's work is left out (scripts/benchtable.sh notes
-// it).
+// API descriptions beside Poppydesk's index of them) or whose operations wait for another
+// process (the keyring, over D-Bus): the garbage collector runs, untimed, before each turn, so
+// that no collection runs while a side is timed, and the ratio compares the CPU time of the
+// operations themselves. A collection's mark workers take whatever core the operations leave
+// idle, so what a collection costs in CPU time depends on how much the operations wait, and
+// whichever side's chunk it fell into counted it: the ratio of a page of list_api_operations on
+// a Graph-sized API to a trivial call moved between 6.5 and 10.3 from run to run, and was
+// 6.3–6.4 with collections made rare (GOGC=800); a refresh against a metadata GET, whose rounds
+// differed by 30–50 %, 12–15 % with them rare. What the collector would cost each side grows
+// with what it allocates, which the sub-benchmark reports beside the ratio (alloc-B/op,
+// baseline-alloc-B/op); its metric gc-excluded says that the collector's work is left out
+// (scripts/benchtable.sh notes it).
 func RunCPUCollected(b *testing.B, subject, baseline string, subjectOp, baselineOp func(b *testing.B)) {
 	b.Helper()
 	b.Run(subject+"/vs="+baseline, func(b *testing.B) {
