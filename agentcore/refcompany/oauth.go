@@ -1,7 +1,6 @@
 package refcompany
 
 import (
-	"container/heap"
 	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,6 +19,9 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
+
+	"github.com/poppydesk/poppydesk/agentcore/sessioncheck"
+	"github.com/poppydesk/poppydesk/internal/replay"
 )
 
 // Faults of the authorization server (spec 4). They are listed in Faults (server.go), so
@@ -63,7 +65,7 @@ type authServer struct {
 	devices   map[string]*deviceReq
 	userCodes map[string]string // user_code -> device_code
 	pending   map[string]*authRequest
-	jtis      replayCache // client assertion and DPoP proof jtis until they expire
+	jtis      *replay.Cache // client assertion and DPoP proof jtis until they expire (as many as a Session check keeps)
 	atInfo    map[string]tokenInfo
 	resources map[string]bool
 	clients   map[string]*clientInfo
@@ -118,7 +120,7 @@ func (s *Server) auth() *authServer { return s.authState() }
 func newAuthServer() *authServer {
 	return &authServer{codes: map[string]*authCode{}, grants: map[string]*grant{}, devices: map[string]*deviceReq{},
 		userCodes: map[string]string{}, pending: map[string]*authRequest{}, atInfo: map[string]tokenInfo{},
-		resources: map[string]bool{}, clients: map[string]*clientInfo{}, nonce: randID(16)}
+		resources: map[string]bool{}, clients: map[string]*clientInfo{}, nonce: randID(16), jtis: replay.New(sessioncheck.DefaultMaxJTIs)}
 }
 
 func randID(n int) string {
@@ -324,64 +326,17 @@ func (s *Server) authenticate(r *http.Request) (*clientInfo, *oauthError) {
 		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion must be short-lived (at most 5 minutes) and not issued in the future (spec 4.1)")
 	}
 	if !s.auth().useJTI("ca:"+cl.Iss+":"+cl.Jti, time.Unix(*cl.Exp, 0).Add(clockSkew), now) {
-		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion's jti was used before (RFC 7523 §3)")
+		return nil, oerr(http.StatusUnauthorized, "invalid_client", "the client assertion's jti was used before (RFC 7523 §3), or the assertion is older than the Company's full replay cache still covers; sign a fresh assertion")
 	}
 	return ci, nil
 }
 
-// useJTI records a jti until exp; false when it was seen before.
+// useJTI records a jti until exp (the replay cache, internal/replay); false when it was seen
+// before, or when the cache is full and its token as old as one it had to forget.
 func (a *authServer) useJTI(key string, exp, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.jtis.use(key, exp, now)
-}
-
-// replayCache holds the jtis seen until they expire: by key, and in a heap by expiry, so that
-// each use removes the expired ones in O(log n) each rather than scanning them all (a scan on
-// every use made each sign-in or refresh slower the more had come before).
-type replayCache struct {
-	until map[string]time.Time
-	queue expiryHeap
-}
-
-// use records key until exp and reports whether it was new; it first forgets what expired
-// before now.
-func (c *replayCache) use(key string, exp, now time.Time) bool {
-	for len(c.queue) > 0 && now.After(c.queue[0].exp) {
-		e := heap.Pop(&c.queue).(expiring)
-		if c.until[e.key].Equal(e.exp) {
-			delete(c.until, e.key)
-		}
-	}
-	if _, seen := c.until[key]; seen {
-		return false
-	}
-	if c.until == nil {
-		c.until = map[string]time.Time{}
-	}
-	c.until[key] = exp
-	heap.Push(&c.queue, expiring{key: key, exp: exp})
-	return true
-}
-
-// expiring is a key with its expiry.
-type expiring struct {
-	key string
-	exp time.Time
-}
-
-// expiryHeap is a container/heap of expiring keys, the soonest first.
-type expiryHeap []expiring
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].exp.Before(h[j].exp) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiring)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+	return a.jtis.Use(key, exp, now) == replay.Fresh
 }
 
 // redirectMatches compares a requested redirect_uri with the registered ones exactly, except
@@ -579,7 +534,7 @@ func (s *Server) verifyProof(proof, method, htu, accessToken string) (string, st
 	case iat.Before(now.Add(-clockSkew)) || iat.After(now.Add(clockSkew)):
 		return "", "", errors.New("the DPoP proof's iat is not recent")
 	case c.Jti == "" || !s.auth().useJTI("dpop:"+c.Jti, now.Add(2*clockSkew), now):
-		return "", "", errors.New("the DPoP proof's jti is missing or was used before")
+		return "", "", errors.New("the DPoP proof's jti is missing or was used before (or the proof is older than the Company's full replay cache still covers)")
 	}
 	if accessToken != "" {
 		sum := sha256.Sum256([]byte(accessToken))

@@ -1,7 +1,6 @@
 package sessioncheck
 
 import (
-	"container/heap"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -26,6 +25,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jws/jwsbb"
 	"github.com/poppydesk/poppydesk/agentcore/headers"
+	"github.com/poppydesk/poppydesk/internal/replay"
 )
 
 // Token types (spec 5.2).
@@ -150,51 +150,15 @@ type Verifier struct {
 	dlgs      map[string]*dlgEntry
 	sessions  map[sessKey]*record
 	ended     map[sessKey]time.Time // when it may be forgotten
-	jtis      map[string]time.Time  // iss\x00jti → when it may be forgotten
-	jtiOrder  jtiHeap               // the same, soonest forgotten first
-	jtiFloor  time.Time             // a JWT forgotten at or before this is refused (MaxJTIs)
+	jtis      *replay.Cache         // iss\x00jti, until the JWT may be forgotten (MaxJTIs)
 	lastPrune time.Time
-}
-
-// jtiEntry is a remembered jti and when it may be forgotten.
-type jtiEntry struct {
-	forget time.Time
-	key    string
-}
-
-// jtiHeap orders the replay cache by when each jti may be forgotten (container/heap).
-type jtiHeap []jtiEntry
-
-func (h jtiHeap) Len() int           { return len(h) }
-func (h jtiHeap) Less(i, j int) bool { return h[i].forget.Before(h[j].forget) }
-func (h jtiHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *jtiHeap) Push(x any)        { *h = append(*h, x.(jtiEntry)) }
-func (h *jtiHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }
 
 // JTIs reports how many jtis the replay cache holds.
 func (v *Verifier) JTIs() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return len(v.jtis)
-}
-
-// rememberJTI records key until forget, within MaxJTIs: expired jtis go first, then, when the
-// cache is still full, the one forgotten soonest, which raises jtiFloor to its time.
-func (v *Verifier) rememberJTI(key string, forget, now time.Time) {
-	for len(v.jtis) >= v.cfg.MaxJTIs && len(v.jtiOrder) > 0 {
-		e := heap.Pop(&v.jtiOrder).(jtiEntry)
-		delete(v.jtis, e.key)
-		if now.Before(e.forget) && e.forget.After(v.jtiFloor) {
-			v.jtiFloor = e.forget
-		}
-	}
-	v.jtis[key] = forget
-	heap.Push(&v.jtiOrder, jtiEntry{forget: forget, key: key})
+	return v.jtis.Len()
 }
 
 type sessKey struct{ clientID, sid string }
@@ -246,7 +210,7 @@ func New(cfg Config) *Verifier {
 		dlgs:     map[string]*dlgEntry{},
 		sessions: map[sessKey]*record{},
 		ended:    map[sessKey]time.Time{},
-		jtis:     map[string]time.Time{},
+		jtis:     replay.New(cfg.MaxJTIs),
 	}
 }
 
@@ -415,10 +379,10 @@ func (v *Verifier) lookup(iss, sid, sub, agentID, jti, version, extKey string, e
 	v.pruneLocked(now)
 	jk := iss + "\x00" + jti
 	forget := iat.Add(v.cfg.Window + time.Second)
-	if _, seen := v.jtis[jk]; seen {
+	switch v.jtis.Check(jk, forget, now) {
+	case replay.Seen:
 		return nil, invalid("this Session JWT's jti was already used; sign a fresh Session JWT for every request (spec 5.2, 5.3)")
-	}
-	if !forget.After(v.jtiFloor) {
+	case replay.Forgotten:
 		return nil, invalid("this Session JWT is older than the Company's replay cache still covers (it is full); sign a fresh Session JWT and send the request again (spec 5.3)")
 	}
 	k := sessKey{iss, sid}
@@ -442,7 +406,7 @@ func (v *Verifier) lookup(iss, sid, sub, agentID, jti, version, extKey string, e
 		v.sessions[k] = rec
 	}
 	rec.lastSeen = now
-	v.rememberJTI(jk, forget, now)
+	v.jtis.Remember(jk, forget, now)
 	out := make(map[string]string, len(rec.extensions))
 	for n, ver := range rec.extensions {
 		out[n] = ver
@@ -455,9 +419,6 @@ func (v *Verifier) pruneLocked(now time.Time) {
 		return
 	}
 	v.lastPrune = now
-	for len(v.jtiOrder) > 0 && now.After(v.jtiOrder[0].forget) {
-		delete(v.jtis, heap.Pop(&v.jtiOrder).(jtiEntry).key)
-	}
 	for k, t := range v.ended {
 		if now.After(t) {
 			delete(v.ended, k)
