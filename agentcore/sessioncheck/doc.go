@@ -25,7 +25,9 @@
 //     List by agentcore/headers (the codec the Personal Agent writes with); an unparseable field
 //     declares no extensions, and members that are not a String with a String "v" parameter are
 //     ignored.
-//  6. A reused jti is rejected (spec 5.3 "Replayed JWTs", optional there).
+//  6. A reused jti is rejected (spec 5.3 "Replayed JWTs", optional there), from a replay cache
+//     bounded by Config.MaxJTIs (internal/replay, which the reference Company's authorization
+//     server uses too for client assertions and DPoP proofs).
 //  7. Spec 5.3 step 4 and 5.5: the Session is looked up by (client_id, sid). An ended sid gets
 //     session_ended; an unknown sid starts a Session; a known sid must carry the same sub and
 //     agent_id. Strictness choice: a known sid must also carry the same Poppy-Version and the
