@@ -59,9 +59,10 @@ func (h *Host) browserEngine() (*engine.Engine, browserjoin.StatusFunc) {
 func (h *Host) startWork(context.Context) error {
 	// The exchange log back within its window (30 days, 200 MiB), beside the window and the
 	// recovery below: after weeks unused this deletes many rows, so it begins once the window's
-	// first screen has had its start (catchUpDelay) and goes in bounded steps
-	// (vault.State.PruneExchangesStep), pausing after each for as long as it took, so that no
-	// call and no screen waits for it and it takes at most half of a core.
+	// first screen has had its start (CatchUpDelay) and goes in bounded steps
+	// (vault.State.PruneExchangesStep), pausing after each for as long as it took, so that a
+	// call or a screen waits at most one step for it (BenchmarkCallsDuringCatchUp) and it takes
+	// at most half of a core.
 	if err := h.life.Go("exchange log catch-up", func(ctx context.Context) {
 		defer close(h.caughtUp)
 		if h.state != nil {
@@ -88,8 +89,9 @@ func (h *Host) startWork(context.Context) error {
 	})
 }
 
-// catchUpDelay is how long after its start the Host begins the exchange log's catch-up.
-const catchUpDelay = 2 * time.Second
+// CatchUpDelay is how long after its start the Host begins the exchange log's catch-up: the
+// window's first screen comes before it.
+const CatchUpDelay = 2 * time.Second
 
 // catchUp prunes the exchange log to its window in paced steps, until nothing is left or ctx ends.
 func (h *Host) catchUp(ctx context.Context) {
@@ -99,7 +101,7 @@ func (h *Host) catchUp(ctx context.Context) {
 			h.log.Info("the exchange log was kept within its window", "removed", removed)
 		}
 	}()
-	pause := catchUpDelay
+	pause := CatchUpDelay
 	for {
 		select {
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -216,4 +217,68 @@ func BenchmarkStartLongHistory(b *testing.B) {
 	b.ReportMetric(ms(fBig), "long-first-ms")
 	b.ReportMetric(ms(tEmpty), "empty-window-ms")
 	b.ReportMetric(ms(tBig), "long-window-ms")
+}
+
+// BenchmarkCallsDuringCatchUp: what the start-up catch-up of a long-unused exchange log costs
+// the calls made beside it. A Host starts over the ten-times long history (the long history
+// with -short), whose exchange log is months outside its window; once its catch-up has begun
+// (app.CatchUpDelay), each iteration makes a write (a setting: one write transaction, what an
+// approval's transition and a batch of recorded exchanges each are) and the Inspector
+// timeline's read (the newest 200 exchanges, without bodies) while the catch-up deletes most of
+// the log in steps; after the catch-up has finished, the same calls are made as many times
+// again. write-during-catchup-ratio and read-during-catchup-ratio are the mean time of a call
+// during the catch-up over after it (wall time: a call waits for the write lock a step holds).
+func BenchmarkCallsDuringCatchUp(b *testing.B) {
+	times := 10
+	if testing.Short() {
+		times = 1
+	}
+	f := apptest.LongHistoryTimes(b, times)
+	ctx := context.Background()
+	h, err := app.New(ctx, f.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.CloseWithin(app.ShutdownGrace)
+	caughtUp := make(chan error, 1)
+	go func() { caughtUp <- h.WaitCaughtUp(ctx) }()
+	st := h.State()
+	call := func(i int) (write, read time.Duration) {
+		began := time.Now()
+		if err := st.SetSetting(ctx, "bench.catchup", strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+		wrote := time.Now()
+		if _, err := st.ListExchanges(ctx, vault.ExchangeQuery{Newest: true, NoBodies: true, Limit: 200}); err != nil {
+			b.Fatal(err)
+		}
+		return wrote.Sub(began), time.Since(wrote)
+	}
+	time.Sleep(app.CatchUpDelay + 100*time.Millisecond)
+	var wDuring, rDuring time.Duration
+	i := 0
+	for b.Loop() {
+		w, r := call(i)
+		wDuring, rDuring, i = wDuring+w, rDuring+r, i+1
+	}
+	select {
+	case <-caughtUp:
+		b.Fatalf("the catch-up finished before the %d calls made beside it did: the figures would not be of calls during it", i)
+	default:
+	}
+	if err := <-caughtUp; err != nil {
+		b.Fatal(err)
+	}
+	var wAfter, rAfter time.Duration
+	for j := range i {
+		w, r := call(j)
+		wAfter, rAfter = wAfter+w, rAfter+r
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 / float64(i) }
+	b.ReportMetric(float64(wDuring)/float64(wAfter), "write-during-catchup-ratio")
+	b.ReportMetric(float64(rDuring)/float64(rAfter), "read-during-catchup-ratio")
+	b.ReportMetric(us(wDuring), "write-during-us")
+	b.ReportMetric(us(wAfter), "write-after-us")
+	b.ReportMetric(us(rDuring), "read-during-us")
+	b.ReportMetric(us(rAfter), "read-after-us")
 }
