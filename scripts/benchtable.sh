@@ -46,7 +46,7 @@ awk '
 	}
 	rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %-4s %12s %12s", pkg, name, ratio, "plain + bare signature(s)", "wall", ns, pns + sns)
 }
-/^Benchmark/ && /-ratio( |$)/ {
+/^Benchmark/ && /-ratio([ \t]|$)/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	for (i = 3; i < NF; i++) {
 		if ($(i+1) ~ /-ratio$/) rows[++n] = sprintf("%-22s %-58s %9sx  %-26s %-4s %12s %12s  %s", pkg, name "/" $(i+1), $i, "its doc (same run)", "wall", "", "", "one figure per run: repeat runs to see its spread")
