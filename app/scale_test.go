@@ -227,7 +227,8 @@ func BenchmarkStartLongHistory(b *testing.B) {
 // timeline's read (the newest 200 exchanges, without bodies) while the catch-up deletes most of
 // the log in steps; after the catch-up has finished, the same calls are made as many times
 // again. write-during-catchup-ratio and read-during-catchup-ratio are the mean time of a call
-// during the catch-up over after it (wall time: a call waits for the write lock a step holds).
+// during the catch-up over after it (wall time: a call waits for the write lock a step holds);
+// write-during-longest-ms the longest write during it.
 func BenchmarkCallsDuringCatchUp(b *testing.B) {
 	times := 10
 	if testing.Short() {
@@ -239,7 +240,11 @@ func BenchmarkCallsDuringCatchUp(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.CloseWithin(app.ShutdownGrace)
+	defer func() {
+		if err := h.CloseWithin(app.ShutdownGrace); err != nil {
+			b.Error(err)
+		}
+	}()
 	caughtUp := make(chan error, 1)
 	go func() { caughtUp <- h.WaitCaughtUp(ctx) }()
 	st := h.State()
@@ -255,11 +260,11 @@ func BenchmarkCallsDuringCatchUp(b *testing.B) {
 		return wrote.Sub(began), time.Since(wrote)
 	}
 	time.Sleep(app.CatchUpDelay + 100*time.Millisecond)
-	var wDuring, rDuring time.Duration
+	var wDuring, rDuring, wLongest time.Duration
 	i := 0
 	for b.Loop() {
 		w, r := call(i)
-		wDuring, rDuring, i = wDuring+w, rDuring+r, i+1
+		wDuring, rDuring, wLongest, i = wDuring+w, rDuring+r, max(wLongest, w), i+1
 	}
 	select {
 	case <-caughtUp:
@@ -279,6 +284,7 @@ func BenchmarkCallsDuringCatchUp(b *testing.B) {
 	b.ReportMetric(float64(rDuring)/float64(rAfter), "read-during-catchup-ratio")
 	b.ReportMetric(us(wDuring), "write-during-us")
 	b.ReportMetric(us(wAfter), "write-after-us")
+	b.ReportMetric(float64(wLongest.Microseconds())/1000, "write-during-longest-ms")
 	b.ReportMetric(us(rDuring), "read-during-us")
 	b.ReportMetric(us(rAfter), "read-after-us")
 }
