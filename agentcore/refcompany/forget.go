@@ -4,12 +4,14 @@ import "strings"
 
 // ForgetFinished drops what the reference Company keeps of finished work, so that a long-running
 // test (the soak test) measures Poppydesk's memory rather than the Company's: the given orders
-// with the operations on them and their ledger entries, and every closed conversation with its
-// accepted messages and invitations. Work in progress is kept. It returns how many records went.
+// with the operations on them, their ledger entries and the approvals received for them
+// (ApprovalsReceived), and every closed conversation with its accepted messages and invitations.
+// Work in progress is kept. It returns how many records went.
 func (s *Server) ForgetFinished(orders ...string) int {
 	n := 0
 	st := s.ops()
 	st.mu.Lock()
+	gone := map[string]bool{} // operation IDs
 	for _, id := range orders {
 		if _, ok := st.orders[id]; ok {
 			delete(st.orders, id)
@@ -19,6 +21,7 @@ func (s *Server) ForgetFinished(orders ...string) int {
 			if op.Performed != nil && strings.Contains(op.Action+"|", "|"+id+"|") {
 				delete(st.byAction, op.Action)
 				delete(st.ops, opID)
+				gone[opID] = true
 				n++
 			}
 		}
@@ -37,6 +40,16 @@ func (s *Server) ForgetFinished(orders ...string) int {
 	}
 	clear(st.ledger[len(kept):])
 	st.ledger = kept
+	received := st.received[:0]
+	for _, r := range st.received {
+		if gone[r.OperationID] {
+			n++
+			continue
+		}
+		received = append(received, r)
+	}
+	clear(st.received[len(received):])
+	st.received = received
 	st.mu.Unlock()
 
 	a := s.agent()
