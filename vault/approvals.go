@@ -180,12 +180,25 @@ func (s *State) ListApprovalsPage(ctx context.Context, q store.ApprovalQuery) ([
 		list, vals := inList(q.NotStates)
 		where, args = append(where, "state NOT IN "+list), append(args, vals...)
 	}
+	if q.Company != "" {
+		where, args = append(where, "company = ?"), append(args, q.Company)
+	}
+	from := "approvals"
+	if q.OperationID != "" {
+		// The operation's revisions by the approval_revisions_operation index (migration 10, the
+		// same expression), then their approvals by primary key: without INDEXED BY, SQLite may
+		// read every approval of the Company or in the states instead, which grows with the
+		// history.
+		from = "approvals INDEXED BY sqlite_autoindex_approvals_1"
+		where = append(where, "id IN (SELECT approval_id FROM approval_revisions WHERE json_extract(operation, '$.operation_id') = ?)")
+		args = append(args, q.OperationID)
+	}
 	if q.BeforeID != "" {
 		at := q.BeforeCreated.UnixNano()
 		where = append(where, "(created_at < ? OR created_at = ? AND id < ?)")
 		args = append(args, at, at, q.BeforeID)
 	}
-	query := `SELECT ` + approvalCols + ` FROM approvals`
+	query := `SELECT ` + approvalCols + ` FROM ` + from
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}

@@ -97,8 +97,10 @@
 // one row kept by triggers (migration 9), so when nothing is out of the window pruning reads an
 // index entry and that row and writes nothing, however large the rest of the database. Long lists are read a page at a time on
 // indexes (migration 0005): [State.ListApprovalsPage] is keyset paging newest first over
-// (created_at, id), with a page's revisions in one query; a Company's conversations come from
-// (company, updated_at).
+// (created_at, id), with a page's revisions in one query, and the approvals of one operation
+// (ApprovalQuery.OperationID, what the approval queue reads to propose or approve it, Operations
+// 3) come by an index on their revisions' operation_id (migration 10), not from every finished
+// approval; a Company's conversations come from (company, updated_at).
 //
 // The keyring code is hand-written over go-keyring because no maintained library adds timeouts,
 // caching and an index to it; SQL is written directly against database/sql, as the schema is small.

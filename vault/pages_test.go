@@ -12,9 +12,9 @@ import (
 	"github.com/poppydesk/poppydesk/agentcore/store"
 )
 
-// TestApprovalPages: pages of approvals, newest first, filtered by state and continued after the
-// last of the previous page, the same from the vault and from the in-memory store; each with its
-// revisions.
+// TestApprovalPages: pages of approvals, newest first, filtered by state, Company and operation
+// and continued after the last of the previous page, the same from the vault and from the
+// in-memory store; each with its revisions.
 func TestApprovalPages(t *testing.T) {
 	ctx := context.Background()
 	mem := store.NewMemoryApprovals()
@@ -30,9 +30,11 @@ func TestApprovalPages(t *testing.T) {
 				Request: json.RawMessage(`{}`), State: states[i%len(states)], Created: t0.Add(time.Duration(i/2) * time.Minute)}
 			for r := 1; r <= 1+i%2; r++ {
 				if r == 1 {
-					must(t, st.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: json.RawMessage(`{"r":1}`), Received: t0}))
+					// The operation_id is ap-NN's NN%4; "op-1" also appears as another field's value.
+					op := fmt.Sprintf(`{"r":1,"operation_id":"op-%d","note":"op-1"}`, i%4)
+					must(t, st.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: json.RawMessage(op), Received: t0}))
 				} else {
-					must(t, st.AddRevision(ctx, a.ID, store.Revision{Revision: 2, Operation: json.RawMessage(`{"r":2}`), Received: t0}, a.State))
+					must(t, st.AddRevision(ctx, a.ID, store.Revision{Revision: 2, Operation: json.RawMessage(`{"r":2,"operation_id":"op-later"}`), Received: t0}, a.State))
 				}
 			}
 			// ap-NN gets NN%3 decisions: "note", then "approve", each a step to the same state.
@@ -79,6 +81,12 @@ func TestApprovalPages(t *testing.T) {
 				{"all", store.ApprovalQuery{Limit: 7}, ids(24, 0, nil)},
 				{"pending", store.ApprovalQuery{States: []string{"pending"}, Limit: 2}, ids(24, 0, func(i int) bool { return i%5 == 0 })},
 				{"decided", store.ApprovalQuery{NotStates: []string{"pending", "outcome_unknown"}, Limit: 4}, ids(24, 0, func(i int) bool { return i%5 != 0 && i%5 != 4 })},
+				{"an operation's", store.ApprovalQuery{OperationID: "op-1", Limit: 2}, ids(24, 0, func(i int) bool { return i%4 == 1 })},
+				{"an operation's by a later revision", store.ApprovalQuery{OperationID: "op-later", Limit: 5}, ids(24, 0, func(i int) bool { return i%2 == 1 })},
+				{"an operation's succeeded at its Company", store.ApprovalQuery{States: []string{"succeeded"}, Company: "https://shop.example", OperationID: "op-3", Limit: 50},
+					ids(24, 0, func(i int) bool { return i%4 == 3 && (i%5 == 1 || i%5 == 3) })},
+				{"another Company's", store.ApprovalQuery{Company: "https://other.example", OperationID: "op-1", Limit: 5}, nil},
+				{"no such operation", store.ApprovalQuery{OperationID: "op-9", Limit: 5}, nil},
 			}
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
@@ -204,6 +212,8 @@ func TestListQueriesUseIndexes(t *testing.T) {
 		{"a Company's conversations", `SELECT id FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, []any{"c"}, "conversations_updated"},
 		{"the exchange log's size", `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`, nil, "exchanges_size"},
 		{"aged exchanges", `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, []any{5}, "exchanges_at"},
+		{"an operation's finished approvals", `SELECT id FROM approvals INDEXED BY sqlite_autoindex_approvals_1 WHERE state IN (?, ?) AND company = ? AND id IN (SELECT approval_id FROM approval_revisions WHERE json_extract(operation, '$.operation_id') = ?) ORDER BY created_at DESC, id DESC LIMIT 101`,
+			[]any{"succeeded", "failed", "c", "op"}, "approval_revisions_operation"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,7 +238,12 @@ func TestListQueriesUseIndexes(t *testing.T) {
 				t.Fatalf("plan %q reads the table", all)
 			}
 			// The decisions of a page are sorted, but only the page's few dozen rows are.
-			if strings.Contains(tc.query, "ORDER BY") && strings.Contains(all, "TEMP B-TREE FOR ORDER BY") && tc.name != "the decisions of a page" {
+			// An operation's approvals are read by their IDs, not by a scan of an index.
+			if tc.index == "approval_revisions_operation" && !strings.Contains(all, "SEARCH approvals USING INDEX sqlite_autoindex_approvals_1 (id=?)") {
+				t.Fatalf("plan %q does not read the operation's approvals by ID", all)
+			}
+			// So are an operation's approvals: a handful, found by the operation's index.
+			if strings.Contains(tc.query, "ORDER BY") && strings.Contains(all, "TEMP B-TREE FOR ORDER BY") && tc.name != "the decisions of a page" && tc.name != "an operation's finished approvals" {
 				t.Fatalf("plan %q sorts the rows", all)
 			}
 		})

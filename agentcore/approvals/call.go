@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -634,35 +635,50 @@ func httpHeader(m map[string]string) http.Header {
 var activeStates = append([]string{string(operations.StatePending)}, unresolvedStates...)
 
 // related returns the approvals an operation can relate to: the company's active ones (pending,
-// approved, being sent, outcome unknown) and its succeeded and failed ones whose revisions name
-// operationID (a failed one may hold a revision the Company reused, Operations 3). Finished approvals of other operations are not read, so the cost does not grow
-// with the history.
+// approved, being sent, outcome unknown) and its succeeded and failed ones with a revision of
+// operationID (a failed one may hold a revision the Company reused, Operations 3). A store that
+// lists by page (store.ApprovalPages: vault.State by index) reads only the finished approvals of
+// that operation, so the cost does not grow with the history; another store is read whole.
 func (q *Queue) related(ctx context.Context, company, operationID string) ([]store.Approval, error) {
 	active, err := q.cfg.Store.ListApprovals(ctx, activeStates...)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 	}
-	done, err := q.cfg.Store.ListApprovals(ctx, string(operations.StateSucceeded), string(operations.StateFailed))
-	if err != nil {
-		return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
-	}
-	quoted := []byte(`"` + operationID + `"`) // IDs have no characters JSON escapes (spec 8.2)
 	var out []store.Approval
 	for _, r := range active {
 		if r.Company == company {
 			out = append(out, r)
 		}
 	}
-	for _, r := range done {
-		if r.Company != company {
-			continue
+	finished := store.ApprovalQuery{States: []string{string(operations.StateSucceeded), string(operations.StateFailed)},
+		Company: company, OperationID: operationID, Limit: relatedPage}
+	ps, ok := q.cfg.Store.(store.ApprovalPages)
+	if !ok {
+		all, err := q.cfg.Store.ListApprovals(ctx, finished.States...)
+		if err != nil {
+			return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
 		}
-		for _, rv := range r.Revisions {
-			if bytes.Contains(rv.Operation, quoted) {
-				out = append(out, r)
-				break
+		for i := range all {
+			if finished.Match(&all[i]) {
+				out = append(out, all[i])
 			}
 		}
+		return out, nil
 	}
-	return out, nil
+	for at := len(out); ; {
+		page, err := ps.ListApprovalsPage(ctx, finished)
+		if err != nil {
+			return nil, fmt.Errorf("approvals: reading the approval queue: %w", err)
+		}
+		out = append(out, page...)
+		if len(page) < finished.Limit {
+			slices.Reverse(out[at:]) // oldest first, as ListApprovals lists them
+			return out, nil
+		}
+		last := page[len(page)-1]
+		finished.BeforeCreated, finished.BeforeID = last.Created, last.ID
+	}
 }
+
+// relatedPage is how many finished approvals of one operation related reads at a time.
+const relatedPage = 100

@@ -159,6 +159,9 @@ type ApprovalQuery struct {
 	// (the last of the previous page).
 	BeforeCreated time.Time
 	BeforeID      string
+	// Company, when set, keeps only that Company's approvals; OperationID, when set, only those
+	// with a revision whose operation_id is it (Operations 3).
+	Company, OperationID string
 	// Limit is the page size (default 50).
 	Limit int
 }
@@ -169,6 +172,12 @@ func (q ApprovalQuery) Match(a *Approval) bool {
 		return false
 	}
 	if slices.Contains(q.NotStates, a.State) {
+		return false
+	}
+	if q.Company != "" && a.Company != q.Company {
+		return false
+	}
+	if q.OperationID != "" && !slices.ContainsFunc(a.Revisions, func(r Revision) bool { return r.OperationID() == q.OperationID }) {
 		return false
 	}
 	if q.BeforeID != "" {
@@ -212,6 +221,18 @@ type Revision struct {
 	Revision  int
 	Operation json.RawMessage
 	Received  time.Time
+}
+
+// OperationID is the operation_id of the revision's operation ("" when it has none or is not
+// a JSON object).
+func (r Revision) OperationID() string {
+	var op struct {
+		OperationID string `json:"operation_id"`
+	}
+	if json.Unmarshal(r.Operation, &op) != nil {
+		return ""
+	}
+	return op.OperationID
 }
 
 // Decision is one entry of the append-only decision log: a state change of an approval, the
