@@ -190,7 +190,7 @@ func (s *State) ListApprovalsPage(ctx context.Context, q store.ApprovalQuery) ([
 		// read every approval of the Company or in the states instead, which grows with the
 		// history.
 		from = "approvals INDEXED BY sqlite_autoindex_approvals_1"
-		where = append(where, "id IN (SELECT approval_id FROM approval_revisions WHERE json_extract(operation, '$.operation_id') = ?)")
+		where = append(where, "id IN (SELECT approval_id FROM approval_revisions WHERE json_extract(operation, '$.operation.operation_id') = ?)")
 		args = append(args, q.OperationID)
 	}
 	if q.BeforeID != "" {

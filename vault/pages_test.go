@@ -30,11 +30,12 @@ func TestApprovalPages(t *testing.T) {
 				Request: json.RawMessage(`{}`), State: states[i%len(states)], Created: t0.Add(time.Duration(i/2) * time.Minute)}
 			for r := 1; r <= 1+i%2; r++ {
 				if r == 1 {
-					// The operation_id is ap-NN's NN%4; "op-1" also appears as another field's value.
-					op := fmt.Sprintf(`{"r":1,"operation_id":"op-%d","note":"op-1"}`, i%4)
+					// The queue's record: the operation's operation_id is ap-NN's NN%4; "op-1" also
+					// appears as other fields' values.
+					op := fmt.Sprintf(`{"operation":{"r":1,"operation_id":"op-%d","note":"op-1"},"request":{"operation_id":"op-1"}}`, i%4)
 					must(t, st.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: json.RawMessage(op), Received: t0}))
 				} else {
-					must(t, st.AddRevision(ctx, a.ID, store.Revision{Revision: 2, Operation: json.RawMessage(`{"r":2,"operation_id":"op-later"}`), Received: t0}, a.State))
+					must(t, st.AddRevision(ctx, a.ID, store.Revision{Revision: 2, Operation: json.RawMessage(`{"operation":{"r":2,"operation_id":"op-later"},"request":{}}`), Received: t0}, a.State))
 				}
 			}
 			// ap-NN gets NN%3 decisions: "note", then "approve", each a step to the same state.
@@ -212,7 +213,7 @@ func TestListQueriesUseIndexes(t *testing.T) {
 		{"a Company's conversations", `SELECT id FROM conversations WHERE company = ? ORDER BY updated_at DESC, id`, []any{"c"}, "conversations_updated"},
 		{"the exchange log's size", `SELECT COALESCE(SUM(size), 0) FROM exchanges INDEXED BY exchanges_size`, nil, "exchanges_size"},
 		{"aged exchanges", `SELECT EXISTS (SELECT 1 FROM exchanges WHERE at < ?)`, []any{5}, "exchanges_at"},
-		{"an operation's finished approvals", `SELECT id FROM approvals INDEXED BY sqlite_autoindex_approvals_1 WHERE state IN (?, ?) AND company = ? AND id IN (SELECT approval_id FROM approval_revisions WHERE json_extract(operation, '$.operation_id') = ?) ORDER BY created_at DESC, id DESC LIMIT 101`,
+		{"an operation's finished approvals", `SELECT id FROM approvals INDEXED BY sqlite_autoindex_approvals_1 WHERE state IN (?, ?) AND company = ? AND id IN (SELECT approval_id FROM approval_revisions WHERE json_extract(operation, '$.operation.operation_id') = ?) ORDER BY created_at DESC, id DESC LIMIT 101`,
 			[]any{"succeeded", "failed", "c", "op"}, "approval_revisions_operation"},
 	}
 	for _, tc := range tests {

@@ -42,7 +42,7 @@ func TestProposeReadsItsOwnHistory(t *testing.T) {
 	for i := range 200 {
 		a := store.Approval{ID: fmt.Sprintf("old-%03d", i), Company: f.company, Account: account, Interface: "api",
 			Request: json.RawMessage(`{}`), State: "succeeded", Created: at, Updated: at}
-		op := json.RawMessage(fmt.Sprintf(`{"operation_id":"op_old_%03d","revision":1}`, i))
+		op := json.RawMessage(fmt.Sprintf(`{"operation":{"operation_id":"op_old_%03d","revision":"1"},"request":{}}`, i))
 		if err := f.store.CreateApproval(ctx, a, store.Revision{Revision: 1, Operation: op, Received: at}); err != nil {
 			t.Fatal(err)
 		}
@@ -70,5 +70,10 @@ func TestProposeReadsItsOwnHistory(t *testing.T) {
 	}
 	if n := counted.read.Load(); n >= 10 {
 		t.Fatalf("approving read %d approvals, want fewer than 10", n)
+	}
+	// The store finds the approval by the operation in the queue's record of it.
+	done, err := counted.ListApprovalsPage(ctx, store.ApprovalQuery{States: []string{"succeeded"}, Company: f.company, OperationID: it.Current.OperationID, Limit: 5})
+	if err != nil || len(done) != 1 || done[0].ID != it.ID {
+		t.Fatalf("the succeeded approvals of %s: %+v, %v; want %s", it.Current.OperationID, done, err, it.ID)
 	}
 }

@@ -160,7 +160,7 @@ type ApprovalQuery struct {
 	BeforeCreated time.Time
 	BeforeID      string
 	// Company, when set, keeps only that Company's approvals; OperationID, when set, only those
-	// with a revision whose operation_id is it (Operations 3).
+	// with a revision of that operation ([Revision.OperationID], Operations 3).
 	Company, OperationID string
 	// Limit is the page size (default 50).
 	Limit int
@@ -223,16 +223,19 @@ type Revision struct {
 	Received  time.Time
 }
 
-// OperationID is the operation_id of the revision's operation ("" when it has none or is not
-// a JSON object).
+// OperationID is the operation_id of the revision's operation: Operation is the approval
+// queue's record of the revision, an object whose "operation" member is the Company's operation
+// (Operations 2), so the ID is at operation.operation_id ("" when the record has none).
 func (r Revision) OperationID() string {
-	var op struct {
-		OperationID string `json:"operation_id"`
+	var rec struct {
+		Operation struct {
+			OperationID string `json:"operation_id"`
+		} `json:"operation"`
 	}
-	if json.Unmarshal(r.Operation, &op) != nil {
+	if json.Unmarshal(r.Operation, &rec) != nil {
 		return ""
 	}
-	return op.OperationID
+	return rec.Operation.OperationID
 }
 
 // Decision is one entry of the append-only decision log: a state change of an approval, the
